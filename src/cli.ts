@@ -1,0 +1,141 @@
+// Command-line wiring only: flags and environment variables to typed configs, each subcommand to
+// one call. Behaviour lives in the modules imported below.
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import {
+  DEFAULTS,
+  ENV,
+  collectListenerNames,
+  managerConfig,
+  parseConnectionSource,
+  parseCount,
+  parseHost,
+  parseMaxWaiters,
+  parseListenPort,
+  parsePositiveDuration,
+  parseReadyFile,
+  shutdownConfig,
+  type ManagerOptions,
+  type ShutdownOptions,
+} from './config.js';
+import { parseDuration } from './duration.js';
+import { parseAdminAddress } from './envoy/address.js';
+import { ExitCode, UsageError, errorMessage } from './errors.js';
+import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from './log.js';
+import { runShutdown } from './drain/shutdown-command.js';
+import { hookLogMirror, onTerminationSignal } from './process.js';
+import { VERSION } from './version.js';
+import { MANAGER_HELP, SHUTDOWN_HELP } from './help.js';
+import { runManager } from './manager/manager-command.js';
+
+interface GlobalOptions {
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+}
+
+/** Runs the CLI and resolves to the process exit code. Never throws. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let exitCode: number = ExitCode.Drained;
+  const program = buildProgram((code) => (exitCode = code));
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : ExitCode.Usage;
+    if (error instanceof UsageError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      return ExitCode.Usage;
+    }
+    process.stderr.write(`error: unexpected failure: ${errorMessage(error)}\n`);
+    return ExitCode.EnvoyUnreachable;
+  }
+}
+
+function buildProgram(setExitCode: (code: number) => void): Command {
+  const program = new Command('envoy-shutdown-manager')
+    .description('Drains an Envoy proxy before Kubernetes stops it.')
+    .version(VERSION, '--version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .addOption(choice('--log-level <level>', 'log level', LOG_LEVELS, DEFAULTS.logLevel, ENV.logLevel))
+    .addOption(choice('--log-format <format>', 'json: one JSON object per line; text: for people', LOG_FORMATS, DEFAULTS.logFormat, ENV.logFormat))
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({ outputError: (message, write) => write(firstLine(message)) });
+
+  program
+    .command('shutdown')
+    .summary("fail Envoy's health check, drain it, then write the ready file")
+    .description(SHUTDOWN_HELP.description)
+    .addOption(option('--admin-address <addr>', "Envoy's admin API: host:port, [v6]:port, http://host:port or unix:/path; loopback only", parseAdminAddress, DEFAULTS.adminAddress, ENV.adminAddress))
+    .addOption(option('--drain-timeout <duration>', "longest drain; keep it below the pod's terminationGracePeriodSeconds and the manager's --ready-timeout", parsePositiveDuration, DEFAULTS.drainTimeout, ENV.drainTimeout))
+    .addOption(option('--min-drain-duration <duration>', 'never finish sooner, so load balancers stop sending new connections first', parseDuration, DEFAULTS.minDrainDuration, ENV.minDrainDuration))
+    .addOption(option('--exit-at-connections <n>', 'finish once the count is at or under this', parseCount, String(DEFAULTS.exitAtConnections), ENV.exitAtConnections))
+    .addOption(option('--check-interval <duration>', 'read the count (and log progress) at least this often', parsePositiveDuration, DEFAULTS.checkInterval, ENV.checkInterval))
+    .addOption(option('--health-check-failure-delay <duration>', 'above 0: start the drain first, fail the health check after this delay (skipped if the drain is over)', parseDuration, DEFAULTS.healthCheckFailureDelay, ENV.healthCheckFailureDelay))
+    .addOption(option('--ready-file <path>', "file written when the drain ends; the manager's /shutdown/ready waits for it", parseReadyFile, DEFAULTS.readyFile, ENV.readyFile))
+    .addOption(option('--connections <source>', 'total: server.total_connections; listeners: live listener gauges (faster, safer; see below)', parseConnectionSource, DEFAULTS.connections, ENV.connections))
+    .addOption(
+      new Option('--ignore-listener <name>', 'with --connections listeners: never count this listener (its stat prefix, exact); repeatable, comma-separated in the env var')
+        .env(ENV.ignoreListeners)
+        .argParser(usage(collectListenerNames))
+        .default([] as string[], 'none'),
+    )
+    .addOption(option('--admin-timeout <duration>', 'bound on each admin API call', parsePositiveDuration, DEFAULTS.adminTimeout, ENV.adminTimeout))
+    .addHelpText('after', SHUTDOWN_HELP.after)
+    .action(async (options: ShutdownOptions, command: Command) => {
+      const config = shutdownConfig(options);
+      const log = createLogger(logOptions(command, hookLogMirror())).child({ component: 'shutdown' });
+      const controller = new AbortController();
+      onTerminationSignal(() => controller.abort());
+      setExitCode(await runShutdown(config, log, controller.signal));
+    });
+
+  program
+    .command('shutdown-manager')
+    .summary("serve /shutdown/ready: hold Envoy's preStop hook until the drain has ended")
+    .description(MANAGER_HELP.description)
+    .addOption(option('--port <port>', 'port for /shutdown/ready and /healthz', parseListenPort, String(DEFAULTS.port), ENV.port))
+    .addOption(new Option('--host <address>', 'IP address to listen on').env(ENV.host).argParser(usage(parseHost)).default(undefined, 'all interfaces, IPv4 and IPv6'))
+    .addOption(option('--ready-timeout <duration>', "answer 500 after this long without a ready file; must exceed shutdown's --drain-timeout and stay below terminationGracePeriodSeconds", parsePositiveDuration, DEFAULTS.readyTimeout, ENV.readyTimeout))
+    .addOption(option('--ready-file <path>', 'the file shutdown writes when the drain ends', parseReadyFile, DEFAULTS.readyFile, ENV.readyFile))
+    .addOption(option('--max-waiters <n>', 'concurrent /shutdown/ready requests; more get 503', parseMaxWaiters, String(DEFAULTS.maxWaiters), ENV.maxWaiters))
+    .addOption(option('--request-timeout <duration>', 'a client must send its whole request within this (slow clients are cut); the wait for the answer is not bounded by it', parsePositiveDuration, DEFAULTS.requestTimeout, ENV.requestTimeout))
+    .addHelpText('after', MANAGER_HELP.after)
+    .action(async (options: ManagerOptions, command: Command) => {
+      const config = managerConfig(options);
+      const log = createLogger(logOptions(command)).child({ component: 'manager' });
+      const stop = new Promise<NodeJS.Signals>((resolve) => onTerminationSignal(resolve));
+      setExitCode(await runManager(config, log, stop));
+    });
+
+  return program;
+}
+
+function logOptions(command: Command, mirrorPath?: string): LogOptions {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  return { level: globals.logLevel, format: globals.logFormat, mirrorPath };
+}
+
+/** An option with an env var and a default shown as the user would write it. */
+function option<T>(flags: string, description: string, parse: (text: string) => T, fallback: string, env: string): Option {
+  return new Option(flags, description).env(env).argParser(usage(parse)).default(parse(fallback), fallback);
+}
+
+function choice(flags: string, description: string, choices: readonly string[], fallback: string, env: string): Option {
+  return new Option(flags, description).choices(choices).default(fallback).env(env);
+}
+
+/** Commander reports an argument parser's InvalidArgumentError as a one-line usage error. */
+function usage<T, P>(parse: (text: string, previous: P) => T): (text: string, previous: P) => T {
+  return (text, previous) => {
+    try {
+      return parse(text, previous);
+    } catch (error) {
+      if (error instanceof UsageError) throw new InvalidArgumentError(error.message);
+      throw error;
+    }
+  };
+}
+
+function firstLine(message: string): string {
+  return `${message.split('\n', 1)[0] ?? message}\n`;
+}

@@ -1,0 +1,204 @@
+// Every default, every environment variable name and every cross-option rule, in one place.
+// Values are validated here, before any I/O.
+import type { AdminAddress } from './envoy/address.js';
+import { CONNECTION_SOURCES, type ConnectionSource } from './envoy/stats.js';
+import { UsageError } from './errors.js';
+import { formatDuration, parseDuration } from './duration.js';
+import { isIP } from 'node:net';
+import { DEFAULT_READY_FILE } from './ready-file.js';
+
+export const DEFAULTS = {
+  adminAddress: '127.0.0.1:19000',
+  drainTimeout: '60s',
+  minDrainDuration: '10s',
+  exitAtConnections: 0,
+  checkInterval: '1s',
+  healthCheckFailureDelay: '0s',
+  readyFile: DEFAULT_READY_FILE,
+  connections: 'total' as ConnectionSource,
+  adminTimeout: '2s',
+  /** The port Envoy's preStop httpGet calls; Envoy Gateway's choice, kept so manifests carry over. */
+  port: 19002,
+  readyTimeout: '70s',
+  maxWaiters: 1000,
+  requestTimeout: '10s',
+  logLevel: 'info',
+  logFormat: 'json',
+} as const;
+
+/** Each option's environment variable. Flags win over these; these win over defaults. */
+export const ENV = {
+  adminAddress: 'ENVOY_SHUTDOWN_ADMIN_ADDRESS',
+  drainTimeout: 'ENVOY_SHUTDOWN_DRAIN_TIMEOUT',
+  minDrainDuration: 'ENVOY_SHUTDOWN_MIN_DRAIN_DURATION',
+  exitAtConnections: 'ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS',
+  checkInterval: 'ENVOY_SHUTDOWN_CHECK_INTERVAL',
+  healthCheckFailureDelay: 'ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY',
+  readyFile: 'ENVOY_SHUTDOWN_READY_FILE',
+  connections: 'ENVOY_SHUTDOWN_CONNECTIONS',
+  ignoreListeners: 'ENVOY_SHUTDOWN_IGNORE_LISTENERS',
+  adminTimeout: 'ENVOY_SHUTDOWN_ADMIN_TIMEOUT',
+  port: 'ENVOY_SHUTDOWN_PORT',
+  host: 'ENVOY_SHUTDOWN_HOST',
+  readyTimeout: 'ENVOY_SHUTDOWN_READY_TIMEOUT',
+  maxWaiters: 'ENVOY_SHUTDOWN_MAX_WAITERS',
+  requestTimeout: 'ENVOY_SHUTDOWN_REQUEST_TIMEOUT',
+  logLevel: 'ENVOY_SHUTDOWN_LOG_LEVEL',
+  logFormat: 'ENVOY_SHUTDOWN_LOG_FORMAT',
+  /** Where a preStop hook copies its log lines (kubelet discards a hook's own output). */
+  hookLogPath: 'ENVOY_SHUTDOWN_HOOK_LOG_PATH',
+} as const;
+
+/** PID 1's stdout: what `kubectl logs` shows for the container the hook runs in. */
+export const DEFAULT_HOOK_LOG_PATH = '/proc/1/fd/1';
+
+export interface ShutdownConfig {
+  readonly adminAddress: AdminAddress;
+  readonly drainTimeoutMs: number;
+  readonly minDrainMs: number;
+  readonly exitAtConnections: number;
+  readonly checkIntervalMs: number;
+  readonly healthCheckFailureDelayMs: number;
+  readonly readyFile: string;
+  readonly connections: ConnectionSource;
+  readonly ignoreListeners: ReadonlySet<string>;
+  readonly adminTimeoutMs: number;
+}
+
+/** The shape commander hands over once each value went through its parser below. */
+export interface ShutdownOptions {
+  readonly adminAddress: AdminAddress;
+  readonly drainTimeout: number;
+  readonly minDrainDuration: number;
+  readonly exitAtConnections: number;
+  readonly checkInterval: number;
+  readonly healthCheckFailureDelay: number;
+  readonly readyFile: string;
+  readonly connections: ConnectionSource;
+  readonly ignoreListener: readonly string[];
+  readonly adminTimeout: number;
+}
+
+export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
+  if (options.drainTimeout === 0) throw new UsageError('--drain-timeout must be greater than 0');
+  if (options.minDrainDuration > options.drainTimeout) {
+    throw new UsageError('--min-drain-duration must not be longer than --drain-timeout');
+  }
+  if (options.healthCheckFailureDelay >= options.drainTimeout) {
+    throw new UsageError('--health-check-failure-delay must be shorter than --drain-timeout, or the health check would never fail');
+  }
+  return {
+    adminAddress: options.adminAddress,
+    drainTimeoutMs: options.drainTimeout,
+    minDrainMs: options.minDrainDuration,
+    exitAtConnections: options.exitAtConnections,
+    checkIntervalMs: options.checkInterval,
+    healthCheckFailureDelayMs: options.healthCheckFailureDelay,
+    readyFile: options.readyFile,
+    connections: options.connections,
+    ignoreListeners: new Set(options.ignoreListener),
+    adminTimeoutMs: options.adminTimeout,
+  };
+}
+
+export interface ManagerConfig {
+  /** Undefined: every interface, IPv4 and IPv6. */
+  readonly host: string | undefined;
+  readonly port: number;
+  readonly readyTimeoutMs: number;
+  readonly readyFile: string;
+  readonly maxWaiters: number;
+  readonly requestTimeoutMs: number;
+}
+
+export interface ManagerOptions {
+  readonly host?: string;
+  readonly port: number;
+  readonly readyTimeout: number;
+  readonly readyFile: string;
+  readonly maxWaiters: number;
+  readonly requestTimeout: number;
+}
+
+/**
+ * `env` is the container's environment: when it also sets the drain timeout (the chart passes
+ * the same variables to both commands), a ready timeout that would cut the drain short is refused
+ * at start-up, not discovered when the pod terminates.
+ */
+export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = process.env): ManagerConfig {
+  const drainTimeoutText = env[ENV.drainTimeout];
+  if (drainTimeoutText !== undefined && drainTimeoutText !== '') {
+    let drainTimeoutMs: number;
+    try {
+      drainTimeoutMs = parseDuration(drainTimeoutText);
+    } catch (error) {
+      throw new UsageError(`${ENV.drainTimeout}: ${(error as Error).message}`);
+    }
+    if (options.readyTimeout <= drainTimeoutMs) {
+      throw new UsageError(`--ready-timeout (${formatDuration(options.readyTimeout)}) must be longer than the drain timeout ${ENV.drainTimeout}=${drainTimeoutText}`);
+    }
+  }
+  return {
+    host: options.host,
+    port: options.port,
+    readyTimeoutMs: options.readyTimeout,
+    readyFile: options.readyFile,
+    maxWaiters: options.maxWaiters,
+    requestTimeoutMs: options.requestTimeout,
+  };
+}
+
+export function parseHost(text: string): string {
+  const host = text.trim().replace(/^\[(.*)\]$/, '$1');
+  if (isIP(host) === 0) throw new UsageError(`host "${text}" is not an IP address (omit --host to listen on every interface)`);
+  return host;
+}
+
+export function parseMaxWaiters(text: string): number {
+  const value = parseCount(text);
+  if (value < 1) throw new UsageError('--max-waiters must be at least 1');
+  return value;
+}
+
+// Parsers for single values: each throws UsageError with a message naming the bad value.
+
+export function parsePositiveDuration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms <= 0) throw new UsageError(`duration "${text}" must be greater than 0`);
+  return ms;
+}
+
+export function parseCount(text: string): number {
+  const trimmed = text.trim();
+  if (!/^\d+$/.test(trimmed)) throw new UsageError(`"${text}" is not a whole number of 0 or more`);
+  const value = Number(trimmed);
+  if (!Number.isSafeInteger(value)) throw new UsageError(`"${text}" is too large`);
+  return value;
+}
+
+/** A port to listen on; 0 asks the kernel for a free one (the log says which). */
+export function parseListenPort(text: string): number {
+  const value = parseCount(text);
+  if (value > 65_535) throw new UsageError(`port "${text}" is outside 0-65535`);
+  return value;
+}
+
+export function parseConnectionSource(text: string): ConnectionSource {
+  const value = text.trim();
+  if (!(CONNECTION_SOURCES as readonly string[]).includes(value)) {
+    throw new UsageError(`"${text}" is not a connection source: expected ${CONNECTION_SOURCES.join(' or ')}`);
+  }
+  return value as ConnectionSource;
+}
+
+export function parseReadyFile(text: string): string {
+  if (!text.startsWith('/')) throw new UsageError(`ready file "${text}" must be an absolute path`);
+  return text;
+}
+
+/** Repeatable, and comma-separated in the environment variable. Names are matched exactly. */
+export function collectListenerNames(text: string, previous: readonly string[] = []): string[] {
+  const names = text.split(',').map((name) => name.trim());
+  if (names.some((name) => name === '')) throw new UsageError(`listener list "${text}" has an empty name`);
+  return [...previous, ...names];
+}

@@ -1,0 +1,170 @@
+// The drain sequence: fail Envoy's health check, start a graceful drain, then read the connection
+// count until the policy says the drain is over. Only I/O and timing live here; every decision
+// is made by the pure functions in policy.ts.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EnvoyControl } from '../envoy/envoy-control.js';
+import { AdminError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { DrainResult } from '../ready-file.js';
+import { type DrainPolicy, decideDrain, nextReadDelay } from './policy.js';
+
+export interface DrainOptions extends DrainPolicy {
+  /** 0: fail the health check first. Above 0: drain first, fail the health check after this delay unless the drain is over. */
+  readonly healthCheckFailureDelayMs: number;
+}
+
+export interface DrainOutcome {
+  readonly result: DrainResult | 'interrupted';
+  /** The last count read; null when none could be read. */
+  readonly connections: number | null;
+  readonly elapsedMs: number;
+}
+
+/** Calls that start the drain are retried this often before we give up and release Envoy. */
+export const START_ATTEMPTS = 5;
+const START_RETRY_BASE_MS = 250;
+const START_RETRY_MAX_MS = 1_000;
+/** This many failed reads in a row once draining: Envoy is assumed to have exited. */
+export const MAX_CONSECUTIVE_READ_FAILURES = 5;
+
+export interface DrainDeps {
+  readonly envoy: EnvoyControl;
+  readonly log: Logger;
+  /** Aborted by SIGINT/SIGTERM: stop at the next await and report `interrupted`. */
+  readonly signal: AbortSignal;
+  readonly now?: () => number;
+}
+
+export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<DrainOutcome> {
+  const { envoy, log, signal } = deps;
+  const now = deps.now ?? Date.now;
+  const startedAt = now();
+  const elapsed = (): number => now() - startedAt;
+  let lastCount: number | null = null;
+  const outcome = (result: DrainOutcome['result']): DrainOutcome => ({ result, connections: lastCount, elapsedMs: Math.round(elapsed()) });
+
+  const failHealthCheckFirst = options.healthCheckFailureDelayMs === 0;
+  try {
+    if (failHealthCheckFirst) {
+      await withRetries('fail health check', (s) => envoy.failHealthCheck(s), log, signal);
+      log.info('health check failed: Envoy reports itself unhealthy');
+    }
+    await withRetries('start graceful drain', (s) => envoy.startGracefulDrain(s), log, signal);
+  } catch (error) {
+    if (signal.aborted) return outcome('interrupted');
+    log.error({ err: errorMessage(error), elapsedMs: Math.round(elapsed()) }, 'envoy admin API unreachable or misbehaving: no drain started');
+    return outcome('envoy-unreachable');
+  }
+  log.info({ elapsedMs: Math.round(elapsed()) }, 'graceful drain started');
+
+  const lateHealthCheck = failHealthCheckFirst ? undefined : scheduleLateHealthCheck(options.healthCheckFailureDelayMs - elapsed(), envoy, log);
+  try {
+    return await pollUntilDrained(options, deps, elapsed, (count) => (lastCount = count), outcome);
+  } finally {
+    await lateHealthCheck?.cancel();
+  }
+}
+
+async function pollUntilDrained(
+  options: DrainOptions,
+  { envoy, log, signal }: DrainDeps,
+  elapsed: () => number,
+  remember: (count: number) => void,
+  outcome: (result: DrainOutcome['result']) => DrainOutcome,
+): Promise<DrainOutcome> {
+  let failures = 0;
+  let minimumLogged = false;
+  let lastProgressAt = -Infinity;
+  for (;;) {
+    let connections: number | undefined;
+    try {
+      const reading = await envoy.readConnections(signal);
+      connections = reading.connections;
+      remember(connections);
+      failures = 0;
+    } catch (error) {
+      if (signal.aborted) return outcome('interrupted');
+      failures += 1;
+      log.warn({ err: errorMessage(error), failures, elapsedMs: Math.round(elapsed()) }, 'could not read connections');
+      if (failures >= MAX_CONSECUTIVE_READ_FAILURES) {
+        log.error({ failures, elapsedMs: Math.round(elapsed()) }, 'envoy stopped answering: assuming it exited');
+        return outcome('envoy-unreachable');
+      }
+    }
+    const elapsedMs = elapsed();
+    const fields = { connections, elapsedMs: Math.round(elapsedMs) };
+    if (!minimumLogged && elapsedMs >= options.minDrainMs) {
+      log.info(fields, 'minimum drain period reached');
+      minimumLogged = true;
+    }
+    const decision = decideDrain(options, elapsedMs, connections);
+    if (decision === 'drained') {
+      log.info(fields, 'drain completed');
+      return outcome('drained');
+    }
+    if (decision === 'timeout') {
+      log.warn(fields, 'drain timeout exceeded');
+      return outcome('timeout');
+    }
+    if (connections !== undefined) {
+      // One progress line per check interval; the faster end-game reads only at debug level.
+      if (elapsedMs - lastProgressAt >= options.checkIntervalMs) {
+        log.info(fields, 'draining');
+        lastProgressAt = elapsedMs;
+      } else {
+        log.debug(fields, 'connections read');
+      }
+    }
+    try {
+      await sleep(nextReadDelay(options, elapsed(), connections), undefined, { signal });
+    } catch {
+      return outcome('interrupted');
+    }
+  }
+}
+
+/** Retries transient failures with a short backoff; a permanent one (a 4xx) ends at once. */
+async function withRetries(
+  what: string,
+  action: (signal: AbortSignal) => Promise<void>,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await action(signal);
+      return;
+    } catch (error) {
+      const permanent = error instanceof AdminError && error.permanent;
+      if (signal.aborted || permanent || attempt >= START_ATTEMPTS) throw error;
+      const delayMs = Math.min(START_RETRY_BASE_MS * 2 ** (attempt - 1), START_RETRY_MAX_MS);
+      log.warn({ err: errorMessage(error), attempt, retryInMs: delayMs }, `could not ${what}, retrying`);
+      await sleep(delayMs, undefined, { signal });
+    }
+  }
+}
+
+/** Fails the health check after `delayMs` unless cancelled first (the drain ended). */
+function scheduleLateHealthCheck(delayMs: number, envoy: EnvoyControl, log: Logger): { cancel(): Promise<void> } {
+  const controller = new AbortController();
+  let inFlight: Promise<void> | undefined;
+  const timer = setTimeout(() => {
+    inFlight = withRetries('fail health check', (s) => envoy.failHealthCheck(s), log, controller.signal).then(
+      () => log.info('health check failed after the configured delay'),
+      (error: unknown) => {
+        if (!controller.signal.aborted) log.error({ err: errorMessage(error) }, 'could not fail health check');
+      },
+    );
+  }, Math.max(0, delayMs));
+  return {
+    async cancel() {
+      clearTimeout(timer);
+      if (inFlight === undefined) {
+        log.info('drain ended before the health check failure delay: health check left passing');
+        return;
+      }
+      controller.abort();
+      await inFlight;
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// Where Envoy's admin API listens. Only loopback or a Unix socket is accepted: the admin API can
+// fail health checks, drain and stop Envoy, so it must never be reachable from the network.
+import { isIP } from 'node:net';
+import { UsageError } from '../errors.js';
+
+export type AdminAddress =
+  | { readonly kind: 'tcp'; readonly host: string; readonly port: number }
+  | { readonly kind: 'unix'; readonly path: string };
+
+const FORMS = 'host:port, [v6]:port, http://host:port or unix:/path';
+
+export function parseAdminAddress(text: string): AdminAddress {
+  const input = text.trim();
+  if (input.startsWith('unix:')) return unixAddress(input.slice('unix:'.length), text);
+  if (input.startsWith('/')) return unixAddress(input, text);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(input)) return fromUrl(input, text);
+  return tcpAddress(input, text);
+}
+
+/** The address as a person would type it, for logs and messages. */
+export function formatAdminAddress(address: AdminAddress): string {
+  if (address.kind === 'unix') {
+    return `unix:${address.path.startsWith('\0') ? `@${address.path.slice(1)}` : address.path}`;
+  }
+  return isIP(address.host) === 6 ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`;
+}
+
+function unixAddress(path: string, original: string): AdminAddress {
+  if (path === '' || path === '@') throw new UsageError(`invalid admin address "${original}": empty socket path`);
+  // Envoy spells Linux's abstract namespace with a leading "@"; the kernel wants a NUL byte.
+  if (path.startsWith('@')) return { kind: 'unix', path: `\0${path.slice(1)}` };
+  if (!path.startsWith('/')) throw new UsageError(`invalid admin address "${original}": the socket path must be absolute`);
+  return { kind: 'unix', path };
+}
+
+function fromUrl(input: string, original: string): AdminAddress {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    throw new UsageError(`invalid admin address "${original}": expected ${FORMS}`);
+  }
+  if (url.protocol !== 'http:') {
+    throw new UsageError(`invalid admin address "${original}": only http:// is supported (Envoy's admin API has no TLS here)`);
+  }
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.username !== '') {
+    throw new UsageError(`invalid admin address "${original}": give only scheme, host and port`);
+  }
+  if (url.port === '') throw new UsageError(`invalid admin address "${original}": missing port`);
+  return tcpAddress(`${url.hostname}:${url.port}`, original);
+}
+
+function tcpAddress(input: string, original: string): AdminAddress {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(input);
+  if (match === null) {
+    const hint = (input.match(/:/g) ?? []).length > 1 ? ' (put IPv6 addresses in brackets: [::1]:19000)' : '';
+    throw new UsageError(`invalid admin address "${original}": expected ${FORMS}${hint}`);
+  }
+  const port = Number(match[3]);
+  if (port < 1 || port > 65_535) throw new UsageError(`invalid admin address "${original}": port must be 1-65535`);
+  const host = loopbackHost(match[1] ?? match[2] ?? '', original);
+  return { kind: 'tcp', host, port };
+}
+
+function loopbackHost(host: string, original: string): string {
+  // "localhost" is pinned to IPv4: resolving it can yield ::1 while Envoy binds 127.0.0.1 only
+  // (Envoy Gateway #9853). Write [::1] to mean IPv6.
+  if (host.toLowerCase() === 'localhost') return '127.0.0.1';
+  const family = isIP(host);
+  if (family === 0) {
+    throw new UsageError(`invalid admin address "${original}": use an IP literal (127.0.0.1, [::1]) or localhost, not a host name`);
+  }
+  if (!isLoopback(host, family)) {
+    throw new UsageError(
+      `admin address "${original}" is not loopback: Envoy's admin API must only listen on 127.0.0.1, [::1] or a Unix socket`,
+    );
+  }
+  return host;
+}
+
+function isLoopback(host: string, family: number): boolean {
+  if (family === 4) return host.startsWith('127.');
+  const lower = host.toLowerCase();
+  return lower === '::1' || lower === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(lower);
+}

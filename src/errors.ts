@@ -1,0 +1,68 @@
+// Every error the tool raises on purpose, each with a stable `code` that tests and callers match on.
+
+/** Process exit codes, documented in --help and the README. */
+export const ExitCode = {
+  /** Drain finished: connections at or under the threshold after the minimum drain. */
+  Drained: 0,
+  /** Envoy's admin API was unreachable or misbehaving: no drain could start, or Envoy stopped answering during it. */
+  EnvoyUnreachable: 1,
+  /** Bad flag, environment variable or configuration: nothing was sent to Envoy. */
+  Usage: 2,
+  /** The drain timeout ended with connections still open. */
+  Timeout: 3,
+  /** The drain ended but the ready file could not be written: Envoy's hook waits for its own timeout. */
+  ReadyFileFailed: 4,
+  /** Interrupted by SIGINT/SIGTERM before the drain ended; no ready file was written. */
+  Interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export type ErrorCode =
+  | 'ESM_USAGE'
+  | 'ESM_ADMIN_UNREACHABLE'
+  | 'ESM_ADMIN_STATUS'
+  | 'ESM_ADMIN_BAD_RESPONSE'
+  | 'ESM_READY_FILE';
+
+export class ShutdownManagerError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ShutdownManagerError';
+  }
+}
+
+/** A bad flag, value or combination of values. Raised before any I/O. */
+export class UsageError extends ShutdownManagerError {
+  constructor(message: string) {
+    super('ESM_USAGE', message);
+    this.name = 'UsageError';
+  }
+}
+
+/** A call to Envoy's admin API that failed: connection error, timeout, bad status or unreadable body. */
+export class AdminError extends ShutdownManagerError {
+  constructor(
+    code: 'ESM_ADMIN_UNREACHABLE' | 'ESM_ADMIN_STATUS' | 'ESM_ADMIN_BAD_RESPONSE',
+    message: string,
+    /** A status or body that will not change on retry (a 4xx: wrong endpoint, wrong server). */
+    readonly permanent: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
+    this.name = 'AdminError';
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    const code = (error as { code?: unknown }).code;
+    const detail = cause === '' && typeof code === 'string' && !code.startsWith('ESM_') ? ` (${code})` : '';
+    return `${error.message}${cause}${detail}`;
+  }
+  return String(error);
+}

@@ -1,0 +1,64 @@
+// Long help texts, kept out of the CLI wiring so both read easily.
+
+export const SHUTDOWN_HELP = {
+  description: "Drain Envoy, then release its preStop hook. Runs as the sidecar's exec preStop hook, or by hand through kubectl exec.",
+  after: `
+Sequence:
+  1. POST /healthcheck/fail        (with --health-check-failure-delay above 0: after step 2 and the delay)
+  2. POST /drain_listeners?graceful&skip_exit
+  3. read the connection count until --min-drain-duration has passed and the count is at or
+     under --exit-at-connections, or until --drain-timeout ends
+  4. write --ready-file: the manager's GET /shutdown/ready then answers, and Envoy gets SIGTERM
+
+Connection sources (--connections):
+  total      server.total_connections. Envoy recomputes it only at each stats flush (every 5 s
+             by default), and it counts every data-plane connection, a Prometheus scraper's
+             keep-alive connection to the stats listener included: a drain waiting for 0 can run
+             to its timeout because of it.
+  listeners  the sum of the live listener.<name>.downstream_cx_active gauges, updated as
+             connections open and close, without the admin listener and per-worker copies, minus
+             each --ignore-listener (exact stat prefixes: your stats and readiness listeners).
+             Faster and safer: recommended.
+
+Timeouts must nest: --min-drain-duration <= --drain-timeout < the manager's --ready-timeout
+< the pod's terminationGracePeriodSeconds.
+
+Exit codes:
+  0    drained
+  1    Envoy's admin API unreachable or misbehaving: no drain could start (after a few retries,
+       seconds), or Envoy stopped answering during the drain. The ready file is still written.
+  2    usage error: bad flag, value or environment variable, or an unusable ready-file
+       directory. Nothing was sent to Envoy.
+  3    the drain timeout ended with connections left (ready file written)
+  4    the ready file could not be written
+  130  interrupted by SIGINT/SIGTERM before the drain ended (no ready file written)
+
+Every option also reads the environment variable shown as "env:"; flags win. Logs are JSON lines
+on stdout; run as a hook inside Kubernetes they are also copied to /proc/1/fd/1, so that
+kubectl logs shows them.`,
+} as const;
+
+export const MANAGER_HELP = {
+  description: "Serve the endpoint Envoy's httpGet preStop hook calls, and hold it until the drain has ended.",
+  after: `
+Endpoints:
+  GET /shutdown/ready  waits until the ready file appears, then answers 200 with the drain
+                       report; after --ready-timeout answers 500 (kubelet records a failed
+                       hook). It never starts or changes anything: it only waits.
+  GET /healthz         200 while the process runs (use it for readiness; see the README
+                       before adding a liveness probe)
+  Other paths answer 404, other methods 405. Past --max-waiters, /shutdown/ready answers 503.
+
+At start a ready file left by an earlier run is removed, so it cannot release Envoy early.
+On SIGTERM or SIGINT the server stops accepting connections, answers the waiters still open (when
+the ready file appears, or at their timeout), then exits 0. A second signal exits at once.
+
+Timeouts must nest: shutdown's --drain-timeout < --ready-timeout < the pod's
+terminationGracePeriodSeconds. When ENVOY_SHUTDOWN_DRAIN_TIMEOUT is set, a --ready-timeout that
+is not longer is refused at start.
+
+Exit codes:
+  0    stopped after a signal, every waiter answered
+  2    usage error: bad flag or value, port in use, unusable ready-file directory
+  130  a second SIGINT stopped it at once (143: a second SIGTERM)`,
+} as const;

@@ -1,0 +1,126 @@
+// The manager's HTTP server. /shutdown/ready only ever waits: no request can trigger anything.
+import { finished } from 'node:stream/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { formatDuration } from '../duration.js';
+import type { Logger } from '../log.js';
+import type { ReadyContent, ReadyWatch } from './ready-watch.js';
+
+/** The path Envoy's preStop httpGet calls (Envoy Gateway's, so manifests carry over). */
+export const READY_PATH = '/shutdown/ready';
+export const HEALTHZ_PATH = '/healthz';
+
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** How often Node looks for requests past their timeout (its default, 30 s, lets slow clients linger). */
+const MAX_TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+export interface ManagerServerOptions {
+  readonly readyTimeoutMs: number;
+  readonly maxWaiters: number;
+  /** A client must send its whole request (headers included) within this. Waiting for the answer is not bounded by it. */
+  readonly requestTimeoutMs: number;
+  readonly readyWatch: ReadyWatch;
+  readonly log: Logger;
+}
+
+export interface ManagerServer {
+  readonly server: Server;
+  /** Waiters not answered yet. */
+  readonly waiting: number;
+  /** Resolves when every waiter has been answered (immediately when none wait). */
+  drained(): Promise<void>;
+}
+
+export function createManagerServer(options: ManagerServerOptions): ManagerServer {
+  const { log } = options;
+  let waiting = 0;
+  let onIdle: (() => void) | undefined;
+  const server = createServer(
+    {
+      headersTimeout: options.requestTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(MAX_TIMEOUT_CHECK_INTERVAL_MS, Math.max(10, options.requestTimeoutMs / 2)),
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    },
+    (request, response) => {
+      request.resume(); // a body, if any, is ignored but must not stall the socket
+      const path = (request.url ?? '').split('?', 1)[0];
+      if (path === HEALTHZ_PATH) {
+        if (!allow(request, response, ['GET', 'HEAD'])) return;
+        reply(response, 200, 'ok\n');
+      } else if (path === READY_PATH) {
+        if (!allow(request, response, ['GET'])) return;
+        if (waiting >= options.maxWaiters) {
+          log.warn({ waiting, maxWaiters: options.maxWaiters }, 'too many waiters: refusing /shutdown/ready');
+          reply(response, 503, `too many waiters (${options.maxWaiters})\n`);
+          return;
+        }
+        waiting += 1;
+        log.info({ remote: request.socket.remoteAddress, waiting }, 'waiting for the drain to finish');
+        void waitForReady(response, options).finally(() => {
+          waiting -= 1;
+          if (waiting === 0) onIdle?.();
+        });
+      } else {
+        reply(response, 404, 'not found\n');
+      }
+    },
+  );
+  // The socket inactivity timeout stays off: a waiter is silent by design for up to --ready-timeout.
+  server.timeout = 0;
+  return {
+    server,
+    get waiting() {
+      return waiting;
+    },
+    drained: () =>
+      waiting === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            onIdle = resolve;
+          }),
+  };
+}
+
+async function waitForReady(response: ServerResponse, options: ManagerServerOptions): Promise<void> {
+  const { log, readyTimeoutMs } = options;
+  const startedAt = Date.now();
+  const gone = new AbortController();
+  // 'close' on the response before it finished: the client went away. Forget it at once.
+  const onClose = (): void => gone.abort();
+  response.on('close', onClose);
+  const timeout = setTimeout(() => gone.abort('timeout'), readyTimeoutMs);
+  const content = await options.readyWatch.wait(gone.signal);
+  clearTimeout(timeout);
+  response.off('close', onClose);
+  const waitedMs = Date.now() - startedAt;
+  if (content !== undefined) {
+    log.info({ waitedMs, ...describe(content) }, 'drain finished: releasing envoy');
+    reply(response, 200, `${JSON.stringify(content === 'unreadable' ? { result: 'unknown' } : content)}\n`, 'application/json');
+  } else if (gone.signal.reason === 'timeout') {
+    log.error({ waitedMs, readyTimeout: formatDuration(readyTimeoutMs) }, 'ready file did not appear before --ready-timeout: releasing envoy undrained');
+    // A 5xx makes kubelet record a FailedPreStopHook event: the drain did not finish.
+    reply(response, 500, `ready file did not appear within ${formatDuration(readyTimeoutMs)}\n`);
+  } else {
+    log.info({ waitedMs }, 'waiter went away');
+  }
+  // Count the waiter as answered only once its bytes are out: the process may exit right after.
+  await finished(response).catch(() => undefined);
+}
+
+function describe(content: ReadyContent): Record<string, unknown> {
+  if (content === 'unreadable') return { result: 'unknown', note: 'the ready file holds no drain report' };
+  return { result: content.result, connections: content.connections, drainElapsedMs: content.elapsedMs, drainExitCode: content.exitCode };
+}
+
+function allow(request: IncomingMessage, response: ServerResponse, methods: readonly string[]): boolean {
+  if (methods.includes(request.method ?? '')) return true;
+  response.setHeader('Allow', methods.join(', '));
+  reply(response, 405, 'method not allowed\n');
+  return false;
+}
+
+function reply(response: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+  if (response.destroyed) return;
+  response.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  response.end(response.req.method === 'HEAD' ? undefined : body);
+}

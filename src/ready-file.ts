@@ -1,0 +1,86 @@
+// The ready file: `shutdown` writes it when the drain ends, the manager releases Envoy's preStop
+// hook when it appears. Written atomically (temporary file, then rename in the same directory), so
+// a reader never sees half a report and a directory watch sees one event for the final name.
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { ShutdownManagerError, UsageError } from './errors.js';
+
+/** Where the file lives unless --ready-file says otherwise (an emptyDir shared by both containers). */
+export const DEFAULT_READY_FILE = '/tmp/shutdown-ready';
+
+export type DrainResult = 'drained' | 'timeout' | 'envoy-unreachable';
+
+/** What the file says about how the drain ended, for the manager's log. */
+export interface ReadyReport {
+  readonly result: DrainResult;
+  /** Connections left when the drain ended; null when they could not be read. */
+  readonly connections: number | null;
+  readonly elapsedMs: number;
+  readonly exitCode: number;
+  readonly finishedAt: string;
+}
+
+/** Fails with a usage error unless a file can be created beside `path` (missing directory, read-only mount). */
+export async function checkReadyFileDirectory(path: string): Promise<void> {
+  const directory = dirname(path);
+  const info = await stat(directory).catch(() => undefined);
+  if (info === undefined || !info.isDirectory()) {
+    throw new UsageError(`ready file directory ${directory} does not exist (mount an emptyDir there or change --ready-file)`);
+  }
+  const probe = temporaryName(path);
+  try {
+    await writeFile(probe, '', { flag: 'wx' });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new UsageError(`ready file directory ${directory} is not writable (${String(code)}): mount a writable emptyDir there or change --ready-file`);
+  }
+  await rm(probe, { force: true });
+}
+
+export async function writeReadyFile(path: string, report: ReadyReport): Promise<void> {
+  const temporary = temporaryName(path);
+  try {
+    await writeFile(temporary, `${JSON.stringify(report)}\n`, { mode: 0o644, flag: 'wx' });
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => undefined);
+    throw new ShutdownManagerError('ESM_READY_FILE', `could not write the ready file ${path}`, { cause: error });
+  }
+}
+
+/**
+ * Removes a file left by an earlier drain or container; true when there was one. Synchronous so
+ * that a caller can do it between binding a port and serving its first request.
+ */
+export function removeReadyFile(path: string): boolean {
+  try {
+    rmSync(path);
+    return true;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ENOENT') return false;
+    throw new UsageError(`cannot remove the stale ready file ${path} (${String(code)}): it could release Envoy early`);
+  }
+}
+
+/** The report in the file; undefined when the file is absent; `unreadable` when it is not a report. */
+export async function readReadyReport(path: string): Promise<ReadyReport | 'unreadable' | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'ENOENT' ? undefined : 'unreadable';
+  }
+  try {
+    const parsed = JSON.parse(text) as Partial<ReadyReport>;
+    return typeof parsed.result === 'string' && typeof parsed.elapsedMs === 'number' ? (parsed as ReadyReport) : 'unreadable';
+  } catch {
+    return 'unreadable';
+  }
+}
+
+function temporaryName(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+}

@@ -1,0 +1,44 @@
+// Real client connections to the Envoy stand-in's data-plane listeners.
+import { once } from 'node:events';
+import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+
+/** An idle HTTP/1.1 keep-alive connection, opened by one served request. Close it to end it. */
+export async function idleHttpConnection(port: number, path = '/'): Promise<{ socket: Socket; close(): Promise<void> }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const socket = await new Promise<Socket>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(req.socket as Socket));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  return {
+    socket,
+    async close() {
+      if (!socket.destroyed) {
+        const closed = once(socket, 'close');
+        socket.destroy();
+        await closed;
+      }
+      agent.destroy();
+    },
+  };
+}
+
+/** A raw TCP connection (to a tcp listener, which Envoy never drains). */
+export async function tcpConnection(port: number): Promise<{ socket: Socket; close(): Promise<void> }> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  return {
+    socket,
+    async close() {
+      if (!socket.destroyed) {
+        const closed = once(socket, 'close');
+        socket.destroy();
+        await closed;
+      }
+    },
+  };
+}
