@@ -1,0 +1,18 @@
+// Runs a TypeScript entry point (the demo, a benchmark) without a TypeScript runtime: esbuild
+// bundles it to a temporary CommonJS file, which node then runs with the remaining arguments.
+import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
+const [entry, ...args] = process.argv.slice(2);
+if (entry === undefined) {
+  console.error('usage: node scripts/run-ts.mjs <file.ts> [args...]');
+  process.exit(2);
+}
+const outdir = join('test', '.build', 'run');
+mkdirSync(outdir, { recursive: true });
+const outfile = join(outdir, `${basename(entry, '.ts')}.cjs`);
+await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+const result = spawnSync(process.execPath, [outfile, ...args], { stdio: 'inherit' });
+process.exit(result.status ?? 1);
