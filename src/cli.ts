@@ -9,23 +9,27 @@ import {
   parseConnectionSource,
   parseCount,
   parseHost,
-  parseMaxWaiters,
   parseListenPort,
+  parseMaxWaiters,
   parsePositiveDuration,
   parseReadyFile,
   shutdownConfig,
+  statusConfig,
   type ManagerOptions,
   type ShutdownOptions,
+  type StatusOptions,
 } from './config.js';
+import { runDryRun, type OptionSources } from './drain/dry-run.js';
+import { runShutdown } from './drain/shutdown-command.js';
 import { parseDuration } from './duration.js';
 import { parseAdminAddress } from './envoy/address.js';
 import { ExitCode, UsageError, errorMessage } from './errors.js';
+import { MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
 import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from './log.js';
-import { runShutdown } from './drain/shutdown-command.js';
-import { hookLogMirror, onTerminationSignal } from './process.js';
-import { VERSION } from './version.js';
-import { MANAGER_HELP, SHUTDOWN_HELP } from './help.js';
 import { runManager } from './manager/manager-command.js';
+import { hookLogMirror, onTerminationSignal } from './process.js';
+import { OUTPUT_FORMATS, runStatus, type OutputFormat } from './status/status-command.js';
+import { VERSION } from './version.js';
 
 interface GlobalOptions {
   readonly logLevel: LogLevel;
@@ -65,38 +69,39 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .command('shutdown')
     .summary("fail Envoy's health check, drain it, then write the ready file")
     .description(SHUTDOWN_HELP.description)
-    .addOption(option('--admin-address <addr>', "Envoy's admin API: host:port, [v6]:port, http://host:port or unix:/path; loopback only", parseAdminAddress, DEFAULTS.adminAddress, ENV.adminAddress))
+    .addOption(adminAddressOption())
     .addOption(option('--drain-timeout <duration>', "longest drain; keep it below the pod's terminationGracePeriodSeconds and the manager's --ready-timeout", parsePositiveDuration, DEFAULTS.drainTimeout, ENV.drainTimeout))
     .addOption(option('--min-drain-duration <duration>', 'never finish sooner, so load balancers stop sending new connections first', parseDuration, DEFAULTS.minDrainDuration, ENV.minDrainDuration))
     .addOption(option('--exit-at-connections <n>', 'finish once the count is at or under this', parseCount, String(DEFAULTS.exitAtConnections), ENV.exitAtConnections))
     .addOption(option('--check-interval <duration>', 'read the count (and log progress) at least this often', parsePositiveDuration, DEFAULTS.checkInterval, ENV.checkInterval))
     .addOption(option('--health-check-failure-delay <duration>', 'above 0: start the drain first, fail the health check after this delay (skipped if the drain is over)', parseDuration, DEFAULTS.healthCheckFailureDelay, ENV.healthCheckFailureDelay))
-    .addOption(option('--ready-file <path>', "file written when the drain ends; the manager's /shutdown/ready waits for it", parseReadyFile, DEFAULTS.readyFile, ENV.readyFile))
-    .addOption(option('--connections <source>', 'total: server.total_connections; listeners: live listener gauges (faster, safer; see below)', parseConnectionSource, DEFAULTS.connections, ENV.connections))
-    .addOption(
-      new Option('--ignore-listener <name>', 'with --connections listeners: never count this listener (its stat prefix, exact); repeatable, comma-separated in the env var')
-        .env(ENV.ignoreListeners)
-        .argParser(usage(collectListenerNames))
-        .default([] as string[], 'none'),
-    )
-    .addOption(option('--admin-timeout <duration>', 'bound on each admin API call', parsePositiveDuration, DEFAULTS.adminTimeout, ENV.adminTimeout))
+    .addOption(option('--quiet-period <duration>', 'above 0: also wait until no new connection was accepted on the counted listeners for this long (0: off)', parseDuration, DEFAULTS.quietPeriod, ENV.quietPeriod))
+    .addOption(readyFileOption("file written when the drain ends; the manager's /shutdown/ready waits for it"))
+    .addOption(connectionsOption())
+    .addOption(ignoreListenerOption())
+    .addOption(adminTimeoutOption())
+    .option('--dry-run', 'print the effective configuration, the plan and the current counts; change nothing')
+    .addOption(outputOption('with --dry-run: text for people, json for scripts'))
     .addHelpText('after', SHUTDOWN_HELP.after)
-    .action(async (options: ShutdownOptions, command: Command) => {
+    .action(async (options: ShutdownOptions & { dryRun?: boolean; output: OutputFormat }, command: Command) => {
       const config = shutdownConfig(options);
+      const signal = interruptSignal();
+      if (options.dryRun === true) {
+        setExitCode(await runDryRun(config, optionSources(command), options.output, signal));
+        return;
+      }
       const log = createLogger(logOptions(command, hookLogMirror())).child({ component: 'shutdown' });
-      const controller = new AbortController();
-      onTerminationSignal(() => controller.abort());
-      setExitCode(await runShutdown(config, log, controller.signal));
+      setExitCode(await runShutdown(config, log, signal));
     });
 
   program
     .command('shutdown-manager')
     .summary("serve /shutdown/ready: hold Envoy's preStop hook until the drain has ended")
     .description(MANAGER_HELP.description)
-    .addOption(option('--port <port>', 'port for /shutdown/ready and /healthz', parseListenPort, String(DEFAULTS.port), ENV.port))
+    .addOption(option('--port <port>', 'port for /shutdown/ready and /healthz (0: any free port)', parseListenPort, String(DEFAULTS.port), ENV.port))
     .addOption(new Option('--host <address>', 'IP address to listen on').env(ENV.host).argParser(usage(parseHost)).default(undefined, 'all interfaces, IPv4 and IPv6'))
     .addOption(option('--ready-timeout <duration>', "answer 500 after this long without a ready file; must exceed shutdown's --drain-timeout and stay below terminationGracePeriodSeconds", parsePositiveDuration, DEFAULTS.readyTimeout, ENV.readyTimeout))
-    .addOption(option('--ready-file <path>', 'the file shutdown writes when the drain ends', parseReadyFile, DEFAULTS.readyFile, ENV.readyFile))
+    .addOption(readyFileOption('the file shutdown writes when the drain ends'))
     .addOption(option('--max-waiters <n>', 'concurrent /shutdown/ready requests; more get 503', parseMaxWaiters, String(DEFAULTS.maxWaiters), ENV.maxWaiters))
     .addOption(option('--request-timeout <duration>', 'a client must send its whole request within this (slow clients are cut); the wait for the answer is not bounded by it', parsePositiveDuration, DEFAULTS.requestTimeout, ENV.requestTimeout))
     .addHelpText('after', MANAGER_HELP.after)
@@ -107,12 +112,53 @@ function buildProgram(setExitCode: (code: number) => void): Command {
       setExitCode(await runManager(config, log, stop));
     });
 
+  program
+    .command('status')
+    .summary('report where Envoy and its drain stand')
+    .description(STATUS_HELP.description)
+    .addOption(adminAddressOption())
+    .addOption(readyFileOption('the ready file: how the last drain ended, and where the drain-in-progress file lives'))
+    .addOption(connectionsOption())
+    .addOption(ignoreListenerOption())
+    .addOption(adminTimeoutOption())
+    .addOption(option('--interval <duration>', 'new connections are counted over this interval; with --watch, the refresh interval', parsePositiveDuration, '1s', ENV.statusInterval))
+    .addOption(outputOption('text for people, json for scripts (one object per line)'))
+    .option('--watch', 'refresh every interval until interrupted')
+    .addHelpText('after', STATUS_HELP.after)
+    .action(async (options: StatusOptions) => {
+      setExitCode(await runStatus(statusConfig(options), interruptSignal()));
+    });
+
   return program;
 }
 
-function logOptions(command: Command, mirrorPath?: string): LogOptions {
-  const globals = command.optsWithGlobals<GlobalOptions>();
-  return { level: globals.logLevel, format: globals.logFormat, mirrorPath };
+// Options shared by several subcommands, so they read the same environment variables.
+
+function adminAddressOption(): Option {
+  return option('--admin-address <addr>', "Envoy's admin API: host:port, [v6]:port, http://host:port or unix:/path; loopback only", parseAdminAddress, DEFAULTS.adminAddress, ENV.adminAddress);
+}
+
+function readyFileOption(description: string): Option {
+  return option('--ready-file <path>', description, parseReadyFile, DEFAULTS.readyFile, ENV.readyFile);
+}
+
+function connectionsOption(): Option {
+  return option('--connections <source>', 'total: server.total_connections; listeners: live listener gauges (faster, safer; see below)', parseConnectionSource, DEFAULTS.connections, ENV.connections);
+}
+
+function ignoreListenerOption(): Option {
+  return new Option('--ignore-listener <name>', 'with --connections listeners: never count this listener (its stat prefix, exact); repeatable, comma-separated in the env var')
+    .env(ENV.ignoreListeners)
+    .argParser(usage(collectListenerNames))
+    .default([] as string[], 'none');
+}
+
+function adminTimeoutOption(): Option {
+  return option('--admin-timeout <duration>', 'bound on each admin API call', parsePositiveDuration, DEFAULTS.adminTimeout, ENV.adminTimeout);
+}
+
+function outputOption(description: string): Option {
+  return new Option('--output <format>', description).choices(OUTPUT_FORMATS).default('text');
 }
 
 /** An option with an env var and a default shown as the user would write it. */
@@ -134,6 +180,30 @@ function usage<T, P>(parse: (text: string, previous: P) => T): (text: string, pr
       throw error;
     }
   };
+}
+
+function logOptions(command: Command, mirrorPath?: string): LogOptions {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  return { level: globals.logLevel, format: globals.logFormat, mirrorPath };
+}
+
+/** Aborted by the first SIGINT/SIGTERM; a second one exits at once. */
+function interruptSignal(): AbortSignal {
+  const controller = new AbortController();
+  onTerminationSignal(() => controller.abort());
+  return controller.signal;
+}
+
+/** For --dry-run: where each option's value came from, keyed like the effective configuration. */
+function optionSources(command: Command): OptionSources {
+  const sources: Record<string, string> = {};
+  for (const opt of command.options) {
+    const key = opt.attributeName();
+    const source = command.getOptionValueSource(key);
+    const described = source === 'cli' ? 'flag' : source === 'env' ? `env ${opt.envVar ?? ''}` : 'default';
+    sources[key === 'ignoreListener' ? 'ignoreListeners' : key] = described;
+  }
+  return sources;
 }
 
 function firstLine(message: string): string {

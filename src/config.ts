@@ -14,6 +14,7 @@ export const DEFAULTS = {
   exitAtConnections: 0,
   checkInterval: '1s',
   healthCheckFailureDelay: '0s',
+  quietPeriod: '0s',
   readyFile: DEFAULT_READY_FILE,
   connections: 'total' as ConnectionSource,
   adminTimeout: '2s',
@@ -34,6 +35,7 @@ export const ENV = {
   exitAtConnections: 'ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS',
   checkInterval: 'ENVOY_SHUTDOWN_CHECK_INTERVAL',
   healthCheckFailureDelay: 'ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY',
+  quietPeriod: 'ENVOY_SHUTDOWN_QUIET_PERIOD',
   readyFile: 'ENVOY_SHUTDOWN_READY_FILE',
   connections: 'ENVOY_SHUTDOWN_CONNECTIONS',
   ignoreListeners: 'ENVOY_SHUTDOWN_IGNORE_LISTENERS',
@@ -43,6 +45,7 @@ export const ENV = {
   readyTimeout: 'ENVOY_SHUTDOWN_READY_TIMEOUT',
   maxWaiters: 'ENVOY_SHUTDOWN_MAX_WAITERS',
   requestTimeout: 'ENVOY_SHUTDOWN_REQUEST_TIMEOUT',
+  statusInterval: 'ENVOY_SHUTDOWN_STATUS_INTERVAL',
   logLevel: 'ENVOY_SHUTDOWN_LOG_LEVEL',
   logFormat: 'ENVOY_SHUTDOWN_LOG_FORMAT',
   /** Where a preStop hook copies its log lines (kubelet discards a hook's own output). */
@@ -59,10 +62,13 @@ export interface ShutdownConfig {
   readonly exitAtConnections: number;
   readonly checkIntervalMs: number;
   readonly healthCheckFailureDelayMs: number;
+  readonly quietPeriodMs: number;
   readonly readyFile: string;
   readonly connections: ConnectionSource;
   readonly ignoreListeners: ReadonlySet<string>;
   readonly adminTimeoutMs: number;
+  /** Recorded in the drain-state file for `status`. */
+  readonly startedBy: 'hook' | 'manual';
 }
 
 /** The shape commander hands over once each value went through its parser below. */
@@ -73,6 +79,7 @@ export interface ShutdownOptions {
   readonly exitAtConnections: number;
   readonly checkInterval: number;
   readonly healthCheckFailureDelay: number;
+  readonly quietPeriod: number;
   readonly readyFile: string;
   readonly connections: ConnectionSource;
   readonly ignoreListener: readonly string[];
@@ -87,6 +94,9 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
   if (options.healthCheckFailureDelay >= options.drainTimeout) {
     throw new UsageError('--health-check-failure-delay must be shorter than --drain-timeout, or the health check would never fail');
   }
+  if (options.quietPeriod >= options.drainTimeout) {
+    throw new UsageError('--quiet-period must be shorter than --drain-timeout, or the drain could only end at its timeout');
+  }
   return {
     adminAddress: options.adminAddress,
     drainTimeoutMs: options.drainTimeout,
@@ -94,10 +104,12 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
     exitAtConnections: options.exitAtConnections,
     checkIntervalMs: options.checkInterval,
     healthCheckFailureDelayMs: options.healthCheckFailureDelay,
+    quietPeriodMs: options.quietPeriod,
     readyFile: options.readyFile,
     connections: options.connections,
     ignoreListeners: new Set(options.ignoreListener),
     adminTimeoutMs: options.adminTimeout,
+    startedBy: 'manual',
   };
 }
 
@@ -118,6 +130,41 @@ export interface ManagerOptions {
   readonly readyFile: string;
   readonly maxWaiters: number;
   readonly requestTimeout: number;
+}
+
+export interface StatusConfig {
+  readonly adminAddress: AdminAddress;
+  readonly readyFile: string;
+  readonly connections: ConnectionSource;
+  readonly ignoreListeners: ReadonlySet<string>;
+  readonly adminTimeoutMs: number;
+  readonly intervalMs: number;
+  readonly output: 'text' | 'json';
+  readonly watch: boolean;
+}
+
+export interface StatusOptions {
+  readonly adminAddress: AdminAddress;
+  readonly readyFile: string;
+  readonly connections: ConnectionSource;
+  readonly ignoreListener: readonly string[];
+  readonly adminTimeout: number;
+  readonly interval: number;
+  readonly output: 'text' | 'json';
+  readonly watch?: boolean;
+}
+
+export function statusConfig(options: StatusOptions): StatusConfig {
+  return {
+    adminAddress: options.adminAddress,
+    readyFile: options.readyFile,
+    connections: options.connections,
+    ignoreListeners: new Set(options.ignoreListener),
+    adminTimeoutMs: options.adminTimeout,
+    intervalMs: options.interval,
+    output: options.output,
+    watch: options.watch === true,
+  };
 }
 
 /**

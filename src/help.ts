@@ -33,6 +33,10 @@ Exit codes:
   4    the ready file could not be written
   130  interrupted by SIGINT/SIGTERM before the drain ended (no ready file written)
 
+--dry-run prints the effective configuration (with where each value came from), the steps a
+drain would take and the current counts, and changes nothing; exit 0, or 1 when Envoy's admin
+API cannot be reached.
+
 Every option also reads the environment variable shown as "env:"; flags win. Logs are JSON lines
 on stdout; run as a hook inside Kubernetes they are also copied to /proc/1/fd/1, so that
 kubectl logs shows them.`,
@@ -61,4 +65,19 @@ Exit codes:
   0    stopped after a signal, every waiter answered
   2    usage error: bad flag or value, port in use, unusable ready-file directory
   130  a second SIGINT stopped it at once (143: a second SIGTERM)`,
+} as const;
+
+export const STATUS_HELP = {
+  description: 'Report where Envoy and its drain stand: for an operator, by hand through kubectl exec.',
+  after: `
+Reports Envoy's state (LIVE, DRAINING once the health check failed, PRE_INITIALIZING,
+INITIALIZING), active connections counted as shutdown counts them (per listener with
+--connections listeners), new connections accepted over the last --interval, whether a drain is
+in progress in this container (started when and by whom, time left) and how the last drain ended
+(from the ready file). Reads only.
+
+Exit codes:
+  0  report printed (with --watch: stopped by SIGINT/SIGTERM)
+  1  Envoy's admin API unreachable (the rest of the report is still printed)
+  2  usage error`,
 } as const;

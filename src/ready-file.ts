@@ -1,10 +1,9 @@
 // The ready file: `shutdown` writes it when the drain ends, the manager releases Envoy's preStop
-// hook when it appears. Written atomically (temporary file, then rename in the same directory), so
-// a reader never sees half a report and a directory watch sees one event for the final name.
-import { randomBytes } from 'node:crypto';
+// hook when it appears.
 import { rmSync } from 'node:fs';
-import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { temporaryName, writeFileAtomically } from './atomic-file.js';
 import { ShutdownManagerError, UsageError } from './errors.js';
 
 /** Where the file lives unless --ready-file says otherwise (an emptyDir shared by both containers). */
@@ -40,12 +39,9 @@ export async function checkReadyFileDirectory(path: string): Promise<void> {
 }
 
 export async function writeReadyFile(path: string, report: ReadyReport): Promise<void> {
-  const temporary = temporaryName(path);
   try {
-    await writeFile(temporary, `${JSON.stringify(report)}\n`, { mode: 0o644, flag: 'wx' });
-    await rename(temporary, path);
+    await writeFileAtomically(path, `${JSON.stringify(report)}\n`);
   } catch (error) {
-    await rm(temporary, { force: true }).catch(() => undefined);
     throw new ShutdownManagerError('ESM_READY_FILE', `could not write the ready file ${path}`, { cause: error });
   }
 }
@@ -79,8 +75,4 @@ export async function readReadyReport(path: string): Promise<ReadyReport | 'unre
   } catch {
     return 'unreadable';
   }
-}
-
-function temporaryName(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }

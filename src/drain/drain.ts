@@ -6,7 +6,7 @@ import type { EnvoyControl } from '../envoy/envoy-control.js';
 import { AdminError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DrainResult } from '../ready-file.js';
-import { type DrainPolicy, decideDrain, nextReadDelay } from './policy.js';
+import { type DrainPolicy, decideDrain, newConnectionsBetween, nextReadDelay } from './policy.js';
 
 export interface DrainOptions extends DrainPolicy {
   /** 0: fail the health check first. Above 0: drain first, fail the health check after this delay unless the drain is over. */
@@ -72,9 +72,14 @@ async function pollUntilDrained(
   remember: (count: number) => void,
   outcome: (result: DrainOutcome['result']) => DrainOutcome,
 ): Promise<DrainOutcome> {
+  const quietPeriodOn = options.quietPeriodMs > 0;
   let failures = 0;
   let minimumLogged = false;
+  let quietReachedLogged = false;
   let lastProgressAt = -Infinity;
+  let lastNewConnectionMs = 0;
+  let accepted: number | undefined;
+  if (quietPeriodOn) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');
   for (;;) {
     let connections: number | undefined;
     try {
@@ -82,6 +87,15 @@ async function pollUntilDrained(
       connections = reading.connections;
       remember(connections);
       failures = 0;
+      if (quietPeriodOn && reading.accepted !== undefined) {
+        const fresh = newConnectionsBetween(accepted, reading.accepted);
+        accepted = reading.accepted;
+        if (fresh > 0) {
+          lastNewConnectionMs = elapsed();
+          quietReachedLogged = false;
+          log.info({ newConnections: fresh, elapsedMs: Math.round(lastNewConnectionMs) }, 'new connections arrived: quiet period restarted');
+        }
+      }
     } catch (error) {
       if (signal.aborted) return outcome('interrupted');
       failures += 1;
@@ -91,13 +105,17 @@ async function pollUntilDrained(
         return outcome('envoy-unreachable');
       }
     }
-    const elapsedMs = elapsed();
-    const fields = { connections, elapsedMs: Math.round(elapsedMs) };
-    if (!minimumLogged && elapsedMs >= options.minDrainMs) {
+    const now = { elapsedMs: elapsed(), connections, lastNewConnectionMs };
+    const fields = { connections, elapsedMs: Math.round(now.elapsedMs) };
+    if (!minimumLogged && now.elapsedMs >= options.minDrainMs) {
       log.info(fields, 'minimum drain period reached');
       minimumLogged = true;
     }
-    const decision = decideDrain(options, elapsedMs, connections);
+    if (quietPeriodOn && !quietReachedLogged && now.elapsedMs >= lastNewConnectionMs + options.quietPeriodMs) {
+      log.info({ ...fields, quietForMs: Math.round(now.elapsedMs - lastNewConnectionMs) }, 'quiet period reached: no new connections');
+      quietReachedLogged = true;
+    }
+    const decision = decideDrain(options, now);
     if (decision === 'drained') {
       log.info(fields, 'drain completed');
       return outcome('drained');
@@ -108,15 +126,15 @@ async function pollUntilDrained(
     }
     if (connections !== undefined) {
       // One progress line per check interval; the faster end-game reads only at debug level.
-      if (elapsedMs - lastProgressAt >= options.checkIntervalMs) {
+      if (now.elapsedMs - lastProgressAt >= options.checkIntervalMs) {
         log.info(fields, 'draining');
-        lastProgressAt = elapsedMs;
+        lastProgressAt = now.elapsedMs;
       } else {
         log.debug(fields, 'connections read');
       }
     }
     try {
-      await sleep(nextReadDelay(options, elapsed(), connections), undefined, { signal });
+      await sleep(nextReadDelay(options, { ...now, elapsedMs: elapsed() }), undefined, { signal });
     } catch {
       return outcome('interrupted');
     }

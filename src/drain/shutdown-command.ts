@@ -8,6 +8,7 @@ import { ExitCode, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { checkReadyFileDirectory, removeReadyFile, writeReadyFile, type DrainResult } from '../ready-file.js';
 import { type DrainOutcome, runDrain } from './drain.js';
+import { removeDrainState, writeDrainState } from '../drain-state.js';
 
 const EXIT_CODES: Readonly<Record<DrainResult, ExitCode>> = {
   drained: ExitCode.Drained,
@@ -21,28 +22,24 @@ export async function runShutdown(config: ShutdownConfig, log: Logger, signal: A
   if (removeReadyFile(config.readyFile)) {
     log.info({ readyFile: config.readyFile }, 'removed the ready file of an earlier drain');
   }
-  log.info(
-    {
-      adminAddress: formatAdminAddress(config.adminAddress),
-      drainTimeout: formatDuration(config.drainTimeoutMs),
-      minDrainDuration: formatDuration(config.minDrainMs),
-      exitAtConnections: config.exitAtConnections,
-      checkInterval: formatDuration(config.checkIntervalMs),
-      healthCheckFailureDelay: formatDuration(config.healthCheckFailureDelayMs),
-      connections: config.connections,
-      ignoreListeners: [...config.ignoreListeners],
-      readyFile: config.readyFile,
-    },
-    'shutdown started',
-  );
+  log.info(describeShutdownConfig(config), 'shutdown started');
 
   const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
-  const envoy = createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners });
+  const envoy = createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted: config.quietPeriodMs > 0 });
   let outcome: DrainOutcome;
   try {
+    await writeDrainState(config.readyFile, {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      startedBy: config.startedBy,
+      minDrainMs: config.minDrainMs,
+      drainTimeoutMs: config.drainTimeoutMs,
+      quietPeriodMs: config.quietPeriodMs,
+    });
     outcome = await runDrain(config, { envoy, log, signal });
   } finally {
     await admin.close();
+    await removeDrainState(config.readyFile);
   }
 
   if (outcome.result === 'interrupted') {
@@ -62,4 +59,21 @@ export async function runShutdown(config: ShutdownConfig, log: Logger, signal: A
   }
   log.info({ ...report, readyFile: config.readyFile }, 'shutdown finished');
   return exitCode;
+}
+
+/** The effective configuration as a person would write it: for the start-up log line and --dry-run. */
+export function describeShutdownConfig(config: ShutdownConfig): Record<string, string | number | string[]> {
+  return {
+    adminAddress: formatAdminAddress(config.adminAddress),
+    drainTimeout: formatDuration(config.drainTimeoutMs),
+    minDrainDuration: formatDuration(config.minDrainMs),
+    exitAtConnections: config.exitAtConnections,
+    checkInterval: formatDuration(config.checkIntervalMs),
+    healthCheckFailureDelay: formatDuration(config.healthCheckFailureDelayMs),
+    quietPeriod: formatDuration(config.quietPeriodMs),
+    connections: config.connections,
+    ignoreListeners: [...config.ignoreListeners],
+    readyFile: config.readyFile,
+    adminTimeout: formatDuration(config.adminTimeoutMs),
+  };
 }

@@ -1,42 +1,54 @@
-// The three things the drain needs from Envoy, expressed over its admin API.
+// The things a drain needs from Envoy, expressed over its admin API.
+import { AdminError } from '../errors.js';
 import type { EnvoyAdmin } from './admin-client.js';
 import {
   type ConnectionSource,
   type ListenerCounts,
   LISTENER_STATS_FILTER,
+  TOTAL_AND_LISTENER_STATS_FILTER,
   TOTAL_CONNECTIONS_FILTER,
   countByListener,
   parseStatsJson,
+  sumAccepted,
   sumActive,
   totalConnections,
 } from './stats.js';
 
 export const HEALTHCHECK_FAIL_PATH = '/healthcheck/fail';
 /** `graceful`: connections are told to close (Connection: close, GOAWAY) while listeners keep accepting; `skip_exit`: listeners stay open at the end. */
+export const SERVER_INFO_PATH = '/server_info';
 export const GRACEFUL_DRAIN_PATH = '/drain_listeners?graceful&skip_exit';
 
 export interface ConnectionReading {
   /** The number the drain decision uses. */
   readonly connections: number;
-  /** Per counted listener, when the source is `listeners`. */
+  /** Per counted listener (never the admin listener, per-worker copies or ignored listeners). */
   readonly listeners?: ReadonlyMap<string, ListenerCounts>;
+  /** Connections ever accepted on the counted listeners: its growth means new traffic still arrives. */
+  readonly accepted?: number;
 }
 
 export interface EnvoyControl {
   failHealthCheck(signal?: AbortSignal): Promise<void>;
   startGracefulDrain(signal?: AbortSignal): Promise<void>;
   readConnections(signal?: AbortSignal): Promise<ConnectionReading>;
+  /** /server_info's `state`: LIVE, DRAINING (health check failed), PRE_INITIALIZING, INITIALIZING. */
+  readServerState(signal?: AbortSignal): Promise<string>;
 }
 
 export interface ConnectionCounting {
   readonly source: ConnectionSource;
   /** Listener names (stat prefixes) never counted, matched exactly. */
   readonly ignoreListeners: ReadonlySet<string>;
+  /** Also read the listeners' accepted-connection counters (for --quiet-period). */
+  readonly countAccepted: boolean;
 }
 
 export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounting): EnvoyControl {
+  const needsListeners = counting.source === 'listeners' || counting.countAccepted;
+  const filter = counting.source === 'listeners' ? LISTENER_STATS_FILTER : needsListeners ? TOTAL_AND_LISTENER_STATS_FILTER : TOTAL_CONNECTIONS_FILTER;
   // Sent unencoded, as Envoy's own docs write it; Envoy decodes either form.
-  const statsPath = `/stats?filter=${counting.source === 'total' ? TOTAL_CONNECTIONS_FILTER : LISTENER_STATS_FILTER}&format=json`;
+  const statsPath = `/stats?filter=${filter}&format=json`;
   return {
     async failHealthCheck(signal) {
       await admin.post(HEALTHCHECK_FAIL_PATH, signal);
@@ -46,9 +58,21 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
     },
     async readConnections(signal) {
       const stats = parseStatsJson(await admin.get(statsPath, signal));
-      if (counting.source === 'total') return { connections: totalConnections(stats) };
+      if (!needsListeners) return { connections: totalConnections(stats) };
       const listeners = countByListener(stats, counting.ignoreListeners);
-      return { connections: sumActive(listeners), listeners };
+      const connections = counting.source === 'total' ? totalConnections(stats) : sumActive(listeners);
+      return { connections, listeners, accepted: sumAccepted(listeners) };
+    },
+    async readServerState(signal) {
+      const body = await admin.get(SERVER_INFO_PATH, signal);
+      let state: unknown;
+      try {
+        state = (JSON.parse(body) as { state?: unknown }).state;
+      } catch (error) {
+        throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${SERVER_INFO_PATH} returned a body that is not JSON`, false, { cause: error });
+      }
+      if (typeof state !== 'string') throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${SERVER_INFO_PATH} has no state`, false);
+      return state;
     },
   };
 }

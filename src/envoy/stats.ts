@@ -10,8 +10,10 @@ export interface Stat {
 /** The gauge Envoy Gateway's design reads. Only recomputed at each stats flush (5 s by default). */
 export const TOTAL_CONNECTIONS_STAT = 'server.total_connections';
 export const TOTAL_CONNECTIONS_FILTER = '^server\\.total_connections$';
-/** Live per-listener gauges (and, for issue-free growth tracking, the accept counters). */
+/** Live per-listener gauges, and the counters of connections each listener ever accepted. */
 export const LISTENER_STATS_FILTER = '^listener\\..*\\.downstream_cx_(active|total)$';
+/** Both of the above in one request, for `total` with a quiet period. */
+export const TOTAL_AND_LISTENER_STATS_FILTER = '^(server\\.total_connections|listener\\..*\\.downstream_cx_(active|total))$';
 
 /** Where a connection count comes from: see --connections. */
 export type ConnectionSource = 'total' | 'listeners';
@@ -80,6 +82,12 @@ export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<stri
 export function sumActive(counts: ReadonlyMap<string, ListenerCounts>): number {
   let total = 0;
   for (const { active } of counts.values()) total += active;
+  return total;
+}
+
+export function sumAccepted(counts: ReadonlyMap<string, ListenerCounts>): number {
+  let total = 0;
+  for (const { accepted } of counts.values()) total += accepted;
   return total;
 }
 

@@ -10,6 +10,7 @@ const base: ShutdownOptions = {
   exitAtConnections: 0,
   checkInterval: 1_000,
   healthCheckFailureDelay: 0,
+  quietPeriod: 0,
   readyFile: '/tmp/shutdown-ready',
   connections: 'total',
   ignoreListener: [],
@@ -64,6 +65,7 @@ describe('shutdownConfig', () => {
     [{ drainTimeout: 0, minDrainDuration: 0 }, /--drain-timeout must be greater than 0/],
     [{ minDrainDuration: 61_000 }, /--min-drain-duration must not be longer than --drain-timeout/],
     [{ healthCheckFailureDelay: 60_000 }, /--health-check-failure-delay must be shorter than --drain-timeout/],
+    [{ quietPeriod: 60_000 }, /--quiet-period must be shorter than --drain-timeout/],
   ])('rejects %j', (override, message) => {
     expect(() => shutdownConfig({ ...base, ...override })).toThrow(message);
   });

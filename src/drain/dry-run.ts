@@ -1,0 +1,77 @@
+// `shutdown --dry-run`: what a drain would do with the effective configuration, and where Envoy
+// stands now. Reads only: nothing is sent to Envoy but GETs, and no file is written.
+import { access, constants } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { ShutdownConfig } from '../config.js';
+import { formatDuration } from '../duration.js';
+import { createAdminClient } from '../envoy/admin-client.js';
+import { createEnvoyControl, GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH } from '../envoy/envoy-control.js';
+import { ExitCode } from '../errors.js';
+import { formatStatus } from '../status/format.js';
+import { gatherStatus, type StatusReport } from '../status/status.js';
+import type { OutputFormat } from '../status/status-command.js';
+import { describeShutdownConfig } from './shutdown-command.js';
+
+/** Where each option's value came from: `flag`, `env NAME` or `default`. */
+export type OptionSources = Readonly<Record<string, string>>;
+
+export interface DryRunReport {
+  readonly dryRun: true;
+  readonly options: Readonly<Record<string, { readonly value: unknown; readonly source: string }>>;
+  readonly plan: readonly string[];
+  readonly readyFileDirectoryWritable: boolean;
+  readonly now: StatusReport;
+}
+
+export async function runDryRun(config: ShutdownConfig, sources: OptionSources, output: OutputFormat, signal: AbortSignal): Promise<ExitCode> {
+  const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
+  const envoy = createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted: true });
+  let now: StatusReport;
+  try {
+    ({ report: now } = await gatherStatus({ envoy, readyFile: config.readyFile, source: config.connections }, undefined, config.checkIntervalMs, signal));
+  } finally {
+    await admin.close();
+  }
+  const described = describeShutdownConfig(config);
+  const report: DryRunReport = {
+    dryRun: true,
+    options: Object.fromEntries(Object.entries(described).map(([key, value]) => [key, { value, source: sources[key] ?? 'default' }])),
+    plan: plan(config),
+    readyFileDirectoryWritable: await access(dirname(config.readyFile), constants.W_OK).then(() => true, () => false),
+    now,
+  };
+  process.stdout.write(output === 'json' ? `${JSON.stringify(report)}\n` : `${formatDryRun(report)}\n`);
+  return now.envoy.reachable ? ExitCode.Drained : ExitCode.EnvoyUnreachable;
+}
+
+export function plan(config: ShutdownConfig): string[] {
+  const counted = config.connections === 'total' ? 'server.total_connections' : `live listener gauges${config.ignoreListeners.size > 0 ? ` without ${[...config.ignoreListeners].join(', ')}` : ''}`;
+  const quiet = config.quietPeriodMs > 0 ? ` and no new connection for ${formatDuration(config.quietPeriodMs)}` : '';
+  const steps = [
+    `POST ${GRACEFUL_DRAIN_PATH}`,
+    `read ${counted} every ${formatDuration(config.checkIntervalMs)}; finish once ${formatDuration(config.minDrainMs)} have passed with at most ${config.exitAtConnections} connections${quiet}, or at ${formatDuration(config.drainTimeoutMs)}`,
+    `write ${config.readyFile}`,
+  ];
+  const failHealthCheck = `POST ${HEALTHCHECK_FAIL_PATH}`;
+  if (config.healthCheckFailureDelayMs === 0) steps.unshift(failHealthCheck);
+  else steps.splice(1, 0, `${failHealthCheck} after ${formatDuration(config.healthCheckFailureDelayMs)}, unless the drain is over`);
+  return steps;
+}
+
+function formatDryRun(report: DryRunReport): string {
+  const options = Object.entries(report.options).map(([key, { value, source }]) => `  ${key.padEnd(24)} ${String(Array.isArray(value) ? value.join(',') || '-' : value).padEnd(28)} ${source}`);
+  const steps = report.plan.map((step, index) => `  ${index + 1}. ${step}`);
+  const writable = report.readyFileDirectoryWritable ? '' : '\nwarning: the ready file directory is not writable: a real run would exit 2';
+  return [
+    'dry run: nothing is sent to Envoy but reads, and no file is written',
+    '',
+    'options',
+    ...options,
+    '',
+    'would',
+    ...steps,
+    '',
+    'now',
+    ...formatStatus(report.now).split('\n').map((line) => `  ${line}`),
+  ].join('\n') + writable;
+}

@@ -1,0 +1,46 @@
+// Runs `status` once, or every interval with --watch until interrupted.
+import type { StatusConfig } from '../config.js';
+import { createAdminClient } from '../envoy/admin-client.js';
+import { createEnvoyControl } from '../envoy/envoy-control.js';
+import { ExitCode } from '../errors.js';
+import { formatStatus } from './format.js';
+import { gatherStatus, type Baseline } from './status.js';
+
+export type OutputFormat = 'text' | 'json';
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'json'];
+
+export async function runStatus(config: StatusConfig, signal: AbortSignal, write: (text: string) => void = (text) => process.stdout.write(text)): Promise<ExitCode> {
+  const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
+  const envoy = createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted: true });
+  const from = { envoy, readyFile: config.readyFile, source: config.connections };
+  let baseline: Baseline | undefined;
+  let reachable = true;
+  try {
+    do {
+      const gathered = await gatherStatus(from, baseline, config.intervalMs, signal);
+      baseline = gathered.baseline;
+      reachable = gathered.report.envoy.reachable;
+      write(config.output === 'json' ? `${JSON.stringify(gathered.report)}\n` : `${formatStatus(gathered.report)}\n${config.watch ? '\n' : ''}`);
+      if (config.watch) await sleepUnlessAborted(config.intervalMs, signal);
+    } while (config.watch && !signal.aborted);
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  } finally {
+    await admin.close();
+  }
+  // --watch ends by interruption, which is how a person stops it: not a failure.
+  if (config.watch) return ExitCode.Drained;
+  return reachable ? ExitCode.Drained : ExitCode.EnvoyUnreachable;
+}
+
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
