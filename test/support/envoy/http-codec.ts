@@ -104,7 +104,7 @@ export class HttpCodec {
     this.inFlight.set(socket, (this.inFlight.get(socket) ?? 0) + 1);
     socket.setTimeout(0);
     res.once('close', () => {
-      finished(res.statusCode);
+      finished(res.headersSent ? res.statusCode : 0);
       const left = (this.inFlight.get(socket) ?? 1) - 1;
       this.inFlight.set(socket, left);
       if (left === 0 && !socket.destroyed) socket.setTimeout(this.deps.idleTimeoutMs);

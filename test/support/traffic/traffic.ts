@@ -1,0 +1,97 @@
+// The traffic stand-in: well-behaved HTTP/1.1 and HTTP/2 clients behind a load balancer, in front
+// of a pod that Kubernetes terminates. A correct drain shows zero failures; a broken one shows them.
+import { Http1Client } from './http1-client.js';
+import { Http2Client } from './http2-client.js';
+import { LoadBalancer } from './load-balancer.js';
+import { TrafficRecorder, type TrafficStats } from './recorder.js';
+import { type ClientContext, runLoop, type TrafficClient } from './request-loop.js';
+import { resolveTrafficOptions, type ResolvedTrafficOptions, type TrafficOptions } from './traffic-options.js';
+
+export type { Failure, FailureKind, Protocol } from './failures.js';
+export type { Endpoint, Pod } from './load-balancer.js';
+export type { TrafficStats } from './recorder.js';
+export { TRAFFIC_DEFAULTS, type TrafficOptions } from './traffic-options.js';
+
+export class Traffic {
+  private readonly controller = new AbortController();
+  private readonly loops: Array<Promise<void>> = [];
+  private churnTimer: NodeJS.Timeout | undefined;
+  private stopped: Promise<TrafficStats> | undefined;
+
+  private constructor(
+    private readonly options: ResolvedTrafficOptions,
+    private readonly lb: LoadBalancer,
+    private readonly recorder: TrafficRecorder,
+    private readonly clients: readonly TrafficClient[],
+  ) {}
+
+  /** Resolves once every request loop has completed (answered or failed) at least one request. */
+  static async start(options: TrafficOptions): Promise<Traffic> {
+    const resolved = resolveTrafficOptions(options);
+    const lb = new LoadBalancer({ terminating: resolved.terminating, healthy: resolved.healthy });
+    const recorder = new TrafficRecorder();
+    const context: ClientContext = { lb, recorder, path: resolved.path, requestTimeoutMs: resolved.requestTimeoutMs };
+    const clients: TrafficClient[] = [
+      ...Array.from({ length: resolved.http1Clients }, () => new Http1Client(context)),
+      ...Array.from({ length: resolved.http2Clients }, () => new Http2Client(context)),
+    ];
+    const traffic = new Traffic(resolved, lb, recorder, clients);
+    await traffic.run();
+    return traffic;
+  }
+
+  /**
+   * Kubernetes marked the pod terminating: for `deprogrammingDelayMs` more, the LB still sends NEW
+   * connections to it; then only to `healthy`. Existing connections are never moved by the LB:
+   * they live until the server closes them (Connection: close, GOAWAY, reset).
+   */
+  terminationStarted(deprogrammingDelayMs: number): void {
+    this.lb.terminationStarted(deprogrammingDelayMs);
+  }
+
+  /** Date.now() from which the LB sends new connections only to `healthy`; undefined before terminationStarted. */
+  get deprogrammedAt(): number | undefined {
+    return this.lb.deprogrammedAtMs;
+  }
+
+  /** A snapshot: it does not change as traffic goes on. */
+  get stats(): TrafficStats {
+    return this.recorder.snapshot();
+  }
+
+  /**
+   * Stops issuing requests, waits for those in flight (each bounded by requestTimeoutMs), closes
+   * the connections politely and returns the final stats. Safe to call more than once.
+   */
+  stop(): Promise<TrafficStats> {
+    this.stopped ??= (async () => {
+      this.controller.abort();
+      clearInterval(this.churnTimer);
+      await Promise.all(this.loops);
+      await Promise.all(this.clients.map((client) => client.close()));
+      return this.recorder.snapshot();
+    })();
+    return this.stopped;
+  }
+
+  private async run(): Promise<void> {
+    const firsts: Array<Promise<void>> = [];
+    const loopsPerClient = (client: TrafficClient): number => (client.protocol === 'http2' ? this.options.streamsPerSession : 1);
+    for (const client of this.clients) {
+      for (let n = 0; n < loopsPerClient(client); n += 1) {
+        let onFirstDone = (): void => {};
+        firsts.push(new Promise((resolve) => (onFirstDone = resolve)));
+        const options = { thinkTimeMs: this.options.thinkTimeMs, signal: this.controller.signal, onFirstDone };
+        this.loops.push(runLoop(client, options));
+      }
+    }
+    if (this.options.reconnectEveryMs > 0) {
+      let next = 0;
+      this.churnTimer = setInterval(() => {
+        this.clients[next % this.clients.length]?.reconnectWhenIdle();
+        next += 1;
+      }, this.options.reconnectEveryMs);
+    }
+    await Promise.all(firsts);
+  }
+}
