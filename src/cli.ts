@@ -6,6 +6,7 @@ import {
   ENV,
   collectListenerNames,
   managerConfig,
+  parseBoolean,
   parseConnectionSource,
   parseCount,
   parseHost,
@@ -80,6 +81,8 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(connectionsOption())
     .addOption(ignoreListenerOption())
     .addOption(adminTimeoutOption())
+    .addOption(flag('--require-envoy-prestop', "for the sidecar's hook: drain only once Envoy's own preStop hook has reached the manager (the pod is terminating); otherwise exit 0 and leave Envoy serving", ENV.requireEnvoyPrestop))
+    .addOption(option('--envoy-prestop-wait <duration>', "with --require-envoy-prestop: how long to wait for Envoy's preStop hook to reach the manager", parseDuration, DEFAULTS.envoyPrestopWait, ENV.envoyPrestopWait))
     .option('--dry-run', 'print the effective configuration, the plan and the current counts; change nothing')
     .addOption(outputOption('with --dry-run: text for people, json for scripts'))
     .addHelpText('after', SHUTDOWN_HELP.after)
@@ -104,6 +107,8 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(readyFileOption('the file shutdown writes when the drain ends'))
     .addOption(option('--max-waiters <n>', 'concurrent /shutdown/ready requests; more get 503', parseMaxWaiters, String(DEFAULTS.maxWaiters), ENV.maxWaiters))
     .addOption(option('--request-timeout <duration>', 'a client must send its whole request within this (slow clients are cut); the wait for the answer is not bounded by it', parsePositiveDuration, DEFAULTS.requestTimeout, ENV.requestTimeout))
+    .addOption(option('--drain-start-timeout <duration>', 'release /shutdown/ready waiters (500) when no drain is running this long after the first arrived: the sidecar hook never ran or died (0: off)', parseDuration, DEFAULTS.drainStartTimeout, ENV.drainStartTimeout))
+    .addOption(flag('--drain-endpoint', 'native-sidecar mode: serve /shutdown/drain, which runs the drain (configured by the ENVOY_SHUTDOWN_* variables) for requests carrying ENVOY_SHUTDOWN_HOOK_TOKEN in the X-Envoy-Shutdown-Token header', ENV.drainEndpoint))
     .addHelpText('after', MANAGER_HELP.after)
     .action(async (options: ManagerOptions, command: Command) => {
       const config = managerConfig(options);
@@ -164,6 +169,14 @@ function outputOption(description: string): Option {
 /** An option with an env var and a default shown as the user would write it. */
 function option<T>(flags: string, description: string, parse: (text: string) => T, fallback: string, env: string): Option {
   return new Option(flags, description).env(env).argParser(usage(parse)).default(parse(fallback), fallback);
+}
+
+/**
+ * A switch that also reads an environment variable. It takes an optional true/false so that
+ * `VAR=false` means false: commander counts a plain flag's variable as set whatever its value.
+ */
+function flag(flags: string, description: string, env: string): Option {
+  return new Option(`${flags} [boolean]`, description).env(env).preset('true').argParser(usage(parseBoolean)).default(false);
 }
 
 function choice(flags: string, description: string, choices: readonly string[], fallback: string, env: string): Option {

@@ -1,6 +1,7 @@
 // Every default, every environment variable name and every cross-option rule, in one place.
 // Values are validated here, before any I/O.
-import type { AdminAddress } from './envoy/address.js';
+import { parseAdminAddress, type AdminAddress } from './envoy/address.js';
+import { parseHookToken } from './manager/hook-token.js';
 import { CONNECTION_SOURCES, type ConnectionSource } from './envoy/stats.js';
 import { UsageError } from './errors.js';
 import { formatDuration, parseDuration } from './duration.js';
@@ -15,6 +16,8 @@ export const DEFAULTS = {
   checkInterval: '1s',
   healthCheckFailureDelay: '0s',
   quietPeriod: '0s',
+  envoyPrestopWait: '10s',
+  drainStartTimeout: '15s',
   readyFile: DEFAULT_READY_FILE,
   connections: 'total' as ConnectionSource,
   adminTimeout: '2s',
@@ -36,6 +39,11 @@ export const ENV = {
   checkInterval: 'ENVOY_SHUTDOWN_CHECK_INTERVAL',
   healthCheckFailureDelay: 'ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY',
   quietPeriod: 'ENVOY_SHUTDOWN_QUIET_PERIOD',
+  requireEnvoyPrestop: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP',
+  envoyPrestopWait: 'ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT',
+  drainStartTimeout: 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT',
+  hookToken: 'ENVOY_SHUTDOWN_HOOK_TOKEN',
+  drainEndpoint: 'ENVOY_SHUTDOWN_DRAIN_ENDPOINT',
   readyFile: 'ENVOY_SHUTDOWN_READY_FILE',
   connections: 'ENVOY_SHUTDOWN_CONNECTIONS',
   ignoreListeners: 'ENVOY_SHUTDOWN_IGNORE_LISTENERS',
@@ -67,6 +75,9 @@ export interface ShutdownConfig {
   readonly connections: ConnectionSource;
   readonly ignoreListeners: ReadonlySet<string>;
   readonly adminTimeoutMs: number;
+  /** Drain only once the manager has seen Envoy's own preStop hook: the pod is really terminating. */
+  readonly requireEnvoyPrestop: boolean;
+  readonly envoyPrestopWaitMs: number;
   /** Recorded in the drain-state file for `status`. */
   readonly startedBy: 'hook' | 'manual';
 }
@@ -84,6 +95,8 @@ export interface ShutdownOptions {
   readonly connections: ConnectionSource;
   readonly ignoreListener: readonly string[];
   readonly adminTimeout: number;
+  readonly requireEnvoyPrestop?: boolean;
+  readonly envoyPrestopWait: number;
 }
 
 export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
@@ -109,8 +122,18 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
     connections: options.connections,
     ignoreListeners: new Set(options.ignoreListener),
     adminTimeoutMs: options.adminTimeout,
-    startedBy: 'manual',
+    requireEnvoyPrestop: options.requireEnvoyPrestop === true,
+    envoyPrestopWaitMs: options.envoyPrestopWait,
+    startedBy: options.requireEnvoyPrestop === true ? 'hook' : 'manual',
   };
+}
+
+/** Booleans in environment variables: true/false, 1/0, yes/no. */
+export function parseBoolean(text: string): boolean {
+  const value = text.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(value)) return true;
+  if (['false', '0', 'no', ''].includes(value)) return false;
+  throw new UsageError(`"${text}" is not a boolean: expected true or false`);
 }
 
 export interface ManagerConfig {
@@ -121,6 +144,12 @@ export interface ManagerConfig {
   readonly readyFile: string;
   readonly maxWaiters: number;
   readonly requestTimeoutMs: number;
+  /** 0: off. Otherwise release /shutdown/ready waiters when no drain runs this long after the first arrived. */
+  readonly drainStartTimeoutMs: number;
+  /** Proves a request comes from the pod's own hook (kubelet sends it as a header). Never logged. */
+  readonly hookToken: string | undefined;
+  /** Native-sidecar mode: serve /shutdown/drain, which runs this drain for the pod's own hook. */
+  readonly drain: ShutdownConfig | undefined;
 }
 
 export interface ManagerOptions {
@@ -130,6 +159,8 @@ export interface ManagerOptions {
   readonly readyFile: string;
   readonly maxWaiters: number;
   readonly requestTimeout: number;
+  readonly drainStartTimeout: number;
+  readonly drainEndpoint?: boolean;
 }
 
 export interface StatusConfig {
@@ -185,6 +216,11 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = 
       throw new UsageError(`--ready-timeout (${formatDuration(options.readyTimeout)}) must be longer than the drain timeout ${ENV.drainTimeout}=${drainTimeoutText}`);
     }
   }
+  const tokenText = env[ENV.hookToken];
+  const hookToken = tokenText === undefined || tokenText === '' ? undefined : fromEnv(ENV.hookToken, tokenText, parseHookToken);
+  if (options.drainEndpoint === true && hookToken === undefined) {
+    throw new UsageError(`--drain-endpoint needs ${ENV.hookToken}: without it anyone who can reach the pod could start a drain`);
+  }
   return {
     host: options.host,
     port: options.port,
@@ -192,7 +228,45 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = 
     readyFile: options.readyFile,
     maxWaiters: options.maxWaiters,
     requestTimeoutMs: options.requestTimeout,
+    drainStartTimeoutMs: options.drainStartTimeout,
+    hookToken,
+    drain: options.drainEndpoint === true ? { ...shutdownConfigFromEnv(env, options.readyFile), startedBy: 'hook' } : undefined,
   };
+}
+
+/**
+ * The `shutdown` configuration from the environment alone, with the same variables, parsers and
+ * defaults as the command line: the manager runs the drain itself in native-sidecar mode, where
+ * no command line reaches it.
+ */
+export function shutdownConfigFromEnv(env: NodeJS.ProcessEnv, readyFile: string): ShutdownConfig {
+  const read = <T>(key: keyof typeof ENV, parse: (text: string) => T, fallback: string): T => {
+    const text = env[ENV[key]];
+    return text === undefined ? parse(fallback) : fromEnv(ENV[key], text, parse);
+  };
+  return shutdownConfig({
+    adminAddress: read('adminAddress', parseAdminAddress, DEFAULTS.adminAddress),
+    drainTimeout: read('drainTimeout', parsePositiveDuration, DEFAULTS.drainTimeout),
+    minDrainDuration: read('minDrainDuration', parseDuration, DEFAULTS.minDrainDuration),
+    exitAtConnections: read('exitAtConnections', parseCount, String(DEFAULTS.exitAtConnections)),
+    checkInterval: read('checkInterval', parsePositiveDuration, DEFAULTS.checkInterval),
+    healthCheckFailureDelay: read('healthCheckFailureDelay', parseDuration, DEFAULTS.healthCheckFailureDelay),
+    quietPeriod: read('quietPeriod', parseDuration, DEFAULTS.quietPeriod),
+    readyFile,
+    connections: read('connections', parseConnectionSource, DEFAULTS.connections),
+    ignoreListener: env[ENV.ignoreListeners] === undefined ? [] : fromEnv(ENV.ignoreListeners, env[ENV.ignoreListeners] ?? '', (text) => collectListenerNames(text)),
+    adminTimeout: read('adminTimeout', parsePositiveDuration, DEFAULTS.adminTimeout),
+    envoyPrestopWait: 0,
+  });
+}
+
+function fromEnv<T>(name: string, text: string, parse: (text: string) => T): T {
+  try {
+    return parse(text);
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`${name}: ${error.message}`);
+    throw error;
+  }
 }
 
 export function parseHost(text: string): string {

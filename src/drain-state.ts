@@ -7,8 +7,10 @@ import { writeFileAtomically } from './atomic-file.js';
 export interface DrainInProgress {
   readonly pid: number;
   readonly startedAt: string;
-  /** `hook`: run as the sidecar's preStop hook; `manual`: by hand (kubectl exec). */
+  /** `hook`: run as a preStop hook; `manual`: by hand (kubectl exec). */
   readonly startedBy: 'hook' | 'manual';
+  /** Before the drain proper, a hook may wait for proof that the pod is terminating. */
+  readonly phase: 'awaiting-envoy-prestop' | 'draining';
   readonly minDrainMs: number;
   readonly drainTimeoutMs: number;
   readonly quietPeriodMs: number;

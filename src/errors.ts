@@ -57,12 +57,12 @@ export class AdminError extends ShutdownManagerError {
   }
 }
 
+/** One line for a log field or stderr. Our own errors already say everything; others get their code. */
 export function errorMessage(error: unknown): string {
+  if (error instanceof ShutdownManagerError) return error.message;
   if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
     const code = (error as { code?: unknown }).code;
-    const detail = cause === '' && typeof code === 'string' && !code.startsWith('ESM_') ? ` (${code})` : '';
-    return `${error.message}${cause}${detail}`;
+    return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
   }
   return String(error);
 }

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { temporaryName, writeFileAtomically } from './atomic-file.js';
-import { ShutdownManagerError, UsageError } from './errors.js';
+import { ShutdownManagerError, UsageError, errorMessage } from './errors.js';
 
 /** Where the file lives unless --ready-file says otherwise (an emptyDir shared by both containers). */
 export const DEFAULT_READY_FILE = '/tmp/shutdown-ready';
@@ -42,7 +42,7 @@ export async function writeReadyFile(path: string, report: ReadyReport): Promise
   try {
     await writeFileAtomically(path, `${JSON.stringify(report)}\n`);
   } catch (error) {
-    throw new ShutdownManagerError('ESM_READY_FILE', `could not write the ready file ${path}`, { cause: error });
+    throw new ShutdownManagerError('ESM_READY_FILE', `could not write the ready file ${path}: ${errorMessage(error)}`, { cause: error });
   }
 }
 

@@ -1,7 +1,8 @@
 // Whole-pod termination: the kubelet stand-in runs both preStop hooks at once against the Envoy
 // stand-in and the built binary, then SIGTERM, then SIGKILL at the grace period.
 import { afterEach, describe, expect, it } from 'vitest';
-import { tcpConnection } from './support/clients.js';
+import { idleHttpConnection, tcpConnection } from './support/clients.js';
+import { terminateUnderLoad } from './support/termination-run.js';
 import { ENVOY, SIDECAR, startEnvoyPod, type EnvoyPod, type EnvoyPodOptions } from './support/envoy-pod.js';
 
 const pods: EnvoyPod[] = [];
@@ -63,5 +64,57 @@ describe('pod termination', () => {
     expect(timeline.find('pod-gone')!.t).toBeLessThan(15_000);
     const logs = pod.container(SIDECAR).logs();
     expect(logs.find((l) => l['msg'] === 'shutdown finished')).toMatchObject({ result: 'envoy-unreachable', exitCode: 1 });
+  });
+});
+
+describe('pod termination under load', () => {
+  it('loses no request over HTTP/1.1 and HTTP/2 when load balancers deprogram within the minimum drain', async () => {
+    const envoyPod = await start({
+      envoy: { drainStrategy: 'immediate', statsFlushIntervalMs: 500, listeners: LISTENERS },
+      terminationGracePeriodSeconds: 15,
+      shutdownArgs: ['--min-drain-duration', '1500ms', '--drain-timeout', '8s', '--check-interval', '200ms'],
+      managerArgs: ['--ready-timeout', '10s'],
+    });
+    const run = await terminateUnderLoad(envoyPod, { deprogrammingDelayMs: 700, traffic: { http1Clients: 4, http2Clients: 2 } });
+    const { timeline, traffic } = run;
+
+    expect(traffic.failures).toEqual([]);
+    expect(run.requestsBeforeTermination).toBeGreaterThan(0);
+    expect(traffic.requests.terminating).toBeGreaterThan(run.requestsBeforeTermination); // it kept serving while draining
+    expect(traffic.requests.healthy).toBeGreaterThan(0); // and clients moved on
+
+    // Envoy got SIGTERM only after the drain ended, and only then did it stop serving.
+    const sidecarLogs = envoyPod.pod.container(SIDECAR).logs();
+    const drainEnded = sidecarLogs.find((l) => l['msg'] === 'drain completed');
+    expect(drainEnded).toBeDefined();
+    const envoySigterm = timeline.find('sigterm', ENVOY)!;
+    expect(envoySigterm.at).toBeGreaterThanOrEqual(Date.parse(String(drainEnded!['time'])));
+    expect(traffic.lastRequestToTerminatingAt).toBeLessThanOrEqual(envoySigterm.at);
+    expect(timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 0');
+    expect(timeline.find('prestop-end', ENVOY)?.detail).toBe('HTTP 200');
+    // Both hooks started together, as kubelet runs them.
+    expect(Math.abs(timeline.find('prestop-start', ENVOY)!.t - timeline.find('prestop-start', SIDECAR)!.t)).toBeLessThan(1_000);
+    // The whole sequence fits inside the grace period.
+    expect(timeline.find('sigkill')).toBeUndefined();
+    expect(timeline.find('pod-gone')!.t).toBeLessThan(15_000);
+  });
+
+  it('with --connections listeners, a scraper kept on the ignored stats listener does not hold the drain', async () => {
+    const envoyPod = await start({
+      envoy: { drainStrategy: 'immediate', listeners: [...LISTENERS, { name: 'stats', kind: 'http', drainType: 'MODIFY_ONLY' }] },
+      terminationGracePeriodSeconds: 30,
+      shutdownArgs: ['--connections', 'listeners', '--ignore-listener', 'stats', '--min-drain-duration', '1s', '--drain-timeout', '20s', '--check-interval', '200ms'],
+      managerArgs: ['--ready-timeout', '25s'],
+    });
+    const scraper = await idleHttpConnection(envoyPod.listeners['stats'] as number, '/stats/prometheus');
+    cleanups.push(() => scraper.close());
+    const run = await terminateUnderLoad(envoyPod, { deprogrammingDelayMs: 500, traffic: { http1Clients: 3, http2Clients: 2 } });
+    expect(run.traffic.failures).toEqual([]);
+    // Exit 0 means it finished on the count, not at its 20 s timeout (exit 3).
+    expect(run.timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 0');
+    const finished = envoyPod.pod.container(SIDECAR).logs().find((l) => l['msg'] === 'shutdown finished');
+    expect(finished).toMatchObject({ result: 'drained', connections: 0 });
+    expect(finished?.['elapsedMs']).toBeLessThan(20_000);
+    expect(scraper.socket.destroyed).toBe(true); // it lived until Envoy exited
   });
 });

@@ -8,7 +8,8 @@ import { ExitCode, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { checkReadyFileDirectory, removeReadyFile, writeReadyFile, type DrainResult } from '../ready-file.js';
 import { type DrainOutcome, runDrain } from './drain.js';
-import { removeDrainState, writeDrainState } from '../drain-state.js';
+import { removeDrainState, writeDrainState, type DrainInProgress } from '../drain-state.js';
+import { waitForEnvoyPrestop } from '../envoy-prestop.js';
 
 const EXIT_CODES: Readonly<Record<DrainResult, ExitCode>> = {
   drained: ExitCode.Drained,
@@ -17,31 +18,46 @@ const EXIT_CODES: Readonly<Record<DrainResult, ExitCode>> = {
 };
 
 export async function runShutdown(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<ExitCode> {
+  const startedAt = Date.now();
   // Before touching Envoy: a drain whose end cannot be signalled would hold Envoy until the manager's timeout.
   await checkReadyFileDirectory(config.readyFile);
-  if (removeReadyFile(config.readyFile)) {
-    log.info({ readyFile: config.readyFile }, 'removed the ready file of an earlier drain');
+  const drainState = (phase: DrainInProgress['phase']): DrainInProgress => ({
+    pid: process.pid,
+    startedAt: new Date(startedAt).toISOString(),
+    startedBy: config.startedBy,
+    phase,
+    minDrainMs: config.minDrainMs,
+    drainTimeoutMs: config.drainTimeoutMs,
+    quietPeriodMs: config.quietPeriodMs,
+  });
+  // The drain-state file lives until the ready file is written: the manager reads "neither file"
+  // as "no drain running", and must never see that between the two.
+  try {
+    if (config.requireEnvoyPrestop) {
+      await writeDrainState(config.readyFile, drainState('awaiting-envoy-prestop'));
+      const verdict = await awaitTermination(config, startedAt, log, signal);
+      if (verdict !== 'terminating') return verdict === 'interrupted' ? ExitCode.Interrupted : ExitCode.Drained;
+    }
+    if (removeReadyFile(config.readyFile)) {
+      log.info({ readyFile: config.readyFile }, 'removed the ready file of an earlier drain');
+    }
+    await writeDrainState(config.readyFile, drainState('draining'));
+    return await drainAndReport(config, log, signal);
+  } finally {
+    await removeDrainState(config.readyFile);
   }
-  log.info(describeShutdownConfig(config), 'shutdown started');
+}
 
+async function drainAndReport(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<ExitCode> {
+  log.info(describeShutdownConfig(config), 'shutdown started');
   const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
   const envoy = createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted: config.quietPeriodMs > 0 });
   let outcome: DrainOutcome;
   try {
-    await writeDrainState(config.readyFile, {
-      pid: process.pid,
-      startedAt: new Date().toISOString(),
-      startedBy: config.startedBy,
-      minDrainMs: config.minDrainMs,
-      drainTimeoutMs: config.drainTimeoutMs,
-      quietPeriodMs: config.quietPeriodMs,
-    });
     outcome = await runDrain(config, { envoy, log, signal });
   } finally {
     await admin.close();
-    await removeDrainState(config.readyFile);
   }
-
   if (outcome.result === 'interrupted') {
     log.warn(
       { connections: outcome.connections, elapsedMs: outcome.elapsedMs },
@@ -61,6 +77,30 @@ export async function runShutdown(config: ShutdownConfig, log: Logger, signal: A
   return exitCode;
 }
 
+/**
+ * Run as a hook, drain only when Envoy's own preStop hook reached the manager: otherwise this is a
+ * restart of the sidecar alone (a failed liveness probe), and draining would leave a live pod
+ * failing its health checks for good.
+ */
+async function awaitTermination(config: ShutdownConfig, startedAt: number, log: Logger, signal: AbortSignal): Promise<'terminating' | 'not-terminating' | 'interrupted'> {
+  let seenAt: number | undefined;
+  try {
+    seenAt = await waitForEnvoyPrestop(config.readyFile, startedAt, config.envoyPrestopWaitMs, signal);
+  } catch {
+    log.warn('interrupted while waiting for envoy preStop hook: nothing was sent to Envoy');
+    return 'interrupted';
+  }
+  if (seenAt === undefined) {
+    log.warn(
+      { waitedMs: Date.now() - startedAt, envoyPrestopWait: formatDuration(config.envoyPrestopWaitMs) },
+      "no sign of Envoy's preStop hook: the pod is not terminating (a sidecar restart?), so Envoy is left serving, health check untouched",
+    );
+    return 'not-terminating';
+  }
+  log.info({ envoyPrestopAt: new Date(seenAt).toISOString() }, "envoy's preStop hook reached the manager: the pod is terminating");
+  return 'terminating';
+}
+
 /** The effective configuration as a person would write it: for the start-up log line and --dry-run. */
 export function describeShutdownConfig(config: ShutdownConfig): Record<string, string | number | string[]> {
   return {
@@ -75,5 +115,7 @@ export function describeShutdownConfig(config: ShutdownConfig): Record<string, s
     ignoreListeners: [...config.ignoreListeners],
     readyFile: config.readyFile,
     adminTimeout: formatDuration(config.adminTimeoutMs),
+    requireEnvoyPrestop: String(config.requireEnvoyPrestop),
+    envoyPrestopWait: formatDuration(config.envoyPrestopWaitMs),
   };
 }

@@ -2,7 +2,7 @@
 // serves every call, so a fast poll costs one request, not one handshake, per read.
 // undici is loaded on first use: the long-running manager never pays for it.
 import type { Client } from 'undici';
-import { AdminError } from '../errors.js';
+import { AdminError, errorMessage } from '../errors.js';
 import { type AdminAddress, formatAdminAddress } from './address.js';
 
 export interface AdminClientOptions {
@@ -69,13 +69,8 @@ async function call(
   return body;
 }
 
+/** undici wraps the socket error; its code (ECONNREFUSED, ENOENT for a missing socket) is what a person needs. */
 function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    const cause = error.cause instanceof Error ? error.cause : undefined;
-    const causeCode = (cause as { code?: unknown } | undefined)?.code;
-    const best = typeof causeCode === 'string' ? causeCode : typeof code === 'string' ? code : undefined;
-    return best === undefined ? error.message : `${error.message} (${best})`;
-  }
-  return String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  return errorMessage(cause);
 }

@@ -1,31 +1,48 @@
 // `envoy-shutdown-manager shutdown-manager`: the sidecar's long-running process.
 import type { Server } from 'node:http';
-import type { ManagerConfig } from '../config.js';
+import type { ManagerConfig, ShutdownConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { clearEnvoyPrestop, recordEnvoyPrestop } from '../envoy-prestop.js';
+import { ExitCode, UsageError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import { checkReadyFileDirectory, removeReadyFile } from '../ready-file.js';
+import { runShutdown } from '../drain/shutdown-command.js';
+import { checkReadyFileDirectory, readReadyReport, removeReadyFile } from '../ready-file.js';
+import { DrainWatchdog } from './drain-watchdog.js';
+import { hookTokenCheck } from './hook-token.js';
 import { ReadyWatch } from './ready-watch.js';
-import { createManagerServer } from './server.js';
+import { createManagerServer, type DrainRunner } from './server.js';
 
 export async function runManager(config: ManagerConfig, log: Logger, stop: Promise<NodeJS.Signals>): Promise<ExitCode> {
   await checkReadyFileDirectory(config.readyFile);
-  const readyWatch = new ReadyWatch(config.readyFile);
-  const manager = createManagerServer({ ...config, readyWatch, log });
-  // Bind first: a second instance that cannot get the port must not touch the first one's file.
+  const manager = createManagerServer({
+    ...config,
+    readyWatch: new ReadyWatch(config.readyFile),
+    watchdog: new DrainWatchdog(config.readyFile, config.drainStartTimeoutMs),
+    fromPodHook: config.hookToken === undefined ? undefined : hookTokenCheck(config.hookToken),
+    onEnvoyPrestop: () => {
+      recordEnvoyPrestop(config.readyFile).catch((error: unknown) => log.error({ err: errorMessage(error) }, "could not record envoy's preStop hook"));
+    },
+    runDrain: config.drain === undefined ? undefined : drainOnce(config.drain, log),
+    log,
+  });
+  // Bind first: a second instance that cannot get the port must not touch the first one's files.
   await listen(manager.server, config.host, config.port);
   // An emptyDir outlives container restarts: a file from an earlier run must never release Envoy
-  // early. Removed synchronously, before the event loop can hand us a first request.
+  // early, nor pass for a fresh preStop hook. Removed synchronously, before a first request.
   if (removeReadyFile(config.readyFile)) {
     log.warn({ readyFile: config.readyFile }, 'removed a ready file left by an earlier run');
   }
+  clearEnvoyPrestop(config.readyFile);
   log.info(
     {
       host: config.host ?? 'all interfaces',
       port: boundPort(manager.server),
       readyFile: config.readyFile,
       readyTimeout: formatDuration(config.readyTimeoutMs),
+      drainStartTimeout: formatDuration(config.drainStartTimeoutMs),
       maxWaiters: config.maxWaiters,
+      hookToken: config.hookToken === undefined ? 'none' : 'set',
+      drainEndpoint: config.drain !== undefined,
     },
     'shutdown manager listening',
   );
@@ -33,11 +50,21 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   const signal = await stop;
   manager.server.close();
   manager.server.closeIdleConnections();
-  log.info({ signal, waiting: manager.waiting }, 'stopping: no longer accepting connections; open waiters are still answered');
+  log.info({ signal, pending: manager.pending }, 'stopping: no longer accepting connections; open requests are still answered');
   await manager.drained();
-  readyWatch.close();
   log.info('shutdown manager stopped');
   return ExitCode.Drained;
+}
+
+/** The drain of native-sidecar mode: run once, in this process; later callers get the same result. */
+function drainOnce(config: ShutdownConfig, log: Logger): DrainRunner {
+  let result: ReturnType<DrainRunner> | undefined;
+  return () =>
+    (result ??= (async () => {
+      const exitCode = await runShutdown(config, log.child({ component: 'shutdown' }), new AbortController().signal);
+      const report = await readReadyReport(config.readyFile);
+      return { ok: exitCode === ExitCode.Drained, report: typeof report === 'object' ? report : { exitCode } };
+    })());
 }
 
 function boundPort(server: Server): number | undefined {

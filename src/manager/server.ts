@@ -1,17 +1,25 @@
-// The manager's HTTP server. /shutdown/ready only ever waits: no request can trigger anything.
-import { finished } from 'node:stream/promises';
+// The manager's HTTP server. /shutdown/ready only ever waits: nothing it receives can trigger
+// anything. /shutdown/drain exists only in native-sidecar mode, and only for the pod's own hook.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { finished } from 'node:stream/promises';
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
+import type { DrainWatchdog } from './drain-watchdog.js';
+import type { HookTokenCheck } from './hook-token.js';
 import type { ReadyContent, ReadyWatch } from './ready-watch.js';
 
 /** The path Envoy's preStop httpGet calls (Envoy Gateway's, so manifests carry over). */
 export const READY_PATH = '/shutdown/ready';
+/** Native-sidecar mode: Envoy's preStop httpGet starts the drain here, with the hook token. */
+export const DRAIN_PATH = '/shutdown/drain';
 export const HEALTHZ_PATH = '/healthz';
 
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** How often Node looks for requests past their timeout (its default, 30 s, lets slow clients linger). */
 const MAX_TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+/** Runs the drain (once, however many callers) and says how it ended. */
+export type DrainRunner = () => Promise<{ readonly ok: boolean; readonly report: unknown }>;
 
 export interface ManagerServerOptions {
   readonly readyTimeoutMs: number;
@@ -19,21 +27,38 @@ export interface ManagerServerOptions {
   /** A client must send its whole request (headers included) within this. Waiting for the answer is not bounded by it. */
   readonly requestTimeoutMs: number;
   readonly readyWatch: ReadyWatch;
+  readonly watchdog: DrainWatchdog;
+  readonly drainStartTimeoutMs: number;
+  /** Set when a hook token is configured: only requests carrying it count as Envoy's preStop hook. */
+  readonly fromPodHook: HookTokenCheck | undefined;
+  /** Called for each /shutdown/ready that counts as Envoy's preStop hook. */
+  readonly onEnvoyPrestop: () => void;
+  /** Native-sidecar mode only. */
+  readonly runDrain: DrainRunner | undefined;
   readonly log: Logger;
 }
 
 export interface ManagerServer {
   readonly server: Server;
-  /** Waiters not answered yet. */
-  readonly waiting: number;
-  /** Resolves when every waiter has been answered (immediately when none wait). */
+  /** Requests held open and not answered yet (waiters and drains). */
+  readonly pending: number;
+  /** Resolves when every held request has been answered (immediately when none is). */
   drained(): Promise<void>;
 }
 
 export function createManagerServer(options: ManagerServerOptions): ManagerServer {
   const { log } = options;
+  let pending = 0;
   let waiting = 0;
   let onIdle: (() => void) | undefined;
+  const hold = (work: Promise<void>): void => {
+    pending += 1;
+    void work.finally(() => {
+      pending -= 1;
+      if (pending === 0) onIdle?.();
+    });
+  };
+
   const server = createServer(
     {
       headersTimeout: options.requestTimeoutMs,
@@ -45,8 +70,7 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
       request.resume(); // a body, if any, is ignored but must not stall the socket
       const path = (request.url ?? '').split('?', 1)[0];
       if (path === HEALTHZ_PATH) {
-        if (!allow(request, response, ['GET', 'HEAD'])) return;
-        reply(response, 200, 'ok\n');
+        if (allow(request, response, ['GET', 'HEAD'])) reply(response, 200, 'ok\n');
       } else if (path === READY_PATH) {
         if (!allow(request, response, ['GET'])) return;
         if (waiting >= options.maxWaiters) {
@@ -54,12 +78,24 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
           reply(response, 503, `too many waiters (${options.maxWaiters})\n`);
           return;
         }
+        const fromHook = options.fromPodHook?.(request) ?? true;
+        if (fromHook) options.onEnvoyPrestop();
         waiting += 1;
-        log.info({ remote: request.socket.remoteAddress, waiting }, 'waiting for the drain to finish');
-        void waitForReady(response, options).finally(() => {
-          waiting -= 1;
-          if (waiting === 0) onIdle?.();
-        });
+        log.info({ remote: request.socket.remoteAddress, waiting, fromPodHook: fromHook }, 'waiting for the drain to finish');
+        hold(
+          waitForReady(response, options).finally(() => {
+            waiting -= 1;
+            if (waiting === 0) options.watchdog.disarm();
+          }),
+        );
+      } else if (path === DRAIN_PATH && options.runDrain !== undefined) {
+        if (!allow(request, response, ['GET'])) return;
+        if (options.fromPodHook?.(request) !== true) {
+          log.warn({ remote: request.socket.remoteAddress }, 'drain request refused: it does not carry the hook token');
+          reply(response, 403, 'forbidden\n');
+          return;
+        }
+        hold(drainFor(response, options.runDrain, log));
       } else {
         reply(response, 404, 'not found\n');
       }
@@ -69,15 +105,10 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
   server.timeout = 0;
   return {
     server,
-    get waiting() {
-      return waiting;
+    get pending() {
+      return pending;
     },
-    drained: () =>
-      waiting === 0
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => {
-            onIdle = resolve;
-          }),
+    drained: () => (pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (onIdle = resolve))),
   };
 }
 
@@ -89,13 +120,21 @@ async function waitForReady(response: ServerResponse, options: ManagerServerOpti
   const onClose = (): void => gone.abort();
   response.on('close', onClose);
   const timeout = setTimeout(() => gone.abort('timeout'), readyTimeoutMs);
-  const content = await options.readyWatch.wait(gone.signal);
+  const noDrain = options.watchdog.watch().then(() => 'no-drain' as const);
+  const outcome = await Promise.race([options.readyWatch.wait(gone.signal), noDrain]);
+  gone.abort('answered');
   clearTimeout(timeout);
   response.off('close', onClose);
   const waitedMs = Date.now() - startedAt;
-  if (content !== undefined) {
-    log.info({ waitedMs, ...describe(content) }, 'drain finished: releasing envoy');
-    reply(response, 200, `${JSON.stringify(content === 'unreadable' ? { result: 'unknown' } : content)}\n`, 'application/json');
+  if (outcome === 'no-drain') {
+    log.error(
+      { waitedMs, drainStartTimeout: formatDuration(options.drainStartTimeoutMs) },
+      "no drain is running and no ready file appeared: releasing envoy undrained (did the sidecar's preStop hook run?)",
+    );
+    reply(response, 500, 'no drain started: released undrained\n');
+  } else if (outcome !== undefined) {
+    log.info({ waitedMs, ...describe(outcome) }, 'drain finished: releasing envoy');
+    reply(response, 200, `${JSON.stringify(outcome === 'unreadable' ? { result: 'unknown' } : outcome)}\n`, 'application/json');
   } else if (gone.signal.reason === 'timeout') {
     log.error({ waitedMs, readyTimeout: formatDuration(readyTimeoutMs) }, 'ready file did not appear before --ready-timeout: releasing envoy undrained');
     // A 5xx makes kubelet record a FailedPreStopHook event: the drain did not finish.
@@ -104,6 +143,14 @@ async function waitForReady(response: ServerResponse, options: ManagerServerOpti
     log.info({ waitedMs }, 'waiter went away');
   }
   // Count the waiter as answered only once its bytes are out: the process may exit right after.
+  await finished(response).catch(() => undefined);
+}
+
+async function drainFor(response: ServerResponse, runDrain: DrainRunner, log: Logger): Promise<void> {
+  log.info('drain requested by the pod hook');
+  const { ok, report } = await runDrain();
+  // kubelet only records the status: a 5xx leaves a FailedPreStopHook event for a timeout or an unreachable Envoy.
+  reply(response, ok ? 200 : 500, `${JSON.stringify(report)}\n`, 'application/json');
   await finished(response).catch(() => undefined);
 }
 

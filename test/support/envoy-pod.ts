@@ -1,23 +1,33 @@
-// The pod this project ships, wired as the chart wires it: the Envoy container (here the Envoy
-// stand-in process) whose preStop is `httpGet /shutdown/ready` on the sidecar, and the
-// shutdown-manager sidecar (the built binary) whose preStop is exec `envoy-shutdown-manager shutdown`.
+// The pod this project ships, wired as the chart wires it, in either mode:
+// - classic: the Envoy container (here the Envoy stand-in process) has preStop
+//   `httpGet /shutdown/ready` on the sidecar; the shutdown-manager sidecar (the built binary) has
+//   preStop exec `envoy-shutdown-manager shutdown`.
+// - native: the manager is a native sidecar (init container, restartPolicy Always) serving
+//   /shutdown/drain; Envoy's preStop `httpGet /shutdown/drain` carries the hook token and runs the
+//   drain; the manager has no hook and is stopped after Envoy has exited.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN } from './cli.js';
 import { ENVOY_STAND_IN_BUNDLE } from './envoy/process.js';
 import type { EnvoyStandInOptions } from './envoy/stand-in.js';
-import { Pod } from './kubelet/pod.js';
+import type { PreStopHook } from './kubelet/hooks.js';
+import { Pod, type ContainerSpec } from './kubelet/pod.js';
 
 export interface EnvoyPodOptions {
   readonly envoy: EnvoyStandInOptions;
   readonly terminationGracePeriodSeconds: number;
-  /** Flags for the sidecar's exec hook, after --admin-address and --ready-file. */
+  readonly mode?: 'classic' | 'native';
+  /** Flags for the sidecar's exec hook (classic), after --admin-address and --ready-file. */
   readonly shutdownArgs?: readonly string[];
+  /** Replaces the sidecar's exec hook command altogether (e.g. one that fails). */
+  readonly sidecarHook?: readonly string[];
   /** Flags for the manager, after --port 0 and --ready-file. */
   readonly managerArgs?: readonly string[];
   /** The sidecar container's environment (ENVOY_SHUTDOWN_* as the chart sets them). */
   readonly sidecarEnv?: Readonly<Record<string, string>>;
+  /** Set on the manager and sent by Envoy's httpGet hook as X-Envoy-Shutdown-Token. Required in native mode. */
+  readonly hookToken?: string;
 }
 
 export interface EnvoyPod {
@@ -32,34 +42,48 @@ export interface EnvoyPod {
 export const ENVOY = 'envoy';
 export const SIDECAR = 'shutdown-manager';
 
+const envoyReady = (line: Record<string, unknown>): boolean => line['event'] === 'ready';
+const managerReady = (line: Record<string, unknown>): boolean => line['msg'] === 'shutdown manager listening';
+
 export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod> {
   const sharedVolume = mkdtempSync(join(tmpdir(), 'emptydir-')); // the emptyDir both containers mount
   const readyFile = join(sharedVolume, 'shutdown-ready');
-  const envoyReady = (line: Record<string, unknown>): boolean => line['event'] === 'ready';
-  const managerReady = (line: Record<string, unknown>): boolean => line['msg'] === 'shutdown manager listening';
+  const native = options.mode === 'native';
+  // A native sidecar starts before Envoy, so it cannot learn an ephemeral admin port: share a socket.
+  const envoyOptions = native ? { ...options.envoy, admin: { unixSocket: join(sharedVolume, 'admin.sock') } } : options.envoy;
+  const tokenHeader = options.hookToken === undefined ? [] : [{ name: 'X-Envoy-Shutdown-Token', value: options.hookToken }];
+  const managerPort = (p: Pod): number => p.container(SIDECAR).lines.find(managerReady)?.['port'] as number;
+
+  const envoy: ContainerSpec = {
+    name: ENVOY,
+    command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(envoyOptions)],
+    ready: (c) => c.waitForLine(envoyReady),
+    preStop: (p): PreStopHook => ({ httpGet: { port: managerPort(p), path: native ? '/shutdown/drain' : '/shutdown/ready', httpHeaders: tokenHeader } }),
+  };
+  const sidecar: ContainerSpec = {
+    name: SIDECAR,
+    command: [BIN, 'shutdown-manager', '--port', '0', '--ready-file', readyFile, ...(native ? ['--drain-endpoint'] : []), ...(options.managerArgs ?? [])],
+    env: {
+      ...(options.hookToken === undefined ? {} : { ENVOY_SHUTDOWN_HOOK_TOKEN: options.hookToken }),
+      ...(native ? { ENVOY_SHUTDOWN_ADMIN_ADDRESS: `unix:${join(sharedVolume, 'admin.sock')}` } : {}),
+      ...options.sidecarEnv,
+    },
+    ready: (c) => c.waitForLine(managerReady),
+    ...(native
+      ? {}
+      : {
+          preStop: (p: Pod): PreStopHook => ({
+            exec: {
+              command: options.sidecarHook ?? [BIN, 'shutdown', '--admin-address', String(p.container(ENVOY).lines.find(envoyReady)?.['adminAddress']), '--ready-file', readyFile, ...(options.shutdownArgs ?? [])],
+            },
+          }),
+        }),
+  };
   let pod: Pod;
   try {
     pod = await Pod.start({
       terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
-      containers: [
-        {
-          name: ENVOY,
-          command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(options.envoy)],
-          ready: (c) => c.waitForLine(envoyReady),
-          preStop: (p) => ({ httpGet: { port: p.container(SIDECAR).lines.find(managerReady)?.['port'] as number, path: '/shutdown/ready' } }),
-        },
-        {
-          name: SIDECAR,
-          command: [BIN, 'shutdown-manager', '--port', '0', '--ready-file', readyFile, ...(options.managerArgs ?? [])],
-          ...(options.sidecarEnv === undefined ? {} : { env: options.sidecarEnv }),
-          ready: (c) => c.waitForLine(managerReady),
-          preStop: (p) => ({
-            exec: {
-              command: [BIN, 'shutdown', '--admin-address', String(p.container(ENVOY).lines.find(envoyReady)?.['adminAddress']), '--ready-file', readyFile, ...(options.shutdownArgs ?? [])],
-            },
-          }),
-        },
-      ],
+      ...(native ? { initContainers: [sidecar], containers: [envoy] } : { containers: [envoy, sidecar] }),
     });
   } catch (error) {
     rmSync(sharedVolume, { recursive: true, force: true });
@@ -70,7 +94,7 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
     pod,
     adminAddress: String(ready['adminAddress']),
     listeners: ready['listeners'] as Record<string, number>,
-    managerPort: pod.container(SIDECAR).lines.find(managerReady)?.['port'] as number,
+    managerPort: managerPort(pod),
     readyFile,
     async destroy() {
       await pod.destroy();

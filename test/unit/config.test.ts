@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collectListenerNames, parseConnectionSource, parseCount, parseListenPort, parseHost, parseMaxWaiters, parsePositiveDuration, managerConfig, type ManagerOptions, parseReadyFile, shutdownConfig, type ShutdownOptions } from '../../src/config.js';
+import { parseBoolean, collectListenerNames, parseConnectionSource, parseCount, parseListenPort, parseHost, parseMaxWaiters, parsePositiveDuration, managerConfig, type ManagerOptions, parseReadyFile, shutdownConfig, type ShutdownOptions } from '../../src/config.js';
 import { UsageError } from '../../src/errors.js';
 import { hookLogMirror } from '../../src/process.js';
 
@@ -15,6 +15,7 @@ const base: ShutdownOptions = {
   connections: 'total',
   ignoreListener: [],
   adminTimeout: 2_000,
+  envoyPrestopWait: 10_000,
 };
 
 describe('single-value parsers', () => {
@@ -27,6 +28,11 @@ describe('single-value parsers', () => {
     [() => parseHost('[::1]'), '::1'],
     [() => parseHost('10.0.0.7'), '10.0.0.7'],
     [() => parseMaxWaiters('1'), 1],
+    [() => parseBoolean('true'), true],
+    [() => parseBoolean('YES'), true],
+    [() => parseBoolean('1'), true],
+    [() => parseBoolean('false'), false],
+    [() => parseBoolean(''), false],
     [() => parsePositiveDuration('1ms'), 1],
     [() => parseConnectionSource('listeners'), 'listeners'],
     [() => parseReadyFile('/shared/ready'), '/shared/ready'],
@@ -45,6 +51,7 @@ describe('single-value parsers', () => {
     () => parseListenPort('-1'),
     () => parseHost('pod.local'),
     () => parseMaxWaiters('0'),
+    () => parseBoolean('maybe'),
     () => parsePositiveDuration('0s'),
     () => parseConnectionSource('Total'),
     () => parseReadyFile('relative/ready'),
@@ -88,7 +95,7 @@ describe('hookLogMirror', () => {
 });
 
 describe('managerConfig', () => {
-  const manager: ManagerOptions = { port: 19002, readyTimeout: 70_000, readyFile: '/tmp/shutdown-ready', maxWaiters: 1000, requestTimeout: 10_000 };
+  const manager: ManagerOptions = { port: 19002, readyTimeout: 70_000, readyFile: '/tmp/shutdown-ready', maxWaiters: 1000, requestTimeout: 10_000, drainStartTimeout: 15_000 };
 
   it('accepts a ready timeout longer than the drain timeout in the environment', () => {
     expect(managerConfig(manager, { ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '60s' }).readyTimeoutMs).toBe(70_000);

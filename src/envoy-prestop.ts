@@ -1,0 +1,57 @@
+// Evidence that kubelet is terminating the pod. kubelet runs Envoy's httpGet preStop hook
+// (/shutdown/ready) and the sidecar's exec hook at the same moment, but a liveness restart of the
+// sidecar runs only the latter. The manager records each authenticated /shutdown/ready arrival in a
+// file beside the ready file; `shutdown --require-envoy-prestop` drains only when such a record is
+// fresh. See the README for why this cannot be fooled in a harmful way.
+import { rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { writeFileAtomically } from './atomic-file.js';
+
+/** Evidence older than this, when the hook starts, is from some other event. */
+export const EVIDENCE_MAX_AGE_MS = 30_000;
+/** How often `shutdown` looks for the evidence while it waits (a short, bounded wait). */
+const EVIDENCE_POLL_MS = 50;
+
+export function evidencePath(readyFile: string): string {
+  return `${readyFile}.envoy-prestop`;
+}
+
+export async function recordEnvoyPrestop(readyFile: string, at: number = Date.now()): Promise<void> {
+  await writeFileAtomically(evidencePath(readyFile), `${JSON.stringify({ at: new Date(at).toISOString() })}\n`);
+}
+
+/** Synchronous, like the stale ready file's removal, so no request slips in before it. */
+export function clearEnvoyPrestop(readyFile: string): void {
+  rmSync(evidencePath(readyFile), { force: true });
+}
+
+/** When Envoy's preStop last reached the manager, or undefined. */
+export async function readEnvoyPrestop(readyFile: string): Promise<number | undefined> {
+  try {
+    const { at } = JSON.parse(await readFile(evidencePath(readyFile), 'utf8')) as { at?: unknown };
+    const time = typeof at === 'string' ? Date.parse(at) : Number.NaN;
+    return Number.isNaN(time) ? undefined : time;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pure: does evidence recorded at `evidenceAt` belong to a hook that started at `hookStartedAt`? */
+export function isFresh(evidenceAt: number | undefined, hookStartedAt: number): boolean {
+  return evidenceAt !== undefined && evidenceAt >= hookStartedAt - EVIDENCE_MAX_AGE_MS;
+}
+
+/**
+ * Waits up to `waitMs` for fresh evidence. Resolves with when it was recorded, or undefined when
+ * none came: the pod is not terminating.
+ */
+export async function waitForEnvoyPrestop(readyFile: string, hookStartedAt: number, waitMs: number, signal: AbortSignal): Promise<number | undefined> {
+  const deadline = hookStartedAt + waitMs;
+  for (;;) {
+    const at = await readEnvoyPrestop(readyFile);
+    if (isFresh(at, hookStartedAt)) return at;
+    if (Date.now() >= deadline) return undefined;
+    await sleep(Math.min(EVIDENCE_POLL_MS, Math.max(0, deadline - Date.now())), undefined, { signal });
+  }
+}

@@ -1,0 +1,120 @@
+// Issue 6 through the kubelet stand-in: never drain a pod that is not terminating, never hold one
+// that cannot drain, and native sidecars.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ENVOY, SIDECAR, startEnvoyPod, type EnvoyPod, type EnvoyPodOptions } from './support/envoy-pod.js';
+import { request } from './support/http.js';
+import { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { adminTarget, terminateUnderLoad } from './support/termination-run.js';
+import { Traffic } from './support/traffic/traffic.js';
+
+const TOKEN = 'per-release-token-for-tests-0123';
+const pods: EnvoyPod[] = [];
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  for (const pod of pods.splice(0)) await pod.destroy();
+});
+
+async function start(options: Partial<EnvoyPodOptions>): Promise<EnvoyPod> {
+  const pod = await startEnvoyPod({
+    envoy: { drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY', responseDelayMs: 5 }] },
+    terminationGracePeriodSeconds: 20,
+    hookToken: TOKEN,
+    shutdownArgs: ['--require-envoy-prestop', '--envoy-prestop-wait', '1s', '--connections', 'listeners', '--min-drain-duration', '1200ms', '--drain-timeout', '10s', '--check-interval', '200ms'],
+    managerArgs: ['--ready-timeout', '15s', '--drain-start-timeout', '3s'],
+    ...options,
+  });
+  pods.push(pod);
+  return pod;
+}
+
+/** Envoy's admin calls, as the stand-in process reported them on its stdout. */
+function adminCalls(pod: EnvoyPod): string[] {
+  return pod.pod.container(ENVOY).lines.filter((l) => l['event'] === 'admin-call').map((l) => `${String(l['method'])} ${String(l['path'])}`);
+}
+
+describe('a preStop without pod termination', () => {
+  it('a liveness restart of the sidecar leaves Envoy serving: LIVE, no drain, zero failed requests', async () => {
+    const envoyPod = await start({});
+    const healthy = await EnvoyStandIn.start({ listeners: [{ name: 'ingress', kind: 'http' }] });
+    cleanups.push(() => healthy.close());
+    const traffic = await Traffic.start({ terminating: { host: '127.0.0.1', port: envoyPod.listeners['ingress'] as number }, healthy: { host: '127.0.0.1', port: healthy.listenerPort('ingress') } });
+    cleanups.push(() => traffic.stop());
+
+    await envoyPod.pod.restartContainer(SIDECAR);
+    const stats = await traffic.stop();
+
+    expect(stats.failures).toEqual([]);
+    expect(stats.requests.healthy).toBe(0); // nothing was moved away from the pod
+    expect(adminCalls(envoyPod).filter((c) => c.startsWith('POST'))).toEqual([]);
+    const ready = await request(adminTarget(envoyPod.adminAddress), '/ready');
+    expect(ready.body).toBe('LIVE\n');
+    expect(envoyPod.pod.timeline.events.map((e) => `${e.kind} ${e.container ?? ''}`)).toEqual([
+      `prestop-start ${SIDECAR}`,
+      `prestop-end ${SIDECAR}`,
+      `sigterm ${SIDECAR}`,
+      `container-restart ${SIDECAR}`,
+    ]);
+    expect(envoyPod.pod.timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 0');
+    expect(envoyPod.pod.container(SIDECAR).logs().some((l) => String(l['msg']).startsWith("no sign of Envoy's preStop hook"))).toBe(true);
+  });
+
+  it('after such a restart, a real termination still drains under load with zero failed requests', async () => {
+    const envoyPod = await start({});
+    await envoyPod.pod.restartContainer(SIDECAR);
+    const run = await terminateUnderLoad(envoyPod, { deprogrammingDelayMs: 500 });
+    expect(run.traffic.failures).toEqual([]);
+    expect(run.timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 0');
+    expect(adminCalls(envoyPod).filter((c) => c.startsWith('POST'))).toEqual(['POST /healthcheck/fail', 'POST /drain_listeners']);
+  });
+});
+
+describe('no drain, no hostage', () => {
+  it("releases Envoy after the drain-start window when the sidecar's hook fails, not at the ready timeout", async () => {
+    const envoyPod = await start({
+      // What a missing binary gives: the exec fails (127) without ever starting a drain.
+      sidecarHook: [process.execPath, '-e', 'setTimeout(() => process.exit(127), 300)'],
+      managerArgs: ['--ready-timeout', '15s', '--drain-start-timeout', '2s'],
+    });
+    const timeline = await envoyPod.pod.terminate();
+    expect(timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 127');
+    const envoyHook = timeline.find('prestop-end', ENVOY)!;
+    expect(envoyHook.detail).toBe('HTTP 500');
+    expect(envoyHook.t).toBeGreaterThanOrEqual(2_000);
+    expect(envoyHook.t).toBeLessThan(15_000);
+    expect(timeline.find('sigkill')).toBeUndefined();
+    expect(envoyPod.pod.container(SIDECAR).logs().some((l) => l['level'] === 'error' && String(l['msg']).includes('releasing envoy undrained'))).toBe(true);
+  });
+});
+
+describe('native sidecar mode', () => {
+  it('drains from Envoy\'s own hook, stops the sidecar after Envoy, and loses no request under load', async () => {
+    const envoyPod = await start({
+      mode: 'native',
+      sidecarEnv: {
+        ENVOY_SHUTDOWN_CONNECTIONS: 'listeners',
+        ENVOY_SHUTDOWN_MIN_DRAIN_DURATION: '1200ms',
+        ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '10s',
+        ENVOY_SHUTDOWN_CHECK_INTERVAL: '200ms',
+      },
+    });
+    // A drain attempt from elsewhere in the cluster, before termination: refused, logged, harmless.
+    const stranger = await request({ port: envoyPod.managerPort }, '/shutdown/drain');
+    expect(stranger.status).toBe(403);
+    expect(adminCalls(envoyPod)).toEqual([]);
+
+    const run = await terminateUnderLoad(envoyPod, { deprogrammingDelayMs: 600 });
+    const { timeline } = run;
+    expect(run.traffic.failures).toEqual([]);
+    expect(timeline.find('prestop-end', ENVOY)?.detail).toBe('HTTP 200');
+    // Ordering: Envoy exits first; only then is the native sidecar stopped.
+    expect(timeline.find('sigterm', SIDECAR)!.t).toBeGreaterThanOrEqual(timeline.find('container-exit', ENVOY)!.t);
+    expect(timeline.find('prestop-start', SIDECAR)).toBeUndefined();
+    expect(timeline.find('sigkill')).toBeUndefined();
+    expect(adminCalls(envoyPod).filter((c) => c.startsWith('POST'))).toEqual(['POST /healthcheck/fail', 'POST /drain_listeners']);
+    const logs = envoyPod.pod.container(SIDECAR).logs();
+    expect(logs.some((l) => l['msg'] === 'drain request refused: it does not carry the hook token')).toBe(true);
+    expect(logs.find((l) => l['msg'] === 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
+    expect(JSON.stringify(logs)).not.toContain(TOKEN);
+  });
+});
