@@ -1,0 +1,173 @@
+// Reads the Envoy bootstrap the chart renders, and translates it (with Envoy's command line) into
+// the Envoy stand-in's options: the same listeners (named by stat prefix, http or tcp from their
+// filter chain, drain_type, health check path, traffic direction), the same admin address, the
+// same drain flags. Only fixed ports and absolute paths change, through `remap`, so tests can run
+// side by side; anything the stand-in cannot model fails loudly instead of being dropped.
+import type { EnvoyStandInOptions, ListenerSpec } from '../envoy/options.js';
+
+export interface SocketAddress {
+  readonly address: string;
+  readonly port_value: number;
+}
+
+export interface Address {
+  readonly socket_address?: SocketAddress;
+  readonly pipe?: { readonly path: string };
+}
+
+export interface Filter {
+  readonly name: string;
+  readonly typed_config?: { readonly '@type'?: string; readonly [field: string]: unknown };
+}
+
+export interface Listener {
+  readonly name: string;
+  readonly stat_prefix?: string;
+  readonly drain_type?: string;
+  readonly traffic_direction?: string;
+  readonly address: Address;
+  readonly filter_chains?: ReadonlyArray<{ readonly filters?: readonly Filter[] }>;
+}
+
+export interface Cluster {
+  readonly name: string;
+  readonly load_assignment?: {
+    readonly endpoints?: ReadonlyArray<{ readonly lb_endpoints?: ReadonlyArray<{ readonly endpoint?: { readonly address?: Address } }> }>;
+  };
+}
+
+export interface Bootstrap {
+  readonly admin?: { readonly address?: Address };
+  readonly static_resources?: { readonly listeners?: readonly Listener[]; readonly clusters?: readonly Cluster[] };
+  readonly stats_flush_interval?: string;
+  readonly stats_flush_on_admin?: boolean;
+}
+
+/** How a fixed port or an absolute path of the pod becomes one of this test run. */
+export interface Remap {
+  port(port: number): number;
+  path(path: string): string;
+}
+
+export const IDENTITY: Remap = { port: (port) => port, path: (path) => path };
+
+const HCM = 'envoy.filters.network.http_connection_manager';
+const TCP_PROXY = 'envoy.filters.network.tcp_proxy';
+const HEALTH_CHECK = 'envoy.filters.http.health_check';
+
+/** Envoy names a listener's stats by its stat_prefix, else by its address: listener.0.0.0.0_8080.*. */
+export function statPrefix(listener: Listener): string {
+  if (listener.stat_prefix !== undefined) return listener.stat_prefix;
+  const socket = listener.address.socket_address;
+  if (socket === undefined) throw new Error(`listener ${listener.name} has neither stat_prefix nor a socket address`);
+  return `${socket.address}_${socket.port_value}`;
+}
+
+export function listeners(bootstrap: Bootstrap): readonly Listener[] {
+  return bootstrap.static_resources?.listeners ?? [];
+}
+
+/** Every network filter of a listener, whichever filter chain holds it. */
+export function networkFilters(listener: Listener): Filter[] {
+  return (listener.filter_chains ?? []).flatMap((chain) => [...(chain.filters ?? [])]);
+}
+
+function isFilter(filter: Filter, name: string, typeSuffix: string): boolean {
+  return filter.name === name || (filter.typed_config?.['@type'] ?? '').endsWith(typeSuffix);
+}
+
+export function listenerKind(listener: Listener): 'http' | 'tcp' {
+  const filters = networkFilters(listener);
+  const http = filters.some((f) => isFilter(f, HCM, '.HttpConnectionManager'));
+  const tcp = filters.some((f) => isFilter(f, TCP_PROXY, '.TcpProxy'));
+  if (http === tcp) throw new Error(`listener ${listener.name}: expected an HTTP connection manager or a TCP proxy, found ${filters.map((f) => f.name).join(', ') || 'no filter'}`);
+  return http ? 'http' : 'tcp';
+}
+
+/** The path Envoy's HTTP health check filter answers on this listener, if it has one. */
+export function healthCheckPath(listener: Listener): string | undefined {
+  const paths = networkFilters(listener).flatMap((filter) => {
+    if (!isFilter(filter, HCM, '.HttpConnectionManager')) return [];
+    const httpFilters = (filter.typed_config?.['http_filters'] ?? []) as readonly Filter[];
+    return httpFilters
+      .filter((f) => isFilter(f, HEALTH_CHECK, '.HealthCheck'))
+      .map((f) => {
+        const config = f.typed_config ?? {};
+        if (config['pass_through_mode'] !== false) throw new Error(`listener ${listener.name}: the stand-in models the health check filter with pass_through_mode false only`);
+        type Header = { name?: string; string_match?: { exact?: string }; exact_match?: string };
+        const header = ((config['headers'] ?? []) as readonly Header[]).find((h) => h.name === ':path');
+        const path = header?.string_match?.exact ?? header?.exact_match;
+        if (path === undefined) throw new Error(`listener ${listener.name}: health check filter without an exact :path match`);
+        return path;
+      });
+  });
+  if (paths.length > 1) throw new Error(`listener ${listener.name}: more than one health check path`);
+  return paths[0];
+}
+
+/** An Envoy Address as the shutdown binary spells it: unix:/path, host:port or [v6]:port. */
+export function addressFlag(address: Address | undefined): string {
+  if (address?.pipe !== undefined) return `unix:${address.pipe.path}`;
+  const socket = address?.socket_address;
+  if (socket === undefined) throw new Error('address has neither pipe nor socket_address');
+  return socket.address.includes(':') ? `[${socket.address}]:${socket.port_value}` : `${socket.address}:${socket.port_value}`;
+}
+
+/** The drain flags from Envoy's command line; any other flag than these fails the translation. */
+function drainFlags(args: readonly string[]): Pick<EnvoyStandInOptions, 'drainStrategy' | 'drainTimeSeconds'> {
+  const known = new Set(['--config-path', '--drain-strategy', '--drain-time-s', '--log-level']);
+  const values = new Map<string, string>();
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i] as string;
+    const [flag, inline] = arg.split(/=(.*)/s, 2) as [string, string | undefined];
+    if (!known.has(flag)) throw new Error(`Envoy flag ${arg} is not modelled by the stand-in`);
+    const value = inline ?? args[(i += 1)];
+    if (value === undefined) throw new Error(`Envoy flag ${flag} has no value`);
+    values.set(flag, value);
+  }
+  const strategy = values.get('--drain-strategy');
+  if (strategy !== undefined && strategy !== 'immediate' && strategy !== 'gradual') throw new Error(`unknown --drain-strategy ${strategy}`);
+  const seconds = values.get('--drain-time-s');
+  return {
+    ...(strategy === undefined ? {} : { drainStrategy: strategy }),
+    ...(seconds === undefined ? {} : { drainTimeSeconds: Number(seconds) }),
+  };
+}
+
+function flushIntervalMs(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)s$/.exec(text);
+  if (match === null) throw new Error(`stats_flush_interval "${text}" is not in seconds`);
+  return Number(match[1]) * 1_000;
+}
+
+export function standInOptions(bootstrap: Bootstrap, envoyArgs: readonly string[], remap: Remap): EnvoyStandInOptions {
+  const admin = bootstrap.admin?.address;
+  if (admin === undefined) throw new Error('the bootstrap has no admin address');
+  const adminOptions: EnvoyStandInOptions['admin'] =
+    admin.pipe !== undefined
+      ? { unixSocket: remap.path(admin.pipe.path) }
+      : { host: admin.socket_address?.address ?? '', port: remap.port(admin.socket_address?.port_value ?? 0) };
+
+  const specs = listeners(bootstrap).map((listener): ListenerSpec => {
+    const socket = listener.address.socket_address;
+    if (socket === undefined) throw new Error(`listener ${listener.name}: only socket addresses are modelled`);
+    const path = healthCheckPath(listener);
+    return {
+      name: statPrefix(listener),
+      kind: listenerKind(listener),
+      host: socket.address,
+      port: remap.port(socket.port_value),
+      ...(listener.drain_type === undefined ? {} : { drainType: listener.drain_type as NonNullable<ListenerSpec['drainType']> }),
+      ...(path === undefined ? {} : { healthCheckPath: path }),
+      ...(listener.traffic_direction === undefined ? {} : { trafficDirection: listener.traffic_direction as NonNullable<ListenerSpec['trafficDirection']> }),
+    };
+  });
+
+  return {
+    admin: adminOptions,
+    listeners: specs,
+    ...drainFlags(envoyArgs),
+    ...(bootstrap.stats_flush_interval === undefined ? {} : { statsFlushIntervalMs: flushIntervalMs(bootstrap.stats_flush_interval) }),
+    ...(bootstrap.stats_flush_on_admin === undefined ? {} : { statsFlushOnAdmin: bootstrap.stats_flush_on_admin }),
+  };
+}

@@ -1,0 +1,104 @@
+// The values the chart tests render and lint: each case is one way people install the chart.
+import type { RenderOptions } from './helm.js';
+
+export interface ChartCase extends RenderOptions {
+  readonly name: string;
+  /** The timeout chain the case must render, in seconds. */
+  readonly timeouts: { readonly drain: number; readonly ready: number; readonly grace: number };
+}
+
+/** A backend behind an HTTP listener, and a TCP listener: what a user's values typically add. */
+export const USER_LISTENERS = [
+  {
+    name: 'public',
+    address: { socket_address: { address: '0.0.0.0', port_value: 8443 } },
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'envoy.filters.network.http_connection_manager',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+              stat_prefix: 'public_http',
+              route_config: {
+                virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' } }] }],
+              },
+              http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+            },
+          },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'postgres',
+    stat_prefix: 'db',
+    address: { socket_address: { address: '0.0.0.0', port_value: 5432 } },
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'envoy.filters.network.tcp_proxy',
+            typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: 'db', cluster: 'database' },
+          },
+        ],
+      },
+    ],
+  },
+] as const;
+
+export const USER_CLUSTERS = [
+  { name: 'backend', type: 'STRICT_DNS', connect_timeout: '1s', load_assignment: { cluster_name: 'backend', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'web.apps.svc', port_value: 8080 } } } }] }] } },
+  { name: 'database', type: 'STRICT_DNS', connect_timeout: '1s', load_assignment: { cluster_name: 'database', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'pg.db.svc', port_value: 5432 } } } }] }] } },
+] as const;
+
+const DEFAULT_TIMEOUTS = { drain: 60, ready: 70, grace: 90 };
+
+export const CASES: readonly ChartCase[] = [
+  { name: 'defaults', timeouts: DEFAULT_TIMEOUTS },
+  { name: 'Unix-socket admin', set: ['admin.unixSocket.enabled=true'], timeouts: DEFAULT_TIMEOUTS },
+  { name: 'IPv6 loopback admin', set: ['admin.address=::1'], timeouts: DEFAULT_TIMEOUTS },
+  { name: 'custom drain timeout', set: ['shutdown.drainTimeout=300'], timeouts: { drain: 300, ready: 310, grace: 330 } },
+  {
+    name: 'explicit ready timeout and grace period, fractional durations',
+    values: { shutdown: { drainTimeout: 30, readyTimeout: 45, terminationGracePeriodSeconds: 120, minDrainDuration: 2.5, checkInterval: 0.25, healthCheckFailureDelay: 5 } },
+    timeouts: { drain: 30, ready: 45, grace: 120 },
+  },
+  {
+    name: 'user listeners and clusters',
+    values: {
+      listeners: USER_LISTENERS,
+      clusters: USER_CLUSTERS,
+      envoy: { ports: [{ name: 'https', containerPort: 8443 }, { name: 'postgres', containerPort: 5432 }] },
+      service: { ports: [{ name: 'https', port: 443, targetPort: 'https' }, { name: 'postgres', port: 5432, targetPort: 'postgres' }] },
+      shutdown: { ignoreListeners: ['db'] },
+    },
+    timeouts: DEFAULT_TIMEOUTS,
+  },
+  {
+    name: 'PodDisruptionBudget and HorizontalPodAutoscaler',
+    values: {
+      podDisruptionBudget: { enabled: true, minAvailable: null, maxUnavailable: '25%' },
+      autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 12, targetMemoryUtilizationPercentage: 75, behavior: { scaleDown: { stabilizationWindowSeconds: 300 } } },
+    },
+    timeouts: DEFAULT_TIMEOUTS,
+  },
+  {
+    name: 'custom sidecar resources and securityContext',
+    values: {
+      shutdownManager: {
+        resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          runAsUser: 10001,
+          runAsGroup: 10001,
+          capabilities: { drop: ['ALL'] },
+          seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/shutdown-manager.json' },
+        },
+      },
+    },
+    timeouts: DEFAULT_TIMEOUTS,
+  },
+];

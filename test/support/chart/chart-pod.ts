@@ -1,0 +1,200 @@
+// Runs the pod the chart renders under the kubelet stand-in: Envoy's container becomes the Envoy
+// stand-in process started from the rendered bootstrap, the sidecar runs the built binary in place
+// of the image's entrypoint with the rendered args and environment, and both preStop hooks are the
+// rendered ones. Only two things change, so pods can run side by side: each fixed port becomes a
+// free ephemeral port, and each emptyDir becomes a fresh temporary directory (paths under its
+// mount are rewritten to it, in every container that mounts it).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
+import { BIN } from '../cli.js';
+import type { EnvoyStandInOptions } from '../envoy/options.js';
+import { ENVOY_STAND_IN_BUNDLE } from '../envoy/process.js';
+import type { PreStopHook } from '../kubelet/hooks.js';
+import { Pod } from '../kubelet/pod.js';
+import { IDENTITY, standInOptions, type Remap } from './bootstrap.js';
+import { mountHolding, type RenderedPod } from './manifests.js';
+
+/** The sidecar image's ENTRYPOINT: the executable, also on PATH. The built binary stands in for it. */
+export const IMAGE_ENTRYPOINT = 'envoy-shutdown-manager';
+
+/** Fixed ports of the rendered pod, each mapped to a distinct free port of this machine. */
+export class PortMap {
+  private constructor(private readonly ports: ReadonlyMap<number, number>) {}
+
+  /** Holds every port open until all are chosen, so no two fixed ports get the same one. */
+  static async reserve(fixed: Iterable<number>): Promise<PortMap> {
+    const servers: Server[] = [];
+    const ports = new Map<number, number>();
+    try {
+      for (const port of new Set(fixed)) {
+        const server = createServer();
+        servers.push(server);
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen({ host: '127.0.0.1', port: 0 }, resolve);
+        });
+        const address = server.address();
+        if (address === null || typeof address === 'string') throw new Error('no port');
+        ports.set(port, address.port);
+      }
+    } finally {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    }
+    return new PortMap(ports);
+  }
+
+  port(fixed: number): number {
+    const port = this.ports.get(fixed);
+    if (port === undefined) throw new Error(`port ${fixed} was not reserved: the rendered pod uses a port the test did not expect`);
+    return port;
+  }
+}
+
+/** Each emptyDir volume of the pod as a temporary directory. */
+class EmptyDirs {
+  private readonly dirs = new Map<string, string>();
+
+  constructor(spec: IPodSpec) {
+    for (const volume of spec.volumes ?? []) {
+      if (volume.emptyDir !== undefined) this.dirs.set(volume.name, mkdtempSync(join(tmpdir(), `emptydir-${volume.name}-`)));
+    }
+  }
+
+  /** `path` as `c` sees it, on the temporary directory of the emptyDir mounted there. */
+  pathIn(c: IContainer, path: string): string {
+    const mount = mountHolding(c, path);
+    const dir = mount === undefined ? undefined : this.dirs.get(mount.name);
+    if (mount === undefined || dir === undefined) throw new Error(`${c.name}: ${path} is not on an emptyDir volume (the root filesystem is read-only)`);
+    if (mount.subPath !== undefined) throw new Error(`${c.name}: subPath mounts are not modelled`);
+    return dir + path.slice(mount.mountPath.replace(/\/$/, '').length);
+  }
+
+  remove(): void {
+    for (const dir of this.dirs.values()) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The sidecar's variables that carry a port or a path; every other one passes unchanged. */
+function remapSidecarEnv(env: Readonly<Record<string, string>>, remap: Remap): Record<string, string> {
+  const out = { ...env };
+  const admin = env['ENVOY_SHUTDOWN_ADMIN_ADDRESS'];
+  if (admin !== undefined) {
+    const hostPort = /^(.*):(\d+)$/.exec(admin);
+    if (admin.startsWith('unix:')) out['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] = `unix:${remap.path(admin.slice('unix:'.length))}`;
+    else if (hostPort !== null) out['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] = `${hostPort[1]}:${remap.port(Number(hostPort[2]))}`;
+    else throw new Error(`ENVOY_SHUTDOWN_ADMIN_ADDRESS ${admin} is neither unix:/path nor host:port`);
+  }
+  if (env['ENVOY_SHUTDOWN_PORT'] !== undefined) out['ENVOY_SHUTDOWN_PORT'] = String(remap.port(Number(env['ENVOY_SHUTDOWN_PORT'])));
+  if (env['ENVOY_SHUTDOWN_READY_FILE'] !== undefined) out['ENVOY_SHUTDOWN_READY_FILE'] = remap.path(env['ENVOY_SHUTDOWN_READY_FILE']);
+  return out;
+}
+
+/** The image's executable, wherever it appears first in a command, becomes the built binary. */
+function withBinary(command: readonly string[]): string[] {
+  const [first, ...rest] = command;
+  if (first !== IMAGE_ENTRYPOINT) throw new Error(`expected ${IMAGE_ENTRYPOINT} to run, got ${command.join(' ')}`);
+  return [BIN, ...rest];
+}
+
+/** kubelet resolves a named hook port among the container's own ports. */
+function numericPort(c: IContainer, port: number | string): number {
+  if (typeof port === 'number') return port;
+  const found = c.ports?.find((p) => p.name === port)?.containerPort;
+  if (found === undefined) throw new Error(`${c.name}: no port named ${port}`);
+  return found;
+}
+
+function renderedHook(c: IContainer, remap: Remap): PreStopHook {
+  const preStop = c.lifecycle?.preStop;
+  if (preStop?.httpGet !== undefined) {
+    const { path, port, host, httpHeaders } = preStop.httpGet;
+    return {
+      httpGet: {
+        path: path ?? '/',
+        port: remap.port(numericPort(c, port)),
+        ...(host === undefined ? {} : { host }),
+        ...(httpHeaders === undefined ? {} : { httpHeaders }),
+      },
+    };
+  }
+  if (preStop?.exec?.command !== undefined) return { exec: { command: withBinary(preStop.exec.command) } };
+  throw new Error(`${c.name}: no preStop hook the stand-in can run`);
+}
+
+/** Every fixed port the pod uses: the bootstrap's, the sidecar's, and the hooks'. */
+function fixedPorts(rendered: RenderedPod): number[] {
+  const ports: number[] = [];
+  const collect: Remap = { port: (port) => (ports.push(port), port), path: IDENTITY.path };
+  standInOptions(rendered.bootstrap, rendered.envoy.args ?? [], collect);
+  remapSidecarEnv(rendered.sidecarEnv, collect);
+  renderedHook(rendered.envoy, collect);
+  return ports;
+}
+
+export interface ChartPod {
+  readonly pod: Pod;
+  /** What the Envoy stand-in was started with: the translated bootstrap. */
+  readonly envoyOptions: EnvoyStandInOptions;
+  readonly ports: PortMap;
+  /** The sidecar's environment after remapping, as the processes saw it. */
+  readonly sidecarEnv: Readonly<Record<string, string>>;
+  /** The envoy container's view of a path in the pod (e.g. the admin socket). */
+  envoyPath(path: string): string;
+  destroy(): Promise<void>;
+}
+
+export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
+  const { podSpec, envoy, sidecar } = rendered;
+  const grace = podSpec.terminationGracePeriodSeconds;
+  if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
+  if (envoy.command?.[0]?.endsWith('envoy') !== true) throw new Error(`the envoy container runs ${envoy.command?.join(' ')}, not envoy`);
+
+  const ports = await PortMap.reserve(fixedPorts(rendered));
+  const volumes = new EmptyDirs(podSpec);
+  const remapFor = (c: IContainer): Remap => ({ port: (port) => ports.port(port), path: (path) => volumes.pathIn(c, path) });
+
+  const envoyOptions = standInOptions(rendered.bootstrap, envoy.args ?? [], remapFor(envoy));
+  const sidecarEnv = remapSidecarEnv(rendered.sidecarEnv, remapFor(sidecar));
+  const envoyHook = renderedHook(envoy, remapFor(envoy));
+  const sidecarHook = renderedHook(sidecar, remapFor(sidecar));
+  const sidecarCommand = withBinary([...(sidecar.command ?? [IMAGE_ENTRYPOINT]), ...(sidecar.args ?? [])]);
+
+  let pod: Pod;
+  try {
+    pod = await Pod.start({
+      terminationGracePeriodSeconds: grace,
+      containers: [
+        {
+          name: envoy.name,
+          command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(envoyOptions)],
+          ready: (c) => c.waitForLine((line) => line['event'] === 'ready'),
+          preStop: envoyHook,
+        },
+        {
+          name: sidecar.name,
+          command: sidecarCommand,
+          env: sidecarEnv,
+          ready: (c) => c.waitForLine((line) => line['msg'] === 'shutdown manager listening'),
+          preStop: sidecarHook,
+        },
+      ],
+    });
+  } catch (error) {
+    volumes.remove();
+    throw error;
+  }
+  return {
+    pod,
+    envoyOptions,
+    ports,
+    sidecarEnv,
+    envoyPath: (path) => volumes.pathIn(envoy, path),
+    async destroy() {
+      await pod.destroy();
+      volumes.remove();
+    },
+  };
+}
