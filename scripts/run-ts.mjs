@@ -13,6 +13,7 @@ if (entry === undefined) {
 const outdir = join('test', '.build', 'run');
 mkdirSync(outdir, { recursive: true });
 const outfile = join(outdir, `${basename(entry, '.ts')}.cjs`);
-await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+// esbuild stays external: it is loaded from node_modules, not bundled into itself.
+await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['esbuild'], logLevel: 'warning' });
 const result = spawnSync(process.execPath, [outfile, ...args], { stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -15,6 +15,11 @@ export default async function setup(): Promise<void> {
     throw new Error('dist/envoy-shutdown-manager.cjs is missing: run `npm test`, which builds first');
   }
   await packageIfStale();
+  await buildFixtures();
+}
+
+/** Bundles every test/support/*-main.ts (processes the tests start: the Envoy stand-in) into test/.build/. */
+export async function buildFixtures(): Promise<void> {
   const entryPoints = readdirSync(SUPPORT)
     .filter((name) => name.endsWith('-main.ts'))
     .map((name) => join(SUPPORT, name));

@@ -46,9 +46,10 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
     await new Promise((resolve) => setTimeout(resolve, 300)); // steady load first
     const requestsBeforeTermination = traffic.stats.requests.terminating;
     const samples: ConnectionSample[] = [];
+    const terminating = pod.pod.terminate(); // the timeline starts here
     const sampling = options.sampleEveryMs ? sampleConnections(pod.adminAddress, listener, options.sampleEveryMs, pod.pod.timeline.startedAt, samples) : undefined;
     traffic.terminationStarted(options.deprogrammingDelayMs);
-    const timeline = await pod.pod.terminate();
+    const timeline = await terminating;
     sampling?.stop();
     return { timeline, traffic: await traffic.stop(), samples, requestsBeforeTermination };
   } finally {

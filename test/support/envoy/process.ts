@@ -2,11 +2,11 @@
 // to say it is ready. For tests that need a real PID: signals, exit codes, a dying Envoy.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import type { EnvoyStandInOptions } from './options.js';
 
-/** Built from test/support/envoy-stand-in-main.ts by test/global-setup.ts. */
-export const ENVOY_STAND_IN_BUNDLE = fileURLToPath(new URL('../../.build/envoy-stand-in-main.cjs', import.meta.url));
+/** Built from test/support/envoy-stand-in-main.ts by test/global-setup.ts; paths are from the repository root, where tests and the demo run. */
+export const ENVOY_STAND_IN_BUNDLE = resolve('test/.build/envoy-stand-in-main.cjs');
 
 export interface EnvoyProcess {
   child: ChildProcess;

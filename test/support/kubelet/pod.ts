@@ -35,11 +35,11 @@ const KUBERNETES_ENV = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVIC
 
 export class Pod {
   readonly logDir = mkdtempSync(join(tmpdir(), 'pod-'));
-  readonly timeline = new Timeline();
+  /** Events while the pod runs (restarts); replaced by a fresh one when termination begins. */
+  timeline = new Timeline();
   readonly #spec: PodSpec;
   readonly #containers = new Map<string, Container>();
   readonly #hooks = new Set<RunningHook>();
-  #terminating = false;
 
   private constructor(spec: PodSpec) {
     this.#spec = spec;
@@ -64,8 +64,8 @@ export class Pod {
 
   /** Deletes the pod and resolves when every container has exited. */
   async terminate(): Promise<Timeline> {
-    this.#terminating = true;
-    const timeline = this.timeline;
+    // Times count from the deletion timestamp, and so does the grace period.
+    const timeline = (this.timeline = new Timeline());
     timeline.record('pod-terminating');
     for (const container of this.#containers.values()) {
       void container.exited.then((exit) => timeline.record('container-exit', container.name, describeExit(exit)));
@@ -146,10 +146,6 @@ export class Pod {
       this.timeline.record('sigkill', container.name);
       container.signal('SIGKILL');
     }
-  }
-
-  get terminating(): boolean {
-    return this.#terminating;
   }
 }
 
