@@ -13,19 +13,22 @@ import {
   parseListenPort,
   parseMaxWaiters,
   parsePositiveDuration,
+  parseOptionalReadyFile,
   parseReadyFile,
   shutdownConfig,
   statusConfig,
   type ManagerOptions,
   type ShutdownOptions,
   type StatusOptions,
+  installConfig,
 } from './config.js';
 import { runDryRun, type OptionSources } from './drain/dry-run.js';
 import { runShutdown } from './drain/shutdown-command.js';
 import { parseDuration } from './duration.js';
 import { parseAdminAddress } from './envoy/address.js';
 import { ExitCode, UsageError, errorMessage } from './errors.js';
-import { MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
+import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
+import { runInstall } from './install/install-command.js';
 import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from './log.js';
 import { runManager } from './manager/manager-command.js';
 import { hookLogMirror, onTerminationSignal } from './process.js';
@@ -77,7 +80,8 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(option('--check-interval <duration>', 'read the count (and log progress) at least this often', parsePositiveDuration, DEFAULTS.checkInterval, ENV.checkInterval))
     .addOption(option('--health-check-failure-delay <duration>', 'above 0: start the drain first, fail the health check after this delay (skipped if the drain is over)', parseDuration, DEFAULTS.healthCheckFailureDelay, ENV.healthCheckFailureDelay))
     .addOption(option('--quiet-period <duration>', 'above 0: also wait until no new connection was accepted on the counted listeners for this long (0: off)', parseDuration, DEFAULTS.quietPeriod, ENV.quietPeriod))
-    .addOption(readyFileOption("file written when the drain ends; the manager's /shutdown/ready waits for it"))
+    .addOption(option('--ready-file <path>', `file written when the drain ends; the manager's /shutdown/ready waits for it ("": none)`, parseOptionalReadyFile, DEFAULTS.readyFile, ENV.readyFile))
+    .addOption(new Option('--no-ready-file', "sidecar-less mode (the hook runs in Envoy's own container): write no ready file; Envoy's SIGTERM follows this command's return"))
     .addOption(connectionsOption())
     .addOption(ignoreListenerOption())
     .addOption(adminTimeoutOption())
@@ -132,6 +136,17 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .addHelpText('after', STATUS_HELP.after)
     .action(async (options: StatusOptions) => {
       setExitCode(await runStatus(statusConfig(options), interruptSignal()));
+    });
+
+  program
+    .command('install')
+    .summary('copy this executable, its loader and libraries into a directory, to run in any container')
+    .description(INSTALL_HELP.description)
+    .argument('<dir>', 'where to install: an emptyDir shared with the Envoy container')
+    .option('--mount-path <path>', 'where <dir> is mounted in the container that runs the hook, for the printed command (default: <dir>)')
+    .addHelpText('after', INSTALL_HELP.after)
+    .action(async (dir: string, options: { mountPath?: string }) => {
+      setExitCode(await runInstall(installConfig(dir, options.mountPath)));
     });
 
   return program;

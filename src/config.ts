@@ -71,7 +71,8 @@ export interface ShutdownConfig {
   readonly checkIntervalMs: number;
   readonly healthCheckFailureDelayMs: number;
   readonly quietPeriodMs: number;
-  readonly readyFile: string;
+  /** Undefined: no ready file (sidecar-less mode: Envoy's SIGTERM follows the hook's return). */
+  readonly readyFile: string | undefined;
   readonly connections: ConnectionSource;
   readonly ignoreListeners: ReadonlySet<string>;
   readonly adminTimeoutMs: number;
@@ -91,7 +92,8 @@ export interface ShutdownOptions {
   readonly checkInterval: number;
   readonly healthCheckFailureDelay: number;
   readonly quietPeriod: number;
-  readonly readyFile: string;
+  /** `false` from --no-ready-file; '' from --ready-file "". */
+  readonly readyFile: string | false;
   readonly connections: ConnectionSource;
   readonly ignoreListener: readonly string[];
   readonly adminTimeout: number;
@@ -107,6 +109,10 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
   if (options.healthCheckFailureDelay >= options.drainTimeout) {
     throw new UsageError('--health-check-failure-delay must be shorter than --drain-timeout, or the health check would never fail');
   }
+  const readyFile = options.readyFile === false || options.readyFile === '' ? undefined : options.readyFile;
+  if (readyFile === undefined && options.requireEnvoyPrestop === true) {
+    throw new UsageError('--require-envoy-prestop needs a ready file: the proof of termination is kept beside it');
+  }
   if (options.quietPeriod >= options.drainTimeout) {
     throw new UsageError('--quiet-period must be shorter than --drain-timeout, or the drain could only end at its timeout');
   }
@@ -118,7 +124,7 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
     checkIntervalMs: options.checkInterval,
     healthCheckFailureDelayMs: options.healthCheckFailureDelay,
     quietPeriodMs: options.quietPeriod,
-    readyFile: options.readyFile,
+    readyFile,
     connections: options.connections,
     ignoreListeners: new Set(options.ignoreListener),
     adminTimeoutMs: options.adminTimeout,
@@ -317,9 +323,21 @@ export function parseReadyFile(text: string): string {
   return text;
 }
 
+/** For `shutdown`: an empty path means no ready file, like --no-ready-file. */
+export function parseOptionalReadyFile(text: string): string {
+  return text === '' ? '' : parseReadyFile(text);
+}
+
 /** Repeatable, and comma-separated in the environment variable. Names are matched exactly. */
 export function collectListenerNames(text: string, previous: readonly string[] = []): string[] {
   const names = text.split(',').map((name) => name.trim());
   if (names.some((name) => name === '')) throw new UsageError(`listener list "${text}" has an empty name`);
   return [...previous, ...names];
+}
+
+export function installConfig(dir: string, mountPath: string | undefined): { dir: string; mountPath: string } {
+  for (const [what, path] of [['install directory', dir], ['--mount-path', mountPath ?? dir]] as const) {
+    if (!path.startsWith('/')) throw new UsageError(`${what} "${path}" must be an absolute path`);
+  }
+  return { dir, mountPath: mountPath ?? dir };
 }

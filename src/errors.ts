@@ -6,6 +6,8 @@ export const ExitCode = {
   Drained: 0,
   /** Envoy's admin API was unreachable or misbehaving: no drain could start, or Envoy stopped answering during it. */
   EnvoyUnreachable: 1,
+  /** install: the copy could not be made or does not run. */
+  Failed: 1,
   /** Bad flag, environment variable or configuration: nothing was sent to Envoy. */
   Usage: 2,
   /** The drain timeout ended with connections still open. */

@@ -81,3 +81,22 @@ Exit codes:
   1  Envoy's admin API unreachable (the rest of the report is still printed)
   2  usage error`,
 } as const;
+
+export const INSTALL_HELP = {
+  description: "Lay out a self-contained copy of this executable in <dir>: the executable, its dynamic loader and exactly the shared libraries it links (read from its ELF headers). Run through that loader, the copy needs nothing from the container it runs in: no shell, no libc, no /proc. Sidecar-less mode uses it to run the drain in Envoy's own preStop hook.",
+  after: `
+Layout:
+  <dir>/current -> v-<version>-<hash>        switched atomically once the copy is proven to run
+  <dir>/v-<version>-<hash>/envoy-shutdown-manager
+  <dir>/v-<version>-<hash>/lib/ld-linux-x86-64.so.2, libc.so.6, libstdc++.so.6, …
+
+Files are readable and runnable by any UID. Re-running is safe: an existing good copy is kept,
+older ones and leftovers of an interrupted run are removed. After copying, the copy is run once
+(--version, through its loader, with an empty environment). The exec command a preStop hook must
+use is printed last, as a JSON array.
+
+Exit codes:
+  0  installed and verified
+  1  the copy failed (no space left, …) or does not run; nothing half-copied is left behind
+  2  usage error: <dir> missing or not writable, or not run from the single executable`,
+} as const;

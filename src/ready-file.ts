@@ -1,9 +1,10 @@
 // The ready file: `shutdown` writes it when the drain ends, the manager releases Envoy's preStop
 // hook when it appears.
 import { rmSync } from 'node:fs';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { temporaryName, writeFileAtomically } from './atomic-file.js';
+import { writeFileAtomically } from './atomic-file.js';
+import { assertWritableDirectory } from './fs-checks.js';
 import { ShutdownManagerError, UsageError, errorMessage } from './errors.js';
 
 /** Where the file lives unless --ready-file says otherwise (an emptyDir shared by both containers). */
@@ -23,19 +24,7 @@ export interface ReadyReport {
 
 /** Fails with a usage error unless a file can be created beside `path` (missing directory, read-only mount). */
 export async function checkReadyFileDirectory(path: string): Promise<void> {
-  const directory = dirname(path);
-  const info = await stat(directory).catch(() => undefined);
-  if (info === undefined || !info.isDirectory()) {
-    throw new UsageError(`ready file directory ${directory} does not exist (mount an emptyDir there or change --ready-file)`);
-  }
-  const probe = temporaryName(path);
-  try {
-    await writeFile(probe, '', { flag: 'wx' });
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new UsageError(`ready file directory ${directory} is not writable (${String(code)}): mount a writable emptyDir there or change --ready-file`);
-  }
-  await rm(probe, { force: true });
+  await assertWritableDirectory(dirname(path), 'ready file directory', 'mount a writable emptyDir there or change --ready-file');
 }
 
 export async function writeReadyFile(path: string, report: ReadyReport): Promise<void> {

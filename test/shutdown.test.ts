@@ -1,5 +1,6 @@
 // `shutdown`, run as the built binary against the Envoy stand-in.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -178,6 +179,17 @@ describe('shutdown drain sequence', () => {
     expect(finished?.['connections']).toBe(0);
     // The gauge may lag the close by up to one flush interval; the drain never ends before the close.
     expect(result.exitedAt).toBeGreaterThanOrEqual(closedAt);
+  });
+
+  it.each([[['--no-ready-file']], [['--ready-file', '']]])('with %j writes no ready file and no drain state', async (flags) => {
+    const envoy = await standIn();
+    const ready = readyPath();
+    const args = shutdownArgs(envoy.adminAddress, ready).filter((a, i, all) => a !== ready && all[i + 1] !== ready);
+    const result = await run([...args, ...flags]).result;
+    expect(result.code).toBe(0);
+    expect(existsSync(ready)).toBe(false);
+    expect(readdirSync(dirname(ready))).toEqual([]);
+    expect(result.logs.at(-1)).toMatchObject({ msg: 'shutdown finished', result: 'drained', readyFile: 'none' });
   });
 
   it('removes a stale ready file before draining', async () => {

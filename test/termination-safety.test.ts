@@ -99,7 +99,7 @@ describe('native sidecar mode', () => {
       },
     });
     // A drain attempt from elsewhere in the cluster, before termination: refused, logged, harmless.
-    const stranger = await request({ port: envoyPod.managerPort }, '/shutdown/drain');
+    const stranger = await request({ port: envoyPod.managerPort ?? 0 }, '/shutdown/drain');
     expect(stranger.status).toBe(403);
     expect(adminCalls(envoyPod)).toEqual([]);
 
@@ -116,5 +116,26 @@ describe('native sidecar mode', () => {
     expect(logs.some((l) => l['msg'] === 'drain request refused: it does not carry the hook token')).toBe(true);
     expect(logs.find((l) => l['msg'] === 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
     expect(JSON.stringify(logs)).not.toContain(TOKEN);
+  });
+});
+
+describe('sidecar-less mode', () => {
+  it("drains in Envoy's own exec hook from the installed copy: SIGTERM follows it, zero failed requests, logs in Envoy's log", async () => {
+    const envoyPod = await start({
+      mode: 'sidecarless',
+      shutdownArgs: ['--connections', 'listeners', '--min-drain-duration', '1200ms', '--drain-timeout', '10s', '--check-interval', '200ms'],
+    });
+    const run = await terminateUnderLoad(envoyPod, { deprogrammingDelayMs: 600 });
+    const { timeline } = run;
+    expect(run.traffic.failures).toEqual([]);
+    expect(run.traffic.requests.healthy).toBeGreaterThan(0);
+    const hookEnd = timeline.find('prestop-end', ENVOY)!;
+    expect(hookEnd.detail).toBe('exit 0');
+    expect(timeline.find('prestop-start', ENVOY)?.detail).toMatch(/^exec ld-linux-x86-64\.so\.2 --library-path lib envoy-shutdown-manager shutdown --no-ready-file/);
+    expect(timeline.find('sigterm', ENVOY)!.t).toBeGreaterThanOrEqual(hookEnd.t);
+    expect(timeline.find('sigkill')).toBeUndefined();
+    expect(timeline.events.filter((e) => e.container !== undefined && e.container !== ENVOY)).toEqual([]); // nothing else ran
+    // The hook copied its logs to PID 1's stdout: `kubectl logs -c envoy` shows them.
+    expect(envoyPod.pod.container(ENVOY).logs().find((l) => l['msg'] === 'shutdown finished')).toMatchObject({ result: 'drained', readyFile: 'none', component: 'shutdown' });
   });
 });

@@ -37,7 +37,7 @@ export async function runDryRun(config: ShutdownConfig, sources: OptionSources, 
     dryRun: true,
     options: Object.fromEntries(Object.entries(described).map(([key, value]) => [key, { value, source: sources[key] ?? 'default' }])),
     plan: plan(config),
-    readyFileDirectoryWritable: await access(dirname(config.readyFile), constants.W_OK).then(() => true, () => false),
+    readyFileDirectoryWritable: config.readyFile === undefined || (await access(dirname(config.readyFile), constants.W_OK).then(() => true, () => false)),
     now,
   };
   process.stdout.write(output === 'json' ? `${JSON.stringify(report)}\n` : `${formatDryRun(report)}\n`);
@@ -50,7 +50,7 @@ export function plan(config: ShutdownConfig): string[] {
   const steps = [
     `POST ${GRACEFUL_DRAIN_PATH}`,
     `read ${counted} every ${formatDuration(config.checkIntervalMs)}; finish once ${formatDuration(config.minDrainMs)} have passed with at most ${config.exitAtConnections} connections${quiet}, or at ${formatDuration(config.drainTimeoutMs)}`,
-    `write ${config.readyFile}`,
+    config.readyFile === undefined ? "write no ready file: Envoy's SIGTERM follows this command's return" : `write ${config.readyFile}`,
   ];
   const failHealthCheck = `POST ${HEALTHCHECK_FAIL_PATH}`;
   if (config.healthCheckFailureDelayMs === 0) steps.unshift(failHealthCheck);

@@ -18,9 +18,12 @@ const EXIT_CODES: Readonly<Record<DrainResult, ExitCode>> = {
 };
 
 export async function runShutdown(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<ExitCode> {
+  const { readyFile } = config;
+  // Sidecar-less: no file to signal through, nor to keep the drain state beside.
+  if (readyFile === undefined) return drainAndReport(config, log, signal);
   const startedAt = Date.now();
   // Before touching Envoy: a drain whose end cannot be signalled would hold Envoy until the manager's timeout.
-  await checkReadyFileDirectory(config.readyFile);
+  await checkReadyFileDirectory(readyFile);
   const drainState = (phase: DrainInProgress['phase']): DrainInProgress => ({
     pid: process.pid,
     startedAt: new Date(startedAt).toISOString(),
@@ -34,17 +37,17 @@ export async function runShutdown(config: ShutdownConfig, log: Logger, signal: A
   // as "no drain running", and must never see that between the two.
   try {
     if (config.requireEnvoyPrestop) {
-      await writeDrainState(config.readyFile, drainState('awaiting-envoy-prestop'));
-      const verdict = await awaitTermination(config, startedAt, log, signal);
+      await writeDrainState(readyFile, drainState('awaiting-envoy-prestop'));
+      const verdict = await awaitTermination(readyFile, config, startedAt, log, signal);
       if (verdict !== 'terminating') return verdict === 'interrupted' ? ExitCode.Interrupted : ExitCode.Drained;
     }
-    if (removeReadyFile(config.readyFile)) {
-      log.info({ readyFile: config.readyFile }, 'removed the ready file of an earlier drain');
+    if (removeReadyFile(readyFile)) {
+      log.info({ readyFile }, 'removed the ready file of an earlier drain');
     }
-    await writeDrainState(config.readyFile, drainState('draining'));
+    await writeDrainState(readyFile, drainState('draining'));
     return await drainAndReport(config, log, signal);
   } finally {
-    await removeDrainState(config.readyFile);
+    await removeDrainState(readyFile);
   }
 }
 
@@ -67,13 +70,15 @@ async function drainAndReport(config: ShutdownConfig, log: Logger, signal: Abort
   }
   const exitCode = EXIT_CODES[outcome.result];
   const report = { ...outcome, result: outcome.result, exitCode, finishedAt: new Date().toISOString() };
-  try {
-    await writeReadyFile(config.readyFile, report);
-  } catch (error) {
-    log.error({ err: errorMessage(error), readyFile: config.readyFile }, "could not write the ready file: Envoy's preStop hook waits until its own timeout");
-    return ExitCode.ReadyFileFailed;
+  if (config.readyFile !== undefined) {
+    try {
+      await writeReadyFile(config.readyFile, report);
+    } catch (error) {
+      log.error({ err: errorMessage(error), readyFile: config.readyFile }, "could not write the ready file: Envoy's preStop hook waits until its own timeout");
+      return ExitCode.ReadyFileFailed;
+    }
   }
-  log.info({ ...report, readyFile: config.readyFile }, 'shutdown finished');
+  log.info({ ...report, readyFile: config.readyFile ?? 'none' }, 'shutdown finished');
   return exitCode;
 }
 
@@ -82,10 +87,16 @@ async function drainAndReport(config: ShutdownConfig, log: Logger, signal: Abort
  * restart of the sidecar alone (a failed liveness probe), and draining would leave a live pod
  * failing its health checks for good.
  */
-async function awaitTermination(config: ShutdownConfig, startedAt: number, log: Logger, signal: AbortSignal): Promise<'terminating' | 'not-terminating' | 'interrupted'> {
+async function awaitTermination(
+  readyFile: string,
+  config: ShutdownConfig,
+  startedAt: number,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<'terminating' | 'not-terminating' | 'interrupted'> {
   let seenAt: number | undefined;
   try {
-    seenAt = await waitForEnvoyPrestop(config.readyFile, startedAt, config.envoyPrestopWaitMs, signal);
+    seenAt = await waitForEnvoyPrestop(readyFile, startedAt, config.envoyPrestopWaitMs, signal);
   } catch {
     log.warn('interrupted while waiting for envoy preStop hook: nothing was sent to Envoy');
     return 'interrupted';
@@ -113,7 +124,7 @@ export function describeShutdownConfig(config: ShutdownConfig): Record<string, s
     quietPeriod: formatDuration(config.quietPeriodMs),
     connections: config.connections,
     ignoreListeners: [...config.ignoreListeners],
-    readyFile: config.readyFile,
+    readyFile: config.readyFile ?? 'none',
     adminTimeout: formatDuration(config.adminTimeoutMs),
     requireEnvoyPrestop: String(config.requireEnvoyPrestop),
     envoyPrestopWait: formatDuration(config.envoyPrestopWaitMs),

@@ -22,7 +22,7 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
     onEnvoyPrestop: () => {
       recordEnvoyPrestop(config.readyFile).catch((error: unknown) => log.error({ err: errorMessage(error) }, "could not record envoy's preStop hook"));
     },
-    runDrain: config.drain === undefined ? undefined : drainOnce(config.drain, log),
+    runDrain: config.drain === undefined ? undefined : drainOnce(config.drain, config.readyFile, log),
     log,
   });
   // Bind first: a second instance that cannot get the port must not touch the first one's files.
@@ -57,12 +57,12 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
 }
 
 /** The drain of native-sidecar mode: run once, in this process; later callers get the same result. */
-function drainOnce(config: ShutdownConfig, log: Logger): DrainRunner {
+function drainOnce(config: ShutdownConfig, readyFile: string, log: Logger): DrainRunner {
   let result: ReturnType<DrainRunner> | undefined;
   return () =>
     (result ??= (async () => {
       const exitCode = await runShutdown(config, log.child({ component: 'shutdown' }), new AbortController().signal);
-      const report = await readReadyReport(config.readyFile);
+      const report = await readReadyReport(readyFile);
       return { ok: exitCode === ExitCode.Drained, report: typeof report === 'object' ? report : { exitCode } };
     })());
 }

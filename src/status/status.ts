@@ -18,7 +18,8 @@ export interface StatusReport {
 
 export interface StatusSource {
   readonly envoy: EnvoyControl;
-  readonly readyFile: string;
+  /** Undefined: no drain state nor last drain to report. */
+  readonly readyFile: string | undefined;
   readonly source: string;
 }
 
@@ -29,7 +30,8 @@ export interface Baseline {
 }
 
 export async function gatherStatus(from: StatusSource, baseline: Baseline | undefined, intervalMs: number, signal: AbortSignal): Promise<{ report: StatusReport; baseline: Baseline | undefined }> {
-  const [drainState, lastDrain] = await Promise.all([readDrainState(from.readyFile), readReadyReport(from.readyFile)]);
+  const { readyFile } = from;
+  const [drainState, lastDrain] = readyFile === undefined ? [undefined, undefined] : await Promise.all([readDrainState(readyFile), readReadyReport(readyFile)]);
   let envoy: StatusReport['envoy'];
   let reading: ConnectionReading | undefined;
   let next = baseline;

@@ -5,9 +5,12 @@
 // - native: the manager is a native sidecar (init container, restartPolicy Always) serving
 //   /shutdown/drain; Envoy's preStop `httpGet /shutdown/drain` carries the hook token and runs the
 //   drain; the manager has no hook and is stopped after Envoy has exited.
-import { mkdtempSync, rmSync } from 'node:fs';
+// - sidecarless: an init container runs `envoy-shutdown-manager install` into the shared volume;
+//   Envoy's own preStop is exec of that installed copy (`shutdown --no-ready-file`), so its
+//   SIGTERM follows the drain's end, and nothing but Envoy keeps running.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { BIN } from './cli.js';
 import { ENVOY_STAND_IN_BUNDLE } from './envoy/process.js';
 import type { EnvoyStandInOptions } from './envoy/stand-in.js';
@@ -17,7 +20,7 @@ import { Pod, type ContainerSpec } from './kubelet/pod.js';
 export interface EnvoyPodOptions {
   readonly envoy: EnvoyStandInOptions;
   readonly terminationGracePeriodSeconds: number;
-  readonly mode?: 'classic' | 'native';
+  readonly mode?: 'classic' | 'native' | 'sidecarless';
   /** Flags for the sidecar's exec hook (classic), after --admin-address and --ready-file. */
   readonly shutdownArgs?: readonly string[];
   /** Replaces the sidecar's exec hook command altogether (e.g. one that fails). */
@@ -34,10 +37,16 @@ export interface EnvoyPod {
   readonly pod: Pod;
   readonly adminAddress: string;
   readonly listeners: Readonly<Record<string, number>>;
-  readonly managerPort: number;
+  /** Undefined in sidecar-less mode. */
+  readonly managerPort: number | undefined;
   readonly readyFile: string;
   destroy(): Promise<void>;
 }
+
+/** The executable `install` copies from: the single executable `npm run package` builds. */
+export const SINGLE_EXECUTABLE = resolve('dist/envoy-shutdown-manager');
+/** Where the sidecar-less pod's init container installs, and the Envoy container mounts, the copy. */
+const INSTALL_DIR = 'esm';
 
 export const ENVOY = 'envoy';
 export const SIDECAR = 'shutdown-manager';
@@ -49,6 +58,7 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
   const sharedVolume = mkdtempSync(join(tmpdir(), 'emptydir-')); // the emptyDir both containers mount
   const readyFile = join(sharedVolume, 'shutdown-ready');
   const native = options.mode === 'native';
+  if (options.mode === 'sidecarless') return startSidecarlessPod(options, sharedVolume);
   // A native sidecar starts before Envoy, so it cannot learn an ephemeral admin port: share a socket.
   const envoyOptions = native ? { ...options.envoy, admin: { unixSocket: join(sharedVolume, 'admin.sock') } } : options.envoy;
   const tokenHeader = options.hookToken === undefined ? [] : [{ name: 'X-Envoy-Shutdown-Token', value: options.hookToken }];
@@ -101,4 +111,59 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
       rmSync(sharedVolume, { recursive: true, force: true });
     },
   };
+}
+
+async function startSidecarlessPod(options: EnvoyPodOptions, sharedVolume: string): Promise<EnvoyPod> {
+  const installDir = join(sharedVolume, INSTALL_DIR);
+  mkdirSync(installDir); // the emptyDir mount point
+  let pod: Pod;
+  try {
+    pod = await Pod.start({
+      terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
+      initContainers: [{ name: 'install', command: [SINGLE_EXECUTABLE, 'install', installDir], runToCompletion: true }],
+      containers: [
+        {
+          name: ENVOY,
+          command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(options.envoy)],
+          ...(options.sidecarEnv === undefined ? {} : { env: options.sidecarEnv }),
+          ready: (c) => c.waitForLine(envoyReady),
+          // The command `install` printed, as the chart copies it into Envoy's preStop.
+          preStop: (p: Pod): PreStopHook => ({
+            exec: {
+              command: [
+                ...installedCommand(p),
+                'shutdown',
+                '--no-ready-file',
+                '--admin-address',
+                String(p.container(ENVOY).lines.find(envoyReady)?.['adminAddress']),
+                ...(options.shutdownArgs ?? []),
+              ],
+            },
+          }),
+        },
+      ],
+    });
+  } catch (error) {
+    rmSync(sharedVolume, { recursive: true, force: true });
+    throw error;
+  }
+  const ready = pod.container(ENVOY).lines.find(envoyReady) ?? {};
+  return {
+    pod,
+    adminAddress: String(ready['adminAddress']),
+    listeners: ready['listeners'] as Record<string, number>,
+    managerPort: undefined,
+    readyFile: '',
+    async destroy() {
+      await pod.destroy();
+      rmSync(sharedVolume, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The exec command the install init container printed last (a JSON array), without `shutdown`. */
+function installedCommand(pod: Pod): string[] {
+  const printed: unknown = pod.container('install').lines.at(-1);
+  if (!Array.isArray(printed) || printed.at(-1) !== 'shutdown') throw new Error(`install printed no command: ${JSON.stringify(printed)}`);
+  return (printed as string[]).slice(0, -1);
 }

@@ -73,8 +73,13 @@ describe('shutdownConfig', () => {
     [{ minDrainDuration: 61_000 }, /--min-drain-duration must not be longer than --drain-timeout/],
     [{ healthCheckFailureDelay: 60_000 }, /--health-check-failure-delay must be shorter than --drain-timeout/],
     [{ quietPeriod: 60_000 }, /--quiet-period must be shorter than --drain-timeout/],
-  ])('rejects %j', (override, message) => {
+    [{ readyFile: false, requireEnvoyPrestop: true }, /--require-envoy-prestop needs a ready file/],
+  ] as Array<[Partial<ShutdownOptions>, RegExp]>)('rejects %j', (override, message) => {
     expect(() => shutdownConfig({ ...base, ...override })).toThrow(message);
+  });
+
+  it.each([[false], ['']] as const)('reads %j as no ready file', (readyFile) => {
+    expect(shutdownConfig({ ...base, readyFile }).readyFile).toBeUndefined();
   });
 
   it('accepts a minimum drain equal to the timeout', () => {

@@ -12,6 +12,8 @@ import { describeHook, runHook, type PreStopHook, type RunningHook } from './hoo
 import { Timeline } from './timeline.js';
 
 export interface ContainerSpec extends ContainerCommand {
+  /** An init container that must run to completion (exit 0) before the next container starts. */
+  readonly runToCompletion?: boolean;
   /** Resolves once the container is ready; the pod starts the next container only then. */
   readonly ready?: (container: Container) => Promise<unknown>;
   /** A function is evaluated when the hook runs, so it can use ports learned at start-up. */
@@ -19,7 +21,11 @@ export interface ContainerSpec extends ContainerCommand {
 }
 
 export interface PodSpec {
-  /** Native sidecars: started before `containers`, stopped after them, in reverse order. */
+  /**
+   * Started in order before `containers`. Those with `runToCompletion` must exit 0 first (classic
+   * init containers); the others are native sidecars (restartPolicy Always): kept running, and
+   * stopped after every regular container, in reverse order.
+   */
   readonly initContainers?: readonly ContainerSpec[];
   readonly containers: readonly ContainerSpec[];
   /** May be fractional in tests. */
@@ -68,14 +74,16 @@ export class Pod {
     const timeline = (this.timeline = new Timeline());
     timeline.record('pod-terminating');
     for (const container of this.#containers.values()) {
-      void container.exited.then((exit) => timeline.record('container-exit', container.name, describeExit(exit)));
+      if (container.running) void container.exited.then((exit) => timeline.record('container-exit', container.name, describeExit(exit)));
     }
     const graceEnds = timeline.startedAt + this.#spec.terminationGracePeriodSeconds * 1_000;
     const stopped = new AbortController();
     const enforcer = this.#enforceGracePeriod(graceEnds, stopped.signal);
 
     await Promise.all(this.#spec.containers.map((spec) => this.#stop(spec)));
-    for (const spec of [...(this.#spec.initContainers ?? [])].reverse()) await this.#stop(spec);
+    for (const spec of [...(this.#spec.initContainers ?? [])].reverse()) {
+      if (spec.runToCompletion !== true) await this.#stop(spec);
+    }
     stopped.abort();
     await enforcer;
     timeline.record('pod-gone');
@@ -105,6 +113,11 @@ export class Pod {
   async #startContainer(spec: ContainerSpec): Promise<void> {
     const container = new Container(spec, this.logDir, { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...KUBERNETES_ENV, ...this.#spec.env });
     this.#containers.set(spec.name, container);
+    if (spec.runToCompletion === true) {
+      const exit = await container.exited;
+      if (exit.code !== 0) throw new Error(`init container ${spec.name} failed (${exit.code ?? exit.signal}): ${container.stderr}${JSON.stringify(container.lines)}`);
+      return;
+    }
     await spec.ready?.(container);
   }
 

@@ -1,0 +1,62 @@
+// Finds the dynamic loader and every shared library an executable needs, transitively, the way
+// the loader itself would look for them, from the ELF files on this system: nothing guessed.
+import { open, realpath, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { EM_X86_64, ElfError, readElfDependencies, type ElfDependencies } from './elf.js';
+
+/** The loader's default search path on Debian-style x86-64 systems (distroless included). */
+export const DEFAULT_LIBRARY_DIRS = ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib'];
+
+export interface RuntimeFiles {
+  /** The loader as the executable names it (PT_INTERP) and the real file behind it. */
+  readonly loader: { readonly name: string; readonly path: string };
+  /** soname → real file, every library needed directly or through another library. */
+  readonly libraries: ReadonlyMap<string, string>;
+}
+
+export async function elfDependencies(path: string): Promise<ElfDependencies> {
+  const handle = await open(path, 'r');
+  try {
+    return await readElfDependencies(async (offset, length) => {
+      const buffer = Buffer.alloc(length);
+      const { bytesRead } = await handle.read(buffer, 0, length, offset);
+      return buffer.subarray(0, bytesRead);
+    });
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function findRuntimeFiles(executable: string, searchDirs: readonly string[] = DEFAULT_LIBRARY_DIRS): Promise<RuntimeFiles> {
+  const root = await elfDependencies(executable);
+  if (root.interpreter === undefined) throw new ElfError(`${executable} names no dynamic loader (PT_INTERP): it cannot be run through one`);
+  if (root.machine !== EM_X86_64) throw new ElfError(`${executable} is not an x86-64 executable`);
+  const libraries = new Map<string, string>();
+  const pending: Array<{ soname: string; from: string; runpath: string | undefined }> = root.needed.map((soname) => ({ soname, from: executable, runpath: root.runpath }));
+  while (pending.length > 0) {
+    const { soname, from, runpath } = pending.shift()!;
+    if (libraries.has(soname)) continue;
+    const found = await locate(soname, expandRunpath(runpath, from), searchDirs);
+    libraries.set(soname, found);
+    const deps = await elfDependencies(found);
+    for (const next of deps.needed) pending.push({ soname: next, from: found, runpath: deps.runpath });
+  }
+  return { loader: { name: root.interpreter.split('/').at(-1) ?? root.interpreter, path: await realpath(root.interpreter) }, libraries };
+}
+
+async function locate(soname: string, runpathDirs: readonly string[], searchDirs: readonly string[]): Promise<string> {
+  for (const dir of [...runpathDirs, ...searchDirs]) {
+    const candidate = join(dir, soname);
+    const info = await stat(candidate).catch(() => undefined);
+    // The loader skips files of the wrong class or machine; so do we.
+    if (info?.isFile() === true && (await elfDependencies(candidate).then((d) => d.machine === EM_X86_64, () => false))) {
+      return realpath(candidate);
+    }
+  }
+  throw new ElfError(`cannot find ${soname} in ${[...runpathDirs, ...searchDirs].join(', ')}`);
+}
+
+function expandRunpath(runpath: string | undefined, from: string): string[] {
+  if (runpath === undefined || runpath === '') return [];
+  return runpath.split(':').map((dir) => dir.replace(/\$(ORIGIN|\{ORIGIN\})/g, dirname(from)));
+}
