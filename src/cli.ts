@@ -1,34 +1,28 @@
 // Command-line wiring only: flags and environment variables to typed configs, each subcommand to
 // one call. Behaviour lives in the modules imported below.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { DEFAULTS, ENV, shutdownConfig, type ShutdownOptions } from './config.js';
+import { managerConfig, type ManagerOptions } from './manager/manager-config.js';
 import {
-  DEFAULTS,
-  ENV,
   collectListenerNames,
-  managerConfig,
   parseBoolean,
   parseConnectionSource,
   parseCount,
   parseHost,
   parseListenPort,
   parseMaxWaiters,
-  parsePositiveDuration,
   parseOptionalReadyFile,
+  parsePositiveDuration,
   parseReadyFile,
-  shutdownConfig,
-  statusConfig,
-  type ManagerOptions,
-  type ShutdownOptions,
-  type StatusOptions,
-  installConfig,
-} from './config.js';
+} from './parsers.js';
+import { statusConfig, type StatusOptions } from './status/status-config.js';
 import { runDryRun, type OptionSources } from './drain/dry-run.js';
 import { runShutdown } from './drain/shutdown-command.js';
 import { parseDuration } from './duration.js';
 import { parseAdminAddress } from './envoy/address.js';
 import { ExitCode, UsageError, errorMessage } from './errors.js';
 import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
-import { runInstall } from './install/install-command.js';
+import { installConfig, runInstall } from './install/install-command.js';
 import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from './log.js';
 import { runManager } from './manager/manager-command.js';
 import { hookLogMirror, onTerminationSignal } from './process.js';

@@ -1,11 +1,10 @@
-// Every default, every environment variable name and every cross-option rule, in one place.
-// Values are validated here, before any I/O.
+// Every default, every environment variable name, and the `shutdown` configuration with its
+// cross-option rules. Values are validated here, before any I/O.
 import { parseAdminAddress, type AdminAddress } from './envoy/address.js';
-import { parseHookToken } from './manager/hook-token.js';
-import { CONNECTION_SOURCES, type ConnectionSource } from './envoy/stats.js';
+import type { ConnectionSource } from './envoy/stats.js';
 import { UsageError } from './errors.js';
-import { formatDuration, parseDuration } from './duration.js';
-import { isIP } from 'node:net';
+import { parseDuration } from './duration.js';
+import { collectListenerNames, parseConnectionSource, parseCount, parsePositiveDuration } from './parsers.js';
 import { DEFAULT_READY_FILE } from './ready-file.js';
 
 export const DEFAULTS = {
@@ -134,112 +133,6 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
   };
 }
 
-/** Booleans in environment variables: true/false, 1/0, yes/no. */
-export function parseBoolean(text: string): boolean {
-  const value = text.trim().toLowerCase();
-  if (['true', '1', 'yes'].includes(value)) return true;
-  if (['false', '0', 'no', ''].includes(value)) return false;
-  throw new UsageError(`"${text}" is not a boolean: expected true or false`);
-}
-
-export interface ManagerConfig {
-  /** Undefined: every interface, IPv4 and IPv6. */
-  readonly host: string | undefined;
-  readonly port: number;
-  readonly readyTimeoutMs: number;
-  readonly readyFile: string;
-  readonly maxWaiters: number;
-  readonly requestTimeoutMs: number;
-  /** 0: off. Otherwise release /shutdown/ready waiters when no drain runs this long after the first arrived. */
-  readonly drainStartTimeoutMs: number;
-  /** Proves a request comes from the pod's own hook (kubelet sends it as a header). Never logged. */
-  readonly hookToken: string | undefined;
-  /** Native-sidecar mode: serve /shutdown/drain, which runs this drain for the pod's own hook. */
-  readonly drain: ShutdownConfig | undefined;
-}
-
-export interface ManagerOptions {
-  readonly host?: string;
-  readonly port: number;
-  readonly readyTimeout: number;
-  readonly readyFile: string;
-  readonly maxWaiters: number;
-  readonly requestTimeout: number;
-  readonly drainStartTimeout: number;
-  readonly drainEndpoint?: boolean;
-}
-
-export interface StatusConfig {
-  readonly adminAddress: AdminAddress;
-  readonly readyFile: string;
-  readonly connections: ConnectionSource;
-  readonly ignoreListeners: ReadonlySet<string>;
-  readonly adminTimeoutMs: number;
-  readonly intervalMs: number;
-  readonly output: 'text' | 'json';
-  readonly watch: boolean;
-}
-
-export interface StatusOptions {
-  readonly adminAddress: AdminAddress;
-  readonly readyFile: string;
-  readonly connections: ConnectionSource;
-  readonly ignoreListener: readonly string[];
-  readonly adminTimeout: number;
-  readonly interval: number;
-  readonly output: 'text' | 'json';
-  readonly watch?: boolean;
-}
-
-export function statusConfig(options: StatusOptions): StatusConfig {
-  return {
-    adminAddress: options.adminAddress,
-    readyFile: options.readyFile,
-    connections: options.connections,
-    ignoreListeners: new Set(options.ignoreListener),
-    adminTimeoutMs: options.adminTimeout,
-    intervalMs: options.interval,
-    output: options.output,
-    watch: options.watch === true,
-  };
-}
-
-/**
- * `env` is the container's environment: when it also sets the drain timeout (the chart passes
- * the same variables to both commands), a ready timeout that would cut the drain short is refused
- * at start-up, not discovered when the pod terminates.
- */
-export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = process.env): ManagerConfig {
-  const drainTimeoutText = env[ENV.drainTimeout];
-  if (drainTimeoutText !== undefined && drainTimeoutText !== '') {
-    let drainTimeoutMs: number;
-    try {
-      drainTimeoutMs = parseDuration(drainTimeoutText);
-    } catch (error) {
-      throw new UsageError(`${ENV.drainTimeout}: ${(error as Error).message}`);
-    }
-    if (options.readyTimeout <= drainTimeoutMs) {
-      throw new UsageError(`--ready-timeout (${formatDuration(options.readyTimeout)}) must be longer than the drain timeout ${ENV.drainTimeout}=${drainTimeoutText}`);
-    }
-  }
-  const tokenText = env[ENV.hookToken];
-  const hookToken = tokenText === undefined || tokenText === '' ? undefined : fromEnv(ENV.hookToken, tokenText, parseHookToken);
-  if (options.drainEndpoint === true && hookToken === undefined) {
-    throw new UsageError(`--drain-endpoint needs ${ENV.hookToken}: without it anyone who can reach the pod could start a drain`);
-  }
-  return {
-    host: options.host,
-    port: options.port,
-    readyTimeoutMs: options.readyTimeout,
-    readyFile: options.readyFile,
-    maxWaiters: options.maxWaiters,
-    requestTimeoutMs: options.requestTimeout,
-    drainStartTimeoutMs: options.drainStartTimeout,
-    hookToken,
-    drain: options.drainEndpoint === true ? { ...shutdownConfigFromEnv(env, options.readyFile), startedBy: 'hook' } : undefined,
-  };
-}
-
 /**
  * The `shutdown` configuration from the environment alone, with the same variables, parsers and
  * defaults as the command line: the manager runs the drain itself in native-sidecar mode, where
@@ -266,78 +159,12 @@ export function shutdownConfigFromEnv(env: NodeJS.ProcessEnv, readyFile: string)
   });
 }
 
-function fromEnv<T>(name: string, text: string, parse: (text: string) => T): T {
+/** Parses one environment variable, naming it in the error. */
+export function fromEnv<T>(name: string, text: string, parse: (text: string) => T): T {
   try {
     return parse(text);
   } catch (error) {
     if (error instanceof UsageError) throw new UsageError(`${name}: ${error.message}`);
     throw error;
   }
-}
-
-export function parseHost(text: string): string {
-  const host = text.trim().replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) === 0) throw new UsageError(`host "${text}" is not an IP address (omit --host to listen on every interface)`);
-  return host;
-}
-
-export function parseMaxWaiters(text: string): number {
-  const value = parseCount(text);
-  if (value < 1) throw new UsageError('--max-waiters must be at least 1');
-  return value;
-}
-
-// Parsers for single values: each throws UsageError with a message naming the bad value.
-
-export function parsePositiveDuration(text: string): number {
-  const ms = parseDuration(text);
-  if (ms <= 0) throw new UsageError(`duration "${text}" must be greater than 0`);
-  return ms;
-}
-
-export function parseCount(text: string): number {
-  const trimmed = text.trim();
-  if (!/^\d+$/.test(trimmed)) throw new UsageError(`"${text}" is not a whole number of 0 or more`);
-  const value = Number(trimmed);
-  if (!Number.isSafeInteger(value)) throw new UsageError(`"${text}" is too large`);
-  return value;
-}
-
-/** A port to listen on; 0 asks the kernel for a free one (the log says which). */
-export function parseListenPort(text: string): number {
-  const value = parseCount(text);
-  if (value > 65_535) throw new UsageError(`port "${text}" is outside 0-65535`);
-  return value;
-}
-
-export function parseConnectionSource(text: string): ConnectionSource {
-  const value = text.trim();
-  if (!(CONNECTION_SOURCES as readonly string[]).includes(value)) {
-    throw new UsageError(`"${text}" is not a connection source: expected ${CONNECTION_SOURCES.join(' or ')}`);
-  }
-  return value as ConnectionSource;
-}
-
-export function parseReadyFile(text: string): string {
-  if (!text.startsWith('/')) throw new UsageError(`ready file "${text}" must be an absolute path`);
-  return text;
-}
-
-/** For `shutdown`: an empty path means no ready file, like --no-ready-file. */
-export function parseOptionalReadyFile(text: string): string {
-  return text === '' ? '' : parseReadyFile(text);
-}
-
-/** Repeatable, and comma-separated in the environment variable. Names are matched exactly. */
-export function collectListenerNames(text: string, previous: readonly string[] = []): string[] {
-  const names = text.split(',').map((name) => name.trim());
-  if (names.some((name) => name === '')) throw new UsageError(`listener list "${text}" has an empty name`);
-  return [...previous, ...names];
-}
-
-export function installConfig(dir: string, mountPath: string | undefined): { dir: string; mountPath: string } {
-  for (const [what, path] of [['install directory', dir], ['--mount-path', mountPath ?? dir]] as const) {
-    if (!path.startsWith('/')) throw new UsageError(`${what} "${path}" must be an absolute path`);
-  }
-  return { dir, mountPath: mountPath ?? dir };
 }

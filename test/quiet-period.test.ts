@@ -1,8 +1,8 @@
 // `shutdown --quiet-period`: the drain ends only once new connections have stopped arriving.
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanEnv, startCli, tempDir } from './support/cli.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { cleanEnv, startCli } from './support/cli.js';
+import { standInAndReadyFile } from './support/drain-setup.js';
+import type { EnvoyStandIn } from './support/envoy/stand-in.js';
 import { request } from './support/http.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -10,18 +10,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(): Promise<{ envoy: EnvoyStandIn; ready: string }> {
-  const envoy = await EnvoyStandIn.start({
-    drainStrategy: 'immediate',
-    statsFlushIntervalMs: 100,
-    listeners: [
-      { name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' },
-      { name: 'stats', kind: 'http', drainType: 'MODIFY_ONLY' },
-    ],
-  });
-  const dir = tempDir();
-  cleanups.push(() => envoy.close(), dir.cleanup);
-  return { envoy, ready: join(dir.path, 'ready') };
+function setup(): Promise<{ envoy: EnvoyStandIn; ready: string }> {
+  return standInAndReadyFile((cleanup) => cleanups.push(cleanup));
 }
 
 /** A client arriving every `everyMs` with one request on a fresh connection, until stopped. Resolves with the time of the last one. */

@@ -1,10 +1,10 @@
 // `status` and `shutdown --dry-run` against the Envoy stand-in.
 import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idleHttpConnection } from './support/clients.js';
-import { cleanEnv, startCli, tempDir } from './support/cli.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { cleanEnv, startCli } from './support/cli.js';
+import { standInAndReadyFile } from './support/drain-setup.js';
+import type { EnvoyStandIn } from './support/envoy/stand-in.js';
 import { request } from './support/http.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -12,18 +12,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(): Promise<{ envoy: EnvoyStandIn; ready: string }> {
-  const envoy = await EnvoyStandIn.start({
-    drainStrategy: 'immediate',
-    statsFlushIntervalMs: 100,
-    listeners: [
-      { name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' },
-      { name: 'stats', kind: 'http', drainType: 'MODIFY_ONLY' },
-    ],
-  });
-  const dir = tempDir();
-  cleanups.push(() => envoy.close(), dir.cleanup);
-  return { envoy, ready: join(dir.path, 'ready') };
+function setup(): Promise<{ envoy: EnvoyStandIn; ready: string }> {
+  return standInAndReadyFile((cleanup) => cleanups.push(cleanup));
 }
 
 function run(args: string[], env: Record<string, string> = {}): ReturnType<typeof startCli> {

@@ -28,6 +28,13 @@ export interface InstallConfig {
   readonly executable?: string;
 }
 
+export function installConfig(dir: string, mountPath: string | undefined): InstallConfig {
+  for (const [what, path] of [['install directory', dir], ['--mount-path', mountPath ?? dir]] as const) {
+    if (!path.startsWith('/')) throw new UsageError(`${what} "${path}" must be an absolute path`);
+  }
+  return { dir, mountPath: mountPath ?? dir };
+}
+
 /** The exec command a preStop hook uses to run the installed copy, before `shutdown` and its flags. */
 export function hookCommand(mountPath: string, loaderName: string): string[] {
   return commandIn(join(mountPath, CURRENT), loaderName);

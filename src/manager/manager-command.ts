@@ -1,6 +1,7 @@
 // `envoy-shutdown-manager shutdown-manager`: the sidecar's long-running process.
 import type { Server } from 'node:http';
-import type { ManagerConfig, ShutdownConfig } from '../config.js';
+import type { ShutdownConfig } from '../config.js';
+import type { ManagerConfig } from './manager-config.js';
 import { formatDuration } from '../duration.js';
 import { clearEnvoyPrestop, recordEnvoyPrestop } from '../envoy-prestop.js';
 import { ExitCode, UsageError, errorMessage } from '../errors.js';

@@ -1,5 +1,5 @@
 // Runs `status` once, or every interval with --watch until interrupted.
-import type { StatusConfig } from '../config.js';
+import type { StatusConfig } from './status-config.js';
 import { createAdminClient } from '../envoy/admin-client.js';
 import { createEnvoyControl } from '../envoy/envoy-control.js';
 import { ExitCode } from '../errors.js';

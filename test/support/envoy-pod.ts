@@ -15,7 +15,7 @@ import { BIN } from './cli.js';
 import { ENVOY_STAND_IN_BUNDLE } from './envoy/process.js';
 import type { EnvoyStandInOptions } from './envoy/stand-in.js';
 import type { PreStopHook } from './kubelet/hooks.js';
-import { Pod, type ContainerSpec } from './kubelet/pod.js';
+import { Pod, type ContainerSpec, type PodSpec } from './kubelet/pod.js';
 
 export interface EnvoyPodOptions {
   readonly envoy: EnvoyStandInOptions;
@@ -89,22 +89,32 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
           }),
         }),
   };
-  let pod: Pod;
-  try {
-    pod = await Pod.start({
+  return launch(
+    {
       terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
       ...(native ? { initContainers: [sidecar], containers: [envoy] } : { containers: [envoy, sidecar] }),
-    });
+    },
+    sharedVolume,
+    readyFile,
+  );
+}
+
+/** Starts the pod (removing the shared volume if that fails) and reads what tests need from it. */
+async function launch(spec: PodSpec, sharedVolume: string, readyFile: string): Promise<EnvoyPod> {
+  let pod: Pod;
+  try {
+    pod = await Pod.start(spec);
   } catch (error) {
     rmSync(sharedVolume, { recursive: true, force: true });
     throw error;
   }
   const ready = pod.container(ENVOY).lines.find(envoyReady) ?? {};
+  const hasSidecar = [...(spec.initContainers ?? []), ...spec.containers].some((c) => c.name === SIDECAR);
   return {
     pod,
     adminAddress: String(ready['adminAddress']),
     listeners: ready['listeners'] as Record<string, number>,
-    managerPort: managerPort(pod),
+    managerPort: hasSidecar ? (pod.container(SIDECAR).lines.find(managerReady)?.['port'] as number) : undefined,
     readyFile,
     async destroy() {
       await pod.destroy();
@@ -116,9 +126,8 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
 async function startSidecarlessPod(options: EnvoyPodOptions, sharedVolume: string): Promise<EnvoyPod> {
   const installDir = join(sharedVolume, INSTALL_DIR);
   mkdirSync(installDir); // the emptyDir mount point
-  let pod: Pod;
-  try {
-    pod = await Pod.start({
+  return launch(
+    {
       terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
       initContainers: [{ name: 'install', command: [SINGLE_EXECUTABLE, 'install', installDir], runToCompletion: true }],
       containers: [
@@ -142,23 +151,10 @@ async function startSidecarlessPod(options: EnvoyPodOptions, sharedVolume: strin
           }),
         },
       ],
-    });
-  } catch (error) {
-    rmSync(sharedVolume, { recursive: true, force: true });
-    throw error;
-  }
-  const ready = pod.container(ENVOY).lines.find(envoyReady) ?? {};
-  return {
-    pod,
-    adminAddress: String(ready['adminAddress']),
-    listeners: ready['listeners'] as Record<string, number>,
-    managerPort: undefined,
-    readyFile: '',
-    async destroy() {
-      await pod.destroy();
-      rmSync(sharedVolume, { recursive: true, force: true });
     },
-  };
+    sharedVolume,
+    '',
+  );
 }
 
 /** The exec command the install init container printed last (a JSON array), without `shutdown`. */

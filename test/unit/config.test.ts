@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseBoolean, collectListenerNames, parseConnectionSource, parseCount, parseListenPort, parseHost, parseMaxWaiters, parsePositiveDuration, managerConfig, type ManagerOptions, parseReadyFile, shutdownConfig, type ShutdownOptions } from '../../src/config.js';
+import { shutdownConfig, type ShutdownOptions } from '../../src/config.js';
+import { managerConfig, type ManagerOptions } from '../../src/manager/manager-config.js';
+import { collectListenerNames, parseBoolean, parseConnectionSource, parseCount, parseHost, parseListenPort, parseMaxWaiters, parsePositiveDuration, parseReadyFile } from '../../src/parsers.js';
 import { UsageError } from '../../src/errors.js';
 import { hookLogMirror } from '../../src/process.js';
 

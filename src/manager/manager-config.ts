@@ -1,0 +1,68 @@
+// The manager's configuration, checked against the drain's where both are known.
+import { ENV, fromEnv, shutdownConfigFromEnv, type ShutdownConfig } from '../config.js';
+import { formatDuration, parseDuration } from '../duration.js';
+import { UsageError } from '../errors.js';
+import { parseHookToken } from './hook-token.js';
+
+export interface ManagerConfig {
+  /** Undefined: every interface, IPv4 and IPv6. */
+  readonly host: string | undefined;
+  readonly port: number;
+  readonly readyTimeoutMs: number;
+  readonly readyFile: string;
+  readonly maxWaiters: number;
+  readonly requestTimeoutMs: number;
+  /** 0: off. Otherwise release /shutdown/ready waiters when no drain runs this long after the first arrived. */
+  readonly drainStartTimeoutMs: number;
+  /** Proves a request comes from the pod's own hook (kubelet sends it as a header). Never logged. */
+  readonly hookToken: string | undefined;
+  /** Native-sidecar mode: serve /shutdown/drain, which runs this drain for the pod's own hook. */
+  readonly drain: ShutdownConfig | undefined;
+}
+
+export interface ManagerOptions {
+  readonly host?: string;
+  readonly port: number;
+  readonly readyTimeout: number;
+  readonly readyFile: string;
+  readonly maxWaiters: number;
+  readonly requestTimeout: number;
+  readonly drainStartTimeout: number;
+  readonly drainEndpoint?: boolean;
+}
+
+/**
+ * `env` is the container's environment: when it also sets the drain timeout (the chart passes
+ * the same variables to both commands), a ready timeout that would cut the drain short is refused
+ * at start-up, not discovered when the pod terminates.
+ */
+export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = process.env): ManagerConfig {
+  const drainTimeoutText = env[ENV.drainTimeout];
+  if (drainTimeoutText !== undefined && drainTimeoutText !== '') {
+    let drainTimeoutMs: number;
+    try {
+      drainTimeoutMs = parseDuration(drainTimeoutText);
+    } catch (error) {
+      throw new UsageError(`${ENV.drainTimeout}: ${(error as Error).message}`);
+    }
+    if (options.readyTimeout <= drainTimeoutMs) {
+      throw new UsageError(`--ready-timeout (${formatDuration(options.readyTimeout)}) must be longer than the drain timeout ${ENV.drainTimeout}=${drainTimeoutText}`);
+    }
+  }
+  const tokenText = env[ENV.hookToken];
+  const hookToken = tokenText === undefined || tokenText === '' ? undefined : fromEnv(ENV.hookToken, tokenText, parseHookToken);
+  if (options.drainEndpoint === true && hookToken === undefined) {
+    throw new UsageError(`--drain-endpoint needs ${ENV.hookToken}: without it anyone who can reach the pod could start a drain`);
+  }
+  return {
+    host: options.host,
+    port: options.port,
+    readyTimeoutMs: options.readyTimeout,
+    readyFile: options.readyFile,
+    maxWaiters: options.maxWaiters,
+    requestTimeoutMs: options.requestTimeout,
+    drainStartTimeoutMs: options.drainStartTimeout,
+    hookToken,
+    drain: options.drainEndpoint === true ? { ...shutdownConfigFromEnv(env, options.readyFile), startedBy: 'hook' } : undefined,
+  };
+}

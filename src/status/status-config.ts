@@ -1,0 +1,38 @@
+// The `status` configuration.
+import type { AdminAddress } from '../envoy/address.js';
+import type { ConnectionSource } from '../envoy/stats.js';
+
+export interface StatusConfig {
+  readonly adminAddress: AdminAddress;
+  readonly readyFile: string;
+  readonly connections: ConnectionSource;
+  readonly ignoreListeners: ReadonlySet<string>;
+  readonly adminTimeoutMs: number;
+  readonly intervalMs: number;
+  readonly output: 'text' | 'json';
+  readonly watch: boolean;
+}
+
+export interface StatusOptions {
+  readonly adminAddress: AdminAddress;
+  readonly readyFile: string;
+  readonly connections: ConnectionSource;
+  readonly ignoreListener: readonly string[];
+  readonly adminTimeout: number;
+  readonly interval: number;
+  readonly output: 'text' | 'json';
+  readonly watch?: boolean;
+}
+
+export function statusConfig(options: StatusOptions): StatusConfig {
+  return {
+    adminAddress: options.adminAddress,
+    readyFile: options.readyFile,
+    connections: options.connections,
+    ignoreListeners: new Set(options.ignoreListener),
+    adminTimeoutMs: options.adminTimeout,
+    intervalMs: options.interval,
+    output: options.output,
+    watch: options.watch === true,
+  };
+}
