@@ -1,8 +1,9 @@
 // Evidence that kubelet is terminating the pod. kubelet runs Envoy's httpGet preStop hook
 // (/shutdown/ready) and the sidecar's exec hook at the same moment, but a liveness restart of the
-// sidecar runs only the latter. The manager records each authenticated /shutdown/ready arrival in a
-// file beside the ready file; `shutdown --require-envoy-prestop` drains only when such a record is
-// fresh. See the README for why this cannot be fooled in a harmful way.
+// sidecar runs only the latter. While an authenticated /shutdown/ready waits, the manager keeps a
+// record of it in a file beside the ready file; `shutdown --require-envoy-prestop` drains only
+// when such a record exists and is fresh. See the README for why this cannot be fooled in a
+// harmful way.
 import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';

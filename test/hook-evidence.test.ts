@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli, tempDir, type RunningCli } from './support/cli.js';
+import { waitFor } from './support/traffic/pod-conditions.js';
 import { EnvoyStandIn } from './support/envoy/stand-in.js';
 import { request } from './support/http.js';
 
@@ -95,6 +96,21 @@ describe('shutdown --require-envoy-prestop', () => {
     await manager(ready);
     expect(existsSync(`${ready}.envoy-prestop`)).toBe(false);
     expect((await spawn(hookArgs(envoy, ready, ['--envoy-prestop-wait', '300ms'])).result).code).toBe(0);
+    expect(envoy.calls).toHaveLength(0);
+  });
+
+  it("counts Envoy's hook only while it is held: not after an Envoy liveness restart has come and gone", async () => {
+    const envoy = await envoyStandIn();
+    const ready = readyFile();
+    const { port } = await manager(ready, ['--drain-start-timeout', '400ms'], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN });
+    // Envoy's liveness restart runs its preStop: held, then released by the watchdog (no drain ran).
+    const held = request({ port }, '/shutdown/ready', { headers: { 'X-Envoy-Shutdown-Token': TOKEN } });
+    await waitFor('the proof of termination recorded', () => existsSync(`${ready}.envoy-prestop`));
+    expect((await held).status).toBe(500);
+    await waitFor('the proof of termination removed', () => !existsSync(`${ready}.envoy-prestop`));
+    // Seconds later the sidecar is restarted by its own liveness probe: its hook must not drain.
+    const result = await spawn(hookArgs(envoy, ready, ['--envoy-prestop-wait', '300ms'])).result;
+    expect(result.code).toBe(0);
     expect(envoy.calls).toHaveLength(0);
   });
 
@@ -198,7 +214,7 @@ describe('the native-sidecar drain endpoint', () => {
     expect(result.stdout).not.toContain(TOKEN);
   });
 
-  it("runs the drain for the pod's own hook and answers when it ends; a second call gets the same result", async () => {
+  it("runs the drain for the pod's own hook and answers when it ends; concurrent calls join it, a later one drains again", async () => {
     const envoy = await envoyStandIn();
     const ready = readyFile();
     const { cli, port } = await manager(ready, ['--drain-endpoint'], {
@@ -218,6 +234,11 @@ describe('the native-sidecar drain endpoint', () => {
     expect(envoy.calls[0]?.path).toBe('/healthcheck/fail');
     expect(JSON.parse(readFileSync(ready, 'utf8'))).toMatchObject({ result: 'drained' });
     await cli.waitForLog((l) => l.msg === 'shutdown finished' && l['component'] === 'shutdown');
+    // Envoy's hook ran before a liveness restart of Envoy; the pod's real termination comes later.
+    const later = await request({ port }, '/shutdown/drain', { headers });
+    expect(later.status).toBe(200);
+    expect(JSON.parse(later.body).finishedAt).not.toBe(JSON.parse(first.body).finishedAt);
+    expect(envoy.calls.filter((c) => c.path === '/drain_listeners')).toHaveLength(2);
   });
 
   it('exits 2 at start when the drain configuration in the environment is bad', async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idleHttpConnection, tcpConnection } from './support/clients.js';
 import { cleanEnv, startCli, tempDir, type RunResult } from './support/cli.js';
+import { waitFor } from './support/traffic/pod-conditions.js';
 import { EnvoyStandIn, type EnvoyStandInOptions } from './support/envoy/stand-in.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -47,14 +48,6 @@ function run(args: string[], env: Record<string, string> = {}): ReturnType<typeo
     return cli.result.catch(() => undefined);
   });
   return cli;
-}
-
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 function report(path: string): Record<string, unknown> {
@@ -168,7 +161,7 @@ describe('shutdown drain sequence', () => {
     const envoy = await standIn({ statsFlushIntervalMs: 700 });
     const ready = readyPath();
     const held = await idleHttpConnection(envoy.listenerPort('ingress'));
-    await until(() => envoy.stat('server.total_connections') === 1); // the next flush counts it
+    await waitFor('a stats flush that counts the connection', () => envoy.stat('server.total_connections') === 1);
     const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--min-drain-duration', '100ms']));
     await cli.waitForLog((l) => l.msg === 'draining' && l['connections'] === 1);
     const closedAt = Date.now();

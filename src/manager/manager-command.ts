@@ -20,10 +20,13 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
     readyWatch: new ReadyWatch(config.readyFile),
     watchdog: new DrainWatchdog(config.readyFile, config.drainStartTimeoutMs),
     fromPodHook: config.hookToken === undefined ? undefined : hookTokenCheck(config.hookToken),
-    onEnvoyPrestop: () => {
+    // The proof lasts only while Envoy's hook is held here: throughout a real termination, but
+    // not after Envoy's own liveness restart has come and gone.
+    onEnvoyPrestop: (waiting) => {
+      if (!waiting) return clearEnvoyPrestop(config.readyFile);
       recordEnvoyPrestop(config.readyFile).catch((error: unknown) => log.error({ err: errorMessage(error) }, "could not record envoy's preStop hook"));
     },
-    runDrain: config.drain === undefined ? undefined : drainOnce(config.drain, config.readyFile, log),
+    runDrain: config.drain === undefined ? undefined : drainJoiningInFlight(config.drain, config.readyFile, log),
     log,
   });
   // Bind first: a second instance that cannot get the port must not touch the first one's files.
@@ -57,15 +60,19 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   return ExitCode.Drained;
 }
 
-/** The drain of native-sidecar mode: run once, in this process; later callers get the same result. */
-function drainOnce(config: ShutdownConfig, readyFile: string, log: Logger): DrainRunner {
-  let result: ReturnType<DrainRunner> | undefined;
+/**
+ * The drain of native-sidecar mode, run in this process. Callers while it runs join it; a call
+ * after it ended drains again: Envoy's hook also runs before a liveness restart of Envoy, and the
+ * pod's real termination later must not get that old result instead of a drain.
+ */
+function drainJoiningInFlight(config: ShutdownConfig, readyFile: string, log: Logger): DrainRunner {
+  let inFlight: ReturnType<DrainRunner> | undefined;
   return () =>
-    (result ??= (async () => {
+    (inFlight ??= (async () => {
       const exitCode = await runShutdown(config, log.child({ component: 'shutdown' }), new AbortController().signal);
       const report = await readReadyReport(readyFile);
       return { ok: exitCode === ExitCode.Drained, report: typeof report === 'object' ? report : { exitCode } };
-    })());
+    })().finally(() => (inFlight = undefined)));
 }
 
 function boundPort(server: Server): number | undefined {

@@ -18,7 +18,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** How often Node looks for requests past their timeout (its default, 30 s, lets slow clients linger). */
 const MAX_TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
-/** Runs the drain (once, however many callers) and says how it ended. */
+/** Runs the drain (once for all concurrent callers) and says how it ended. */
 export type DrainRunner = () => Promise<{ readonly ok: boolean; readonly report: unknown }>;
 
 export interface ManagerServerOptions {
@@ -31,8 +31,11 @@ export interface ManagerServerOptions {
   readonly drainStartTimeoutMs: number;
   /** Set when a hook token is configured: only requests carrying it count as Envoy's preStop hook. */
   readonly fromPodHook: HookTokenCheck | undefined;
-  /** Called for each /shutdown/ready that counts as Envoy's preStop hook. */
-  readonly onEnvoyPrestop: () => void;
+  /**
+   * Called when the first /shutdown/ready that counts as Envoy's preStop hook starts waiting
+   * (`true`), and when the last such one is answered or leaves (`false`).
+   */
+  readonly onEnvoyPrestop: (waiting: boolean) => void;
   /** Native-sidecar mode only. */
   readonly runDrain: DrainRunner | undefined;
   readonly log: Logger;
@@ -50,6 +53,7 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
   const { log } = options;
   let pending = 0;
   let waiting = 0;
+  let hookWaiters = 0;
   let onIdle: (() => void) | undefined;
   const hold = (work: Promise<void>): void => {
     pending += 1;
@@ -79,13 +83,14 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
           return;
         }
         const fromHook = options.fromPodHook?.(request) ?? true;
-        if (fromHook) options.onEnvoyPrestop();
+        if (fromHook && ++hookWaiters === 1) options.onEnvoyPrestop(true);
         waiting += 1;
         log.info({ remote: request.socket.remoteAddress, waiting, fromPodHook: fromHook }, 'waiting for the drain to finish');
         hold(
           waitForReady(response, options).finally(() => {
             waiting -= 1;
             if (waiting === 0) options.watchdog.disarm();
+            if (fromHook && --hookWaiters === 0) options.onEnvoyPrestop(false);
           }),
         );
       } else if (path === DRAIN_PATH && options.runDrain !== undefined) {
