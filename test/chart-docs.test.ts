@@ -41,7 +41,7 @@ describe('chart documentation', () => {
     expect(schema.additionalProperties).toBe(false);
     const topLevel = keys.filter((key) => !key.path.includes('.')).map((key) => key.path);
     expect(Object.keys(schema.properties ?? {}).filter((key) => key !== 'global').sort()).toEqual([...topLevel].sort());
-    for (const section of ['shutdown', 'admin', 'shutdownManager', 'envoy']) {
+    for (const section of ['shutdown', 'admin', 'shutdownManager', 'envoy', 'hookToken']) {
       const node = schema.properties?.[section];
       expect(node?.additionalProperties, section).toBe(false);
       const children = keys.filter((key) => key.path.startsWith(`${section}.`) && key.path.split('.').length === 2).map((key) => key.path.split('.')[1]);

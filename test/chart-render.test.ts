@@ -1,8 +1,9 @@
 // What `helm template` renders, for every values case: each object valid against the Kubernetes
-// schemas, and the pod wired as the termination sequence needs it — hooks, ports, the timeout
-// chain, security, the sidecar's environment, the bootstrap's listeners and admin address, volumes.
+// schemas, and the pod wired as the termination sequence needs it — hooks (classic or native
+// sidecar), the hook token, ports, the timeout chain, security, the sidecar's environment, the
+// bootstrap's listeners and admin address, volumes, hostNetwork.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { IContainer, IService } from 'kubernetes-models/v1';
+import type { IContainer, IEnvVar, ISecret, IService } from 'kubernetes-models/v1';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { parseDuration } from '../src/duration.js';
@@ -10,13 +11,17 @@ import { parseAdminAddress } from '../src/envoy/address.js';
 import { addressFlag, healthCheckPath, listenerKind, listeners, statPrefix, type Bootstrap } from './support/chart/bootstrap.js';
 import { CASES, type ChartCase } from './support/chart/cases.js';
 import { RELEASE, renderChart, type K8sObject } from './support/chart/helm.js';
-import { findObjects, flagValue, mountHolding, readPod, validateAgainstKubernetes, type RenderedPod } from './support/chart/manifests.js';
+import { findObjects, flagValue, mountHolding, readPod, secretValue, validateAgainstKubernetes, type RenderedPod } from './support/chart/manifests.js';
 
-/** Every variable the sidecar must carry, so that a bare `kubectl exec … shutdown` drains like the hook. */
-const SIDECAR_VARIABLES = [
+const FULLNAME = `${RELEASE}-envoy-shutdown-manager`;
+const TOKEN_HEADER = 'X-Envoy-Shutdown-Token';
+
+/** Every variable the sidecar carries in both modes, so that a bare `kubectl exec … shutdown` drains like the hook. */
+const COMMON_VARIABLES = [
   'ENVOY_SHUTDOWN_ADMIN_ADDRESS',
   'ENVOY_SHUTDOWN_DRAIN_TIMEOUT',
   'ENVOY_SHUTDOWN_MIN_DRAIN_DURATION',
+  'ENVOY_SHUTDOWN_QUIET_PERIOD',
   'ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS',
   'ENVOY_SHUTDOWN_CHECK_INTERVAL',
   'ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY',
@@ -26,9 +31,14 @@ const SIDECAR_VARIABLES = [
   'ENVOY_SHUTDOWN_IGNORE_LISTENERS',
   'ENVOY_SHUTDOWN_PORT',
   'ENVOY_SHUTDOWN_READY_TIMEOUT',
+  'ENVOY_SHUTDOWN_HOOK_TOKEN',
   'ENVOY_SHUTDOWN_LOG_LEVEL',
   'ENVOY_SHUTDOWN_LOG_FORMAT',
 ];
+/** Classic mode: the hook's wait for Envoy's hook, and the manager's wait for a drain to start. */
+const CLASSIC_VARIABLES = [...COMMON_VARIABLES, 'ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT', 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT'];
+/** Native mode: the server runs the drain itself, for Envoy's hook. */
+const NATIVE_VARIABLES = [...COMMON_VARIABLES, 'ENVOY_SHUTDOWN_DRAIN_ENDPOINT'];
 
 const RESTRICTED_CONTAINER = {
   allowPrivilegeEscalation: false,
@@ -82,7 +92,7 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
         'app.kubernetes.io/version': '0.1.0',
         'helm.sh/chart': 'envoy-shutdown-manager-0.1.0',
       });
-      expect(object.metadata.name).toBe(`${RELEASE}-envoy-shutdown-manager`);
+      expect(object.metadata.name).toBe(object.kind === 'Secret' ? `${FULLNAME}-hook-token` : FULLNAME);
     }
     const selector = rendered.deployment.spec?.selector.matchLabels ?? {};
     expect(Object.keys(selector).sort()).toEqual(['app.kubernetes.io/instance', 'app.kubernetes.io/name']);
@@ -91,21 +101,62 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     for (const pdb of findObjects<IPodDisruptionBudget>(objects, 'PodDisruptionBudget')) expect(pdb.spec?.selector?.matchLabels).toEqual(selector);
   });
 
-  it("wires Envoy's httpGet hook to the sidecar's port and the sidecar's exec hook to the drain", () => {
-    const { envoy, sidecar, sidecarEnv } = rendered;
+  it(chartCase.native === true ? 'runs the manager as a native sidecar that Envoy\'s own hook asks to drain' : "wires Envoy's httpGet hook to the sidecar's port and the sidecar's exec hook to the drain", () => {
+    const { envoy, sidecar, sidecarEnv, podSpec } = rendered;
+    expect(rendered.native).toBe(chartCase.native === true);
     const hook = envoy.lifecycle?.preStop?.httpGet;
-    expect(hook?.path).toBe('/shutdown/ready');
+    expect(hook?.path).toBe(chartCase.native === true ? '/shutdown/drain' : '/shutdown/ready');
     expect(hook?.scheme ?? 'HTTP').toBe('HTTP');
     expect(hook?.host).toBeUndefined(); // kubelet calls the pod IP, where the sidecar listens
+    expect(hook?.httpHeaders?.map((h) => h.name)).toEqual([TOKEN_HEADER]);
     const port = Number(sidecarEnv['ENVOY_SHUTDOWN_PORT']);
     expect(hook?.port).toBe(port);
     expect(sidecar.ports?.map((p) => p.containerPort)).toEqual([port]);
     expect(sidecarEnv['ENVOY_SHUTDOWN_HOST']).toBeUndefined(); // every interface, not loopback
-
-    expect(sidecar.lifecycle?.preStop).toEqual({ exec: { command: ['envoy-shutdown-manager', 'shutdown'] } });
     expect(sidecar.command).toBeUndefined(); // the image's entrypoint, envoy-shutdown-manager
     expect(sidecar.args).toEqual(['shutdown-manager']);
     expect(envoy.lifecycle?.preStop?.exec).toBeUndefined();
+    // The flag that makes the hook wait for proof of termination is on the hook command, never in the environment.
+    expect(Object.keys(sidecarEnv)).not.toContain('ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP');
+
+    if (chartCase.native === true) {
+      // Started before Envoy, stopped after it: an init container that kubelet keeps running.
+      expect(podSpec.initContainers?.map((c) => c.name)).toEqual(['shutdown-manager']);
+      expect(podSpec.containers.map((c) => c.name)).toEqual(['envoy']);
+      expect(sidecar.restartPolicy).toBe('Always');
+      expect(sidecar.lifecycle).toBeUndefined(); // a preStop of its own would run after Envoy is gone
+      expect(sidecarEnv['ENVOY_SHUTDOWN_DRAIN_ENDPOINT']).toBe('true');
+      // kubelet starts Envoy only once the manager answers, so Envoy's hook always finds it.
+      expect(sidecar.startupProbe?.httpGet?.path).toBe('/healthz');
+      expect(probePort(sidecar, sidecar.startupProbe?.httpGet?.port)).toBe(port);
+    } else {
+      expect(podSpec.initContainers).toBeUndefined();
+      expect(podSpec.containers.map((c) => c.name)).toEqual(['envoy', 'shutdown-manager']);
+      expect(sidecar.restartPolicy).toBeUndefined();
+      expect(sidecar.lifecycle?.preStop).toEqual({ exec: { command: ['envoy-shutdown-manager', 'shutdown', '--require-envoy-prestop'] } });
+      expect(sidecar.startupProbe).toBeUndefined();
+    }
+  });
+
+  it('gives the manager the hook token from a Secret, and Envoy\'s hook the same token as its header', () => {
+    const { envoy, sidecar } = rendered;
+    const header = envoy.lifecycle?.preStop?.httpGet?.httpHeaders?.find((h) => h.name === TOKEN_HEADER)?.value;
+    const variable = sidecar.env?.find((e) => e.name === 'ENVOY_SHUTDOWN_HOOK_TOKEN') as IEnvVar | undefined;
+    // Through a Secret, never as a literal in the pod spec's environment.
+    expect(variable?.value).toBeUndefined();
+    expect(variable?.valueFrom?.secretKeyRef).toEqual({ name: `${FULLNAME}-hook-token`, key: 'token' });
+    const secrets = findObjects<ISecret>(objects, 'Secret');
+    expect(secrets.map((secret) => secret.metadata?.name)).toEqual([`${FULLNAME}-hook-token`]);
+    expect(secrets[0]?.type).toBe('Opaque');
+    const token = secretValue(objects, `${FULLNAME}-hook-token`, 'token');
+    expect(token).toBeDefined();
+    expect(header).toBe(token);
+    expect(rendered.sidecarEnv['ENVOY_SHUTDOWN_HOOK_TOKEN']).toBe(token);
+    if (chartCase.hookToken === undefined) expect(token).toMatch(/^[A-Za-z0-9]{48}$/);
+    else expect(token).toBe(chartCase.hookToken);
+    // Nowhere else: not in the bootstrap, not in any other variable.
+    expect(JSON.stringify(rendered.configMap)).not.toContain(token);
+    expect(Object.entries(rendered.sidecarEnv).filter(([name, value]) => name !== 'ENVOY_SHUTDOWN_HOOK_TOKEN' && value === token)).toEqual([]);
   });
 
   it(`nests the timeouts: drain ${chartCase.timeouts.drain} s < ready ${chartCase.timeouts.ready} s < grace ${chartCase.timeouts.grace} s`, () => {
@@ -114,9 +165,17 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     const ready = seconds(sidecarEnv['ENVOY_SHUTDOWN_READY_TIMEOUT']);
     const grace = podSpec.terminationGracePeriodSeconds;
     expect({ drain, ready, grace }).toEqual(chartCase.timeouts);
-    expect(drain).toBeLessThan(ready);
-    expect(ready).toBeLessThan(grace ?? 0);
+    expect(drain).toBeLessThan(ready); // the manager refuses to start otherwise, native mode included
+    expect(drain).toBeLessThan(grace ?? 0);
+    if (chartCase.native !== true) {
+      expect(ready).toBeLessThan(grace ?? 0);
+      // No drain, no hostage: released sooner than the ready timeout, but never before the hook could have started.
+      const drainStart = seconds(sidecarEnv['ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT']);
+      expect(drainStart).toBeGreaterThanOrEqual(seconds(sidecarEnv['ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT']) + 5);
+      expect(drainStart).toBeLessThan(ready);
+    }
     expect(seconds(sidecarEnv['ENVOY_SHUTDOWN_MIN_DRAIN_DURATION'])).toBeLessThanOrEqual(drain);
+    expect(seconds(sidecarEnv['ENVOY_SHUTDOWN_QUIET_PERIOD'])).toBeLessThan(drain);
     expect(seconds(sidecarEnv['ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY'])).toBeLessThan(drain);
     // Envoy's own drain window is the drain timeout, with the strategy that closes every connection it can.
     const args = envoy.args ?? [];
@@ -128,7 +187,7 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     const { podSpec, envoy, sidecar } = rendered;
     expect(podSpec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
     expect(podSpec.automountServiceAccountToken).toBe(false);
-    expect(podSpec.hostNetwork).toBeUndefined();
+    expect(podSpec.hostNetwork ?? false).toBe(chartCase.hostNetwork === true);
     for (const c of [envoy, sidecar]) {
       expect(c.securityContext).toMatchObject(RESTRICTED_CONTAINER);
       expect(['RuntimeDefault', 'Localhost']).toContain(c.securityContext?.seccompProfile?.type);
@@ -143,11 +202,12 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
 
   it('passes every setting to the sidecar as an environment variable, in a form the binary accepts', () => {
     const env = rendered.sidecarEnv;
-    expect(Object.keys(env).sort()).toEqual([...SIDECAR_VARIABLES].sort());
+    const expected = chartCase.native === true ? NATIVE_VARIABLES : CLASSIC_VARIABLES;
+    expect(Object.keys(env).sort()).toEqual([...expected].sort());
     expect(env['ENVOY_SHUTDOWN_CONNECTIONS']).toBe('listeners');
     expect(env['ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS']).toBe('0');
     expect(env['ENVOY_SHUTDOWN_LOG_FORMAT']).toBe('json');
-    for (const name of SIDECAR_VARIABLES.filter((n) => /TIMEOUT|DURATION|INTERVAL|DELAY/.test(n))) {
+    for (const name of expected.filter((n) => /TIMEOUT|DURATION|INTERVAL|DELAY|PERIOD|WAIT/.test(n))) {
       expect(() => parseDuration(env[name] ?? ''), name).not.toThrow();
     }
     expect(() => parseAdminAddress(env['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] ?? '')).not.toThrow();
@@ -169,8 +229,11 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
   it("gives the sidecar the admin address the bootstrap binds, on loopback or a Unix socket, and routes the stats listener there", () => {
     const { bootstrap, sidecarEnv } = rendered;
     const address = bootstrap.admin?.address;
+    // The exact same literal on both sides: no name to resolve, no IPv4/IPv6 disagreement (Envoy Gateway #9853).
     expect(addressFlag(address)).toBe(sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS']);
     if (address?.socket_address !== undefined) expect(['127.0.0.1', '::1']).toContain(address.socket_address.address);
+    // Under hostNetwork the pod's loopback is the node's: the admin API is on the socket, whatever admin.* says.
+    if (chartCase.hostNetwork === true) expect(address?.pipe?.path).toBe('/var/run/envoy-admin/admin.sock');
     const adminCluster = bootstrap.static_resources?.clusters?.find((c) => c.name === 'envoy-admin');
     expect(adminCluster?.load_assignment?.endpoints?.[0]?.lb_endpoints?.[0]?.endpoint?.address).toEqual(address);
   });
@@ -229,6 +292,20 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     // Nothing else is writable: no hostPath, and every mount of the bootstrap is read-only.
     expect(podSpec.volumes?.every((v) => v.emptyDir !== undefined || v.configMap !== undefined)).toBe(true);
     expect(envoy.volumeMounts?.find((m) => m.name === 'bootstrap')?.readOnly).toBe(true);
+  });
+
+  it(chartCase.hostNetwork === true ? 'resolves cluster names first on the node\'s network, with every bound port declared once' : 'stays in its own network namespace', () => {
+    const { podSpec, envoy, sidecar, bootstrap } = rendered;
+    if (chartCase.hostNetwork !== true) {
+      expect(podSpec.dnsPolicy).toBeUndefined();
+      return;
+    }
+    expect(podSpec.dnsPolicy).toBe('ClusterFirstWithHostNet');
+    // Every port a process binds on the node is declared (so the scheduler sees it), and declared once.
+    const declared = [...(envoy.ports ?? []), ...(sidecar.ports ?? [])].map((p) => p.containerPort);
+    const bound = [...listeners(bootstrap).map((l) => l.address.socket_address?.port_value), Number(rendered.sidecarEnv['ENVOY_SHUTDOWN_PORT'])];
+    expect([...declared].sort()).toEqual([...bound].sort());
+    expect(new Set(declared).size).toBe(declared.length);
   });
 
   it('rolls the pods when the bootstrap changes', () => {

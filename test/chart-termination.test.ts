@@ -1,6 +1,8 @@
 // The chart's own output, run: the rendered bootstrap becomes the Envoy stand-in, the rendered
-// sidecar command and environment run the built binary, the rendered hooks are the kubelet
-// stand-in's hooks, and the pod is deleted. Timeouts are shortened through chart values only.
+// sidecar command and environment (the hook token read from the rendered Secret) run the built
+// binary, the rendered hooks and their headers are the kubelet stand-in's hooks, in classic or
+// native-sidecar mode, and the pod is deleted (or its sidecar restarted). Timeouts are shortened
+// through chart values only.
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/duration.js';
@@ -11,15 +13,22 @@ import { startChartPod, type ChartPod } from './support/chart/chart-pod.js';
 import { renderChart, type RenderOptions } from './support/chart/helm.js';
 import { ENVOY_CONTAINER, readPod, SIDECAR_CONTAINER, type RenderedPod } from './support/chart/manifests.js';
 import { idleHttpConnection } from './support/clients.js';
+import { request } from './support/http.js';
 import { adminRequest } from './support/envoy/http1-client.js';
 import { EnvoyStandIn } from './support/envoy/stand-in.js';
 import type { JsonLine } from './support/kubelet/container.js';
 import type { Timeline } from './support/kubelet/timeline.js';
-import { Traffic } from './support/traffic/traffic.js';
+import { Traffic, type TrafficStats } from './support/traffic/traffic.js';
 
-/** Short, fast drains: 3 s drain timeout, hence a 13 s ready timeout and a 33 s grace period. */
-const FAST: Record<string, unknown> = { shutdown: { drainTimeout: 3, minDrainDuration: 0.5, checkInterval: 0.2 } };
+/**
+ * Short, fast drains: 3 s drain timeout, hence a 13 s ready timeout and a 33 s grace period; the
+ * hook waits 1 s for Envoy's, so the drain-start timeout is 6 s.
+ */
+const FAST_SHUTDOWN = { drainTimeout: 3, minDrainDuration: 0.5, quietPeriod: 0.3, checkInterval: 0.2, envoyPrestopWait: 1 };
+const FAST: Record<string, unknown> = { shutdown: FAST_SHUTDOWN };
 const DRAIN_TIMEOUT_MS = 3_000;
+/** Long enough for clients to be moved by the load balancer, short enough for a quick test. */
+const UNDER_LOAD = { drainTimeout: 8, minDrainDuration: 1, quietPeriod: 0.5, checkInterval: 0.2, envoyPrestopWait: 1 };
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -46,23 +55,57 @@ const adminCalls = (chartPod: ChartPod): string[] =>
     .lines.filter((line) => line['event'] === 'admin-call')
     .map((line) => `${String(line['method'])} ${String(line['path'])}${line['query'] === '' ? '' : `?${String(line['query'])}`}`);
 
-const sidecarLog = (chartPod: ChartPod, msg: string): JsonLine | undefined => chartPod.pod.container(SIDECAR_CONTAINER).logs().find((line) => line['msg'] === msg);
+const sidecarLogs = (chartPod: ChartPod): JsonLine[] => chartPod.pod.container(SIDECAR_CONTAINER).logs();
+const sidecarLog = (chartPod: ChartPod, msg: string): JsonLine | undefined => sidecarLogs(chartPod).find((line) => line['msg'] === msg);
+const postCalls = (chartPod: ChartPod): string[] => adminCalls(chartPod).filter((call) => call.startsWith('POST'));
+const DRAIN_POSTS = ['POST /healthcheck/fail', 'POST /drain_listeners?graceful&skip_exit'];
 
-/** The termination went as the chart means it to: drained, Envoy released by its hook, no SIGKILL, in time. */
+/**
+ * The termination went as the chart means it to: drained, Envoy released by its hook (after at
+ * least the minimum drain), no SIGKILL, in time. Classic: the sidecar's own hook drained; native:
+ * the sidecar had no hook and was stopped only once Envoy had exited.
+ */
 function expectCleanTermination(timeline: Timeline, rendered: RenderedPod, chartPod: ChartPod): void {
   const sidecar = chartPod.pod.container(SIDECAR_CONTAINER);
   const story = `${timeline.format()}\nsidecar log:\n${sidecar.logs().map((l) => JSON.stringify(l)).join('\n')}\nsidecar stderr: ${sidecar.stderr}`;
-  const sidecarHook = timeline.find('prestop-end', SIDECAR_CONTAINER);
-  expect(sidecarHook?.detail, story).toBe('exit 0');
   const envoyHook = timeline.find('prestop-end', ENVOY_CONTAINER);
   expect(envoyHook?.detail, story).toBe('HTTP 200');
   expect(timeline.find('sigterm', ENVOY_CONTAINER)?.t).toBeGreaterThanOrEqual(envoyHook?.t ?? Infinity);
-  // Released by the drain (the ready file), which lasts at least the minimum drain duration.
   const minDrainMs = parseDuration(rendered.sidecarEnv['ENVOY_SHUTDOWN_MIN_DRAIN_DURATION'] ?? '');
-  expect(envoyHook?.t).toBeGreaterThanOrEqual((timeline.find('prestop-start', SIDECAR_CONTAINER)?.t ?? Infinity) + minDrainMs);
+  if (rendered.native) {
+    expect(timeline.find('prestop-start', SIDECAR_CONTAINER), story).toBeUndefined();
+    expect(timeline.find('sigterm', SIDECAR_CONTAINER)?.t).toBeGreaterThanOrEqual(timeline.find('container-exit', ENVOY_CONTAINER)?.t ?? Infinity);
+    expect(envoyHook?.t).toBeGreaterThanOrEqual((timeline.find('prestop-start', ENVOY_CONTAINER)?.t ?? Infinity) + minDrainMs);
+  } else {
+    expect(timeline.find('prestop-end', SIDECAR_CONTAINER)?.detail, story).toBe('exit 0');
+    // Released by the drain (the ready file), which lasts at least the minimum drain duration.
+    expect(envoyHook?.t).toBeGreaterThanOrEqual((timeline.find('prestop-start', SIDECAR_CONTAINER)?.t ?? Infinity) + minDrainMs);
+  }
   expect(timeline.find('sigkill')).toBeUndefined();
   expect(timeline.find('grace-period-end')).toBeUndefined();
   expect(timeline.find('pod-gone')?.t).toBeLessThan((rendered.podSpec.terminationGracePeriodSeconds ?? 0) * 1_000);
+}
+
+/**
+ * Terminates the pod while HTTP/1.1 and HTTP/2 clients send requests through a load balancer that
+ * keeps sending new connections to it for `deprogrammingDelayMs`, then only to another pod.
+ */
+async function terminateUnderLightLoad(rendered: RenderedPod, chartPod: ChartPod, deprogrammingDelayMs: number): Promise<{ timeline: Timeline; stats: TrafficStats; before: TrafficStats }> {
+  const healthy = await EnvoyStandIn.start({ drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' }] });
+  cleanups.push(() => healthy.close());
+  const traffic = await Traffic.start({
+    terminating: { host: '127.0.0.1', port: listenerPort(rendered, chartPod, 'ingress') },
+    healthy: { host: '127.0.0.1', port: healthy.listenerPort('ingress') },
+    http1Clients: 2,
+    http2Clients: 1,
+    streamsPerSession: 1,
+    thinkTimeMs: 10,
+  });
+  cleanups.push(() => traffic.stop());
+  const before = traffic.stats;
+  traffic.terminationStarted(deprogrammingDelayMs);
+  const timeline = await chartPod.pod.terminate();
+  return { timeline, stats: await traffic.stop(), before };
 }
 
 describe("the rendered bootstrap, as the Envoy stand-in's options", () => {
@@ -108,15 +151,18 @@ describe('the chart, run by the kubelet stand-in', () => {
     expect(calls.slice(2).length).toBeGreaterThan(0);
     for (const call of calls.slice(2)) expect(call).toBe(`GET /stats?filter=${LISTENER_STATS_FILTER}&format=json`); // --connections listeners
 
-    // The hook ran with the rendered environment, not with the binary's defaults.
+    // The hook ran with the rendered command and environment, not with the binary's defaults.
     expect(sidecarLog(chartPod, 'shutdown started')).toMatchObject({
       adminAddress: admin,
       drainTimeout: '3s',
       minDrainDuration: '500ms',
+      quietPeriod: '300ms',
       checkInterval: '200ms',
       connections: 'listeners',
       ignoreListeners: ['stats', 'ready'],
       readyFile: chartPod.sidecarEnv['ENVOY_SHUTDOWN_READY_FILE'],
+      requireEnvoyPrestop: 'true',
+      envoyPrestopWait: '1s',
     });
     // Drained at the minimum drain duration, long before the drain timeout, with the scraper still connected.
     expect(sidecarLog(chartPod, 'drain finished: releasing envoy')).toMatchObject({ result: 'drained', connections: 0 });
@@ -126,8 +172,11 @@ describe('the chart, run by the kubelet stand-in', () => {
     expect(chartPod.envoyOptions).toMatchObject({ drainStrategy: 'immediate', drainTimeSeconds: 3 });
   });
 
-  it('drains over the admin Unix socket in the emptyDir both containers mount', async () => {
-    const { rendered, chartPod } = await start({ values: FAST, set: ['admin.unixSocket.enabled=true'] });
+  it.each([
+    { name: 'asked for', set: ['admin.unixSocket.enabled=true'] },
+    { name: 'forced by hostNetwork', set: ['hostNetwork=true'] },
+  ])('drains over the admin Unix socket in the emptyDir both containers mount ($name)', async ({ set }) => {
+    const { rendered, chartPod } = await start({ values: FAST, set });
     const socket = rendered.bootstrap.admin?.address?.pipe?.path ?? '';
     expect(chartPod.envoyOptions.admin).toEqual({ unixSocket: chartPod.envoyPath(socket) });
     expect(chartPod.sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS']).toBe(`unix:${chartPod.envoyPath(socket)}`);
@@ -139,28 +188,81 @@ describe('the chart, run by the kubelet stand-in', () => {
   });
 
   it('loses no request under light load while the load balancer moves clients to another pod', async () => {
-    const { rendered, chartPod } = await start({ values: { shutdown: { drainTimeout: 8, minDrainDuration: 1, checkInterval: 0.2 } } });
-    const healthy = await EnvoyStandIn.start({ drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' }] });
-    cleanups.push(() => healthy.close());
-    const traffic = await Traffic.start({
-      terminating: { host: '127.0.0.1', port: listenerPort(rendered, chartPod, 'ingress') },
-      healthy: { host: '127.0.0.1', port: healthy.listenerPort('ingress') },
-      http1Clients: 2,
-      http2Clients: 1,
-      streamsPerSession: 1,
-      thinkTimeMs: 10,
-    });
-    cleanups.push(() => traffic.stop());
-    const before = traffic.stats;
-
-    traffic.terminationStarted(300); // the LB keeps sending new connections for 300 ms, well inside the 1 s minimum drain
-    const timeline = await chartPod.pod.terminate();
-    const stats = await traffic.stop();
+    const { rendered, chartPod } = await start({ values: { shutdown: UNDER_LOAD } });
+    // The LB keeps sending new connections for 300 ms, well inside the 1 s minimum drain.
+    const { timeline, stats, before } = await terminateUnderLightLoad(rendered, chartPod, 300);
 
     expectCleanTermination(timeline, rendered, chartPod);
     expect(stats.failures).toEqual([]);
     expect(stats.requests.terminating).toBeGreaterThan(before.requests.terminating);
     expect(stats.requests.healthy).toBeGreaterThan(0);
     expect(sidecarLog(chartPod, 'drain finished: releasing envoy')).toMatchObject({ result: 'drained', connections: 0 });
+  });
+});
+
+describe('a preStop hook without a pod termination, with the chart\'s hooks and token', () => {
+  it('a liveness restart of the sidecar leaves Envoy serving, even after a stranger called /shutdown/ready; the termination then drains', async () => {
+    const { rendered, chartPod } = await start({ values: FAST });
+    const { pod } = chartPod;
+    const admin = chartPod.sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] ?? '';
+
+    // A client elsewhere in the cluster calls /shutdown/ready without the token: it may wait, but proves nothing.
+    const stranger = new AbortController();
+    const strangerDone = request({ port: chartPod.managerPort }, '/shutdown/ready', { signal: stranger.signal }).catch(() => undefined);
+    await pod.container(SIDECAR_CONTAINER).waitForLine((line) => line['msg'] === 'waiting for the drain to finish');
+    stranger.abort();
+    await strangerDone;
+    await pod.container(SIDECAR_CONTAINER).waitForLine((line) => line['msg'] === 'waiter went away');
+
+    // kubelet restarts the sidecar alone: its preStop hook (the chart's command, --require-envoy-prestop) runs first.
+    await pod.restartContainer(SIDECAR_CONTAINER);
+    expect(pod.timeline.events.map((e) => `${e.kind} ${e.container ?? ''} ${e.detail ?? ''}`.trim())).toEqual([
+      `prestop-start ${SIDECAR_CONTAINER} exec envoy-shutdown-manager shutdown --require-envoy-prestop`,
+      `prestop-end ${SIDECAR_CONTAINER} exit 0`,
+      `sigterm ${SIDECAR_CONTAINER}`,
+      `container-restart ${SIDECAR_CONTAINER} liveness probe failed`,
+    ]);
+    // Envoy untouched: no admin POST, still LIVE, still ready on the readiness listener its probe calls.
+    expect(postCalls(chartPod)).toEqual([]);
+    expect((await adminRequest(admin, 'GET', '/ready')).body).toBe('LIVE\n');
+    const readiness = await request({ port: listenerPort(rendered, chartPod, 'ready') }, '/ready');
+    expect(readiness.status).toBe(200);
+    const logs = sidecarLogs(chartPod);
+    expect(logs.find((l) => l['msg'] === 'waiting for the drain to finish')).toMatchObject({ fromPodHook: false });
+    expect(logs.some((l) => String(l['msg']).startsWith("no sign of Envoy's preStop hook"))).toBe(true);
+    expect(logs.find((l) => l['msg'] === 'shutdown started')).toBeUndefined();
+
+    // The real termination: Envoy's hook carries the rendered token, the restarted manager accepts it, the hook drains.
+    const timeline = await pod.terminate();
+    expectCleanTermination(timeline, rendered, chartPod);
+    expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);
+    const after = sidecarLogs(chartPod).slice(logs.length);
+    expect(after.find((l) => l['msg'] === 'waiting for the drain to finish')).toMatchObject({ fromPodHook: true });
+    expect(after.some((l) => l['msg'] === "envoy's preStop hook reached the manager: the pod is terminating")).toBe(true);
+    expect(after.find((l) => l['msg'] === 'drain finished: releasing envoy')).toMatchObject({ result: 'drained' });
+    expect(JSON.stringify(sidecarLogs(chartPod))).not.toContain(chartPod.sidecarEnv['ENVOY_SHUTDOWN_HOOK_TOKEN']);
+  });
+});
+
+describe('the chart with nativeSidecar: true, run by the kubelet stand-in', () => {
+  it("refuses a drain without the token, drains from Envoy's own hook with zero failed requests, and stops the sidecar after Envoy", async () => {
+    const { rendered, chartPod } = await start({ kubeVersion: '1.29.0', values: { nativeSidecar: true, shutdown: UNDER_LOAD } });
+    expect(rendered.native).toBe(true);
+    const stranger = await request({ port: chartPod.managerPort }, '/shutdown/drain');
+    expect(stranger.status).toBe(403);
+    expect(adminCalls(chartPod)).toEqual([]);
+
+    const { timeline, stats, before } = await terminateUnderLightLoad(rendered, chartPod, 500);
+
+    expectCleanTermination(timeline, rendered, chartPod);
+    expect(timeline.find('prestop-start', ENVOY_CONTAINER)?.detail).toMatch(/\/shutdown\/drain$/);
+    expect(stats.failures).toEqual([]);
+    expect(stats.requests.terminating).toBeGreaterThan(before.requests.terminating);
+    expect(stats.requests.healthy).toBeGreaterThan(0);
+    expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);
+    // The manager drained with the chart's settings, read from its environment.
+    expect(sidecarLog(chartPod, 'shutdown started')).toMatchObject({ drainTimeout: '8s', minDrainDuration: '1s', quietPeriod: '500ms', checkInterval: '200ms', connections: 'listeners' });
+    expect(sidecarLog(chartPod, 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
+    expect(sidecarLog(chartPod, 'drain request refused: it does not carry the hook token')).toBeDefined();
   });
 });

@@ -49,20 +49,33 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/*
-The timeout chain, in whole seconds, as JSON (read it with `include … | fromJson`):
-  drain = shutdown.drainTimeout
-  ready = shutdown.readyTimeout, else drain + 10
-  grace = shutdown.terminationGracePeriodSeconds, else ready + 20
+The timeout chain, in seconds, as JSON (read it with `include … | fromJson`):
+  drain       = shutdown.drainTimeout
+  ready       = shutdown.readyTimeout, else drain + 10 (always drain + 10 with nativeSidecar: nothing
+                waits on /shutdown/ready, but the manager refuses a ready timeout not above the drain's)
+  grace       = shutdown.terminationGracePeriodSeconds, else ready + 20
+  prestopWait = shutdown.envoyPrestopWait (fractions allowed)
+  drainStart  = shutdown.drainStartTimeout, else prestopWait + drainStartMargin (fractions allowed)
 */}}
 {{- define "envoy-shutdown-manager.timeouts" -}}
 {{- $s := .Values.shutdown }}
 {{- $drain := int64 $s.drainTimeout }}
 {{- $ready := add $drain 10 }}
-{{- if not (kindIs "invalid" $s.readyTimeout) }}{{ $ready = int64 $s.readyTimeout }}{{ end }}
+{{- if and (not .Values.nativeSidecar) (not (kindIs "invalid" $s.readyTimeout)) }}{{ $ready = int64 $s.readyTimeout }}{{ end }}
 {{- $grace := add $ready 20 }}
 {{- if not (kindIs "invalid" $s.terminationGracePeriodSeconds) }}{{ $grace = int64 $s.terminationGracePeriodSeconds }}{{ end }}
-{{- dict "drain" $drain "ready" $ready "grace" $grace | toJson }}
+{{- $prestopWait := float64 $s.envoyPrestopWait }}
+{{- $drainStart := addf $prestopWait (include "envoy-shutdown-manager.drainStartMargin" .) }}
+{{- if not (kindIs "invalid" $s.drainStartTimeout) }}{{ $drainStart = float64 $s.drainStartTimeout }}{{ end }}
+{{- dict "drain" $drain "ready" $ready "grace" $grace "prestopWait" $prestopWait "drainStart" $drainStart | toJson }}
 {{- end }}
+
+{{/*
+Seconds the drain-start timeout exceeds the envoy-prestop wait by, at least. The hook tolerates
+Envoy's hook arriving up to envoyPrestopWait late; the manager grants the hook the same, plus the
+start of a Node.js process on a busy node (about a second, several under CPU pressure).
+*/}}
+{{- define "envoy-shutdown-manager.drainStartMargin" -}}5{{- end }}
 
 {{/* Seconds (a number, fractions allowed) as a Go duration for the binary: 60 -> 60s, 0.25 -> 250ms. */}}
 {{- define "envoy-shutdown-manager.duration" -}}
@@ -76,10 +89,23 @@ The timeout chain, in whole seconds, as JSON (read it with `include … | fromJs
 {{/* The static cluster through which the stats listener reaches the admin API. */}}
 {{- define "envoy-shutdown-manager.adminClusterName" -}}envoy-admin{{- end }}
 
-{{/* Envoy's admin address as the sidecar's ENVOY_SHUTDOWN_ADMIN_ADDRESS: unix:/path, host:port or [v6]:port. */}}
+{{/*
+"true" when Envoy's admin API is on the Unix socket: asked for, or forced by hostNetwork (the
+pod's loopback is then the node's, where a fixed admin port can clash with other pods and node
+services, Contour #3566). Empty otherwise. Every template asks this helper, never the value.
+*/}}
+{{- define "envoy-shutdown-manager.adminUnixSocket" -}}
+{{- if or .Values.admin.unixSocket.enabled .Values.hostNetwork }}true{{ end }}
+{{- end }}
+
+{{/*
+Envoy's admin address as the sidecar's ENVOY_SHUTDOWN_ADMIN_ADDRESS: unix:/path, host:port or
+[v6]:port. Built from the same values as the bootstrap's, so both name the same IP literal: never
+"localhost", which the manager could resolve to ::1 while Envoy binds 127.0.0.1 (Envoy Gateway #9853).
+*/}}
 {{- define "envoy-shutdown-manager.adminAddressFlag" -}}
 {{- $admin := .Values.admin }}
-{{- if $admin.unixSocket.enabled }}
+{{- if include "envoy-shutdown-manager.adminUnixSocket" . }}
 {{- printf "unix:%s" $admin.unixSocket.path }}
 {{- else if contains ":" $admin.address }}
 {{- printf "[%s]:%d" $admin.address (int64 $admin.port) }}
@@ -91,7 +117,7 @@ The timeout chain, in whole seconds, as JSON (read it with `include … | fromJs
 {{/* Envoy's admin address as a bootstrap Address: a pipe or a loopback socket_address. */}}
 {{- define "envoy-shutdown-manager.adminAddressBootstrap" -}}
 {{- $admin := .Values.admin }}
-{{- if $admin.unixSocket.enabled -}}
+{{- if include "envoy-shutdown-manager.adminUnixSocket" . -}}
 pipe:
   path: {{ $admin.unixSocket.path | quote }}
   # 0660: the pod's fsGroup owns the emptyDir, so the sidecar may connect even under another UID.
@@ -123,4 +149,45 @@ socket_address:
 {{- define "envoy-shutdown-manager.ignoredListeners" -}}
 {{- $names := list (include "envoy-shutdown-manager.statsListenerName" .) (include "envoy-shutdown-manager.readinessListenerName" .) }}
 {{- join "," (concat $names .Values.shutdown.ignoreListeners | uniq) }}
+{{- end }}
+
+{{/* The header kubelet sends with Envoy's httpGet preStop hook; the manager compares it with its token. */}}
+{{- define "envoy-shutdown-manager.hookTokenHeader" -}}X-Envoy-Shutdown-Token{{- end }}
+
+{{/* The Secret holding the hook token: the user's existing one, or the chart's. */}}
+{{- define "envoy-shutdown-manager.hookTokenSecretName" -}}
+{{- if .Values.hookToken.existingSecret }}
+{{- .Values.hookToken.existingSecret }}
+{{- else }}
+{{- printf "%s-hook-token" (include "envoy-shutdown-manager.fullname" . | trunc 52 | trimSuffix "-") }}
+{{- end }}
+{{- end }}
+
+{{/*
+The hook token, the same in every template of one render: the Secret the manager reads and the
+header in Envoy's hook must agree. It is worked out once and kept on the root context, because
+each call of randAlphaNum yields a new value. In order:
+  - hookToken.existingSecret: read from that Secret (empty when it cannot be read: the validation
+    then fails the render);
+  - hookToken.value;
+  - the chart's own Secret from an earlier release, so upgrades keep the token (and the pod spec);
+  - 48 random letters and digits.
+*/}}
+{{- define "envoy-shutdown-manager.hookToken" -}}
+{{- if not (hasKey $ "envoyShutdownManagerHookToken") }}
+{{- $t := .Values.hookToken }}
+{{- $token := "" }}
+{{- if $t.existingSecret }}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace $t.existingSecret }}
+{{- $token = dig "data" $t.secretKey "" $secret | b64dec }}
+{{- else if $t.value }}
+{{- $token = $t.value }}
+{{- else }}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "envoy-shutdown-manager.hookTokenSecretName" .) }}
+{{- $token = dig "data" $t.secretKey "" $secret | b64dec }}
+{{- if not $token }}{{ $token = randAlphaNum 48 }}{{ end }}
+{{- end }}
+{{- $_ := set $ "envoyShutdownManagerHookToken" $token }}
+{{- end }}
+{{- get $ "envoyShutdownManagerHookToken" }}
 {{- end }}

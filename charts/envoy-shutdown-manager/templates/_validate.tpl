@@ -12,12 +12,34 @@ in one pass. Renders nothing when the values are consistent.
 {{- $ready := float64 $t.ready }}
 {{- $grace := float64 $t.grace }}
 
-{{- /* The timeout chain: min drain <= drain < ready < grace. */}}
+{{- /* The timeout chain: min drain, quiet period <= drain < ready < grace (native: drain < grace). */}}
 {{- if le $ready $drain }}
 {{- $errors = append $errors (printf "shutdown.readyTimeout (%d s) must be longer than shutdown.drainTimeout (%d s): the manager would answer Envoy's preStop hook, and Envoy would get SIGTERM, before the drain ends" (int64 $ready) (int64 $drain)) }}
 {{- end }}
+{{- if $v.nativeSidecar }}
+{{- if le $grace $drain }}
+{{- $errors = append $errors (printf "shutdown.terminationGracePeriodSeconds (%d s) must be longer than shutdown.drainTimeout (%d s): with nativeSidecar, kubelet would SIGKILL the pod while Envoy's preStop hook still drains" (int64 $grace) (int64 $drain)) }}
+{{- end }}
+{{- if semverCompare "<1.29.0-0" .Capabilities.KubeVersion.Version }}
+{{- $errors = append $errors (printf "nativeSidecar needs Kubernetes 1.29 or later (init containers with restartPolicy Always), and this render targets %s: older API servers drop the field and the pod never leaves its init phase (helm template: pass --kube-version)" .Capabilities.KubeVersion.Version) }}
+{{- end }}
+{{- else }}
 {{- if le $grace $ready }}
 {{- $errors = append $errors (printf "shutdown.terminationGracePeriodSeconds (%d s) must be longer than the ready timeout (%d s): kubelet would SIGKILL the pod while Envoy's preStop hook still waits" (int64 $grace) (int64 $ready)) }}
+{{- end }}
+{{- /* No drain, no hostage: the manager gives up on a drain that never started, before the ready timeout and not before the hook could have started. */}}
+{{- $margin := float64 (include "envoy-shutdown-manager.drainStartMargin" .) }}
+{{- $drainStart := printf "shutdown.drainStartTimeout (%v s)" $t.drainStart }}
+{{- if kindIs "invalid" $s.drainStartTimeout }}{{ $drainStart = printf "shutdown.drainStartTimeout (null: shutdown.envoyPrestopWait + %v = %v s)" $margin $t.drainStart }}{{ end }}
+{{- if lt $t.drainStart (addf $t.prestopWait $margin) }}
+{{- $errors = append $errors (printf "%s must be at least shutdown.envoyPrestopWait (%v s) + %v s: the manager would release Envoy undrained while the sidecar's hook may still be starting" $drainStart $t.prestopWait $margin) }}
+{{- end }}
+{{- if ge $t.drainStart $ready }}
+{{- $errors = append $errors (printf "%s must be shorter than the ready timeout (%d s), or Envoy is never released sooner when no drain starts" $drainStart (int64 $ready)) }}
+{{- end }}
+{{- end }}
+{{- if ge (float64 $s.quietPeriod) $drain }}
+{{- $errors = append $errors (printf "shutdown.quietPeriod (%v s) must be shorter than shutdown.drainTimeout (%d s), or the drain could only end at its timeout" $s.quietPeriod (int64 $drain)) }}
 {{- end }}
 {{- if gt (float64 $s.minDrainDuration) $drain }}
 {{- $errors = append $errors (printf "shutdown.minDrainDuration (%v s) must not be longer than shutdown.drainTimeout (%d s)" $s.minDrainDuration (int64 $drain)) }}
@@ -32,9 +54,34 @@ in one pass. Renders nothing when the values are consistent.
 {{- $errors = append $errors (printf "shutdown.adminTimeout (%v s) must be shorter than shutdown.drainTimeout (%d s)" $s.adminTimeout (int64 $drain)) }}
 {{- end }}
 
+{{- /* The hook token: one source, usable as an HTTP header value. */}}
+{{- $ht := $v.hookToken }}
+{{- if and $ht.value $ht.existingSecret }}
+{{- $errors = append $errors "hookToken: set value or existingSecret, not both" }}
+{{- else if $ht.existingSecret }}
+{{- $token := include "envoy-shutdown-manager.hookToken" . }}
+{{- if not $token }}
+{{- $errors = append $errors (printf "hookToken.existingSecret: Secret %s/%s cannot be read or has no key %q (helm template and --dry-run do not read the cluster: set hookToken.value there)" .Release.Namespace $ht.existingSecret $ht.secretKey) }}
+{{- else if not (regexMatch "^[!-~]{16,}$" $token) }}
+{{- $errors = append $errors (printf "hookToken.existingSecret: the token in Secret %s (key %q) must be 16 or more visible ASCII characters without spaces: it is sent as an HTTP header" $ht.existingSecret $ht.secretKey) }}
+{{- end }}
+{{- end }}
+
+{{- /* The sidecar's environment belongs to the chart: extraEnv adds to it and overrides nothing. */}}
+{{- $chartEnv := dict }}
+{{- range include "envoy-shutdown-manager.managerEnv" . | fromYamlArray }}{{ $_ := set $chartEnv .name true }}{{ end }}
+{{- range $i, $e := $v.shutdownManager.extraEnv }}
+{{- if hasKey $chartEnv $e.name }}
+{{- $errors = append $errors (printf "shutdownManager.extraEnv[%d]: %s is set by the chart from its values; change the value instead" $i $e.name) }}
+{{- else if eq $e.name "ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP" }}
+{{- $errors = append $errors (printf "shutdownManager.extraEnv[%d]: %s belongs on the preStop hook's command only (the chart puts --require-envoy-prestop there): in the environment it would keep a manual `kubectl exec … shutdown` from draining" $i $e.name) }}
+{{- end }}
+{{- end }}
+
 {{- /* Ports the chart binds in the pod must not collide, with each other or with the user's listeners. */}}
+{{- $socket := include "envoy-shutdown-manager.adminUnixSocket" . }}
 {{- $reserved := dict }}
-{{- if not $v.admin.unixSocket.enabled }}{{ $_ := set $reserved (toString (int64 $v.admin.port)) "admin.port" }}{{ end }}
+{{- if not $socket }}{{ $_ := set $reserved (toString (int64 $v.admin.port)) "admin.port" }}{{ end }}
 {{- range $key, $port := dict "statsListener.port" $v.statsListener.port "readinessListener.port" $v.readinessListener.port "shutdownManager.port" $v.shutdownManager.port }}
 {{- $p := toString (int64 $port) }}
 {{- if hasKey $reserved $p }}
@@ -69,6 +116,38 @@ in one pass. Renders nothing when the values are consistent.
 {{- $errors = append $errors (printf "listeners[%d] (%s): port %d is already used by %s" $i $l.name (int64 $port) (get $reserved (toString (int64 $port)))) }}
 {{- end }}
 {{- end }}
+{{- range $i, $p := $v.envoy.ports }}
+{{- if has $p.name (list "metrics" "ready") }}
+{{- $errors = append $errors (printf "envoy.ports[%d]: name %q is the chart's own (its stats and readiness listeners)" $i $p.name) }}
+{{- end }}
+{{- if hasKey $reserved (toString (int64 $p.containerPort)) }}
+{{- $errors = append $errors (printf "envoy.ports[%d] (%s): port %d is already used by %s" $i $p.name (int64 $p.containerPort) (get $reserved (toString (int64 $p.containerPort)))) }}
+{{- end }}
+{{- end }}
+
+{{- /* hostNetwork: every port is a port of the node, bound by a process without capabilities. */}}
+{{- if $v.hostNetwork }}
+{{- $declared := dict }}
+{{- range $v.envoy.ports }}{{ $_ := set $declared (toString (int64 .containerPort)) true }}{{ end }}
+{{- $envoyMayBindLow := has "NET_BIND_SERVICE" (dig "capabilities" "add" list $v.envoy.securityContext) }}
+{{- $managerMayBindLow := has "NET_BIND_SERVICE" (dig "capabilities" "add" list $v.shutdownManager.securityContext) }}
+{{- $bound := list (list "statsListener.port" $v.statsListener.port $envoyMayBindLow) (list "readinessListener.port" $v.readinessListener.port $envoyMayBindLow) (list "shutdownManager.port" $v.shutdownManager.port $managerMayBindLow) }}
+{{- range $i, $l := $v.listeners }}
+{{- $port := dig "address" "socket_address" "port_value" "" $l }}
+{{- if ne (toString $port) "" }}
+{{- $bound = append $bound (list (printf "listeners[%d] (%s)" $i $l.name) $port $envoyMayBindLow) }}
+{{- if not (hasKey $declared (toString (int64 $port))) }}
+{{- $errors = append $errors (printf "listeners[%d] (%s): with hostNetwork, port %d must be listed in envoy.ports, so that the scheduler never puts two pods that bind it on one node" $i $l.name (int64 $port)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $bound }}
+{{- if and (lt (int64 (index . 1)) 1024) (not (index . 2)) }}
+{{- $errors = append $errors (printf "%s (%d): with hostNetwork, ports below 1024 need the NET_BIND_SERVICE capability, which the container's securityContext drops" (index . 0) (int64 (index . 1))) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{- range $i, $c := $v.clusters }}
 {{- if eq $c.name (include "envoy-shutdown-manager.adminClusterName" $) }}
 {{- $errors = append $errors (printf "clusters[%d]: name %q is the chart's own (the stats listener's route to the admin API)" $i $c.name) }}
@@ -85,7 +164,7 @@ in one pass. Renders nothing when the values are consistent.
 {{- if eq $readyDir "/" }}
 {{- $errors = append $errors (printf "shutdownManager.readyFile (%s) must be inside a directory, which the chart mounts as an emptyDir" $v.shutdownManager.readyFile) }}
 {{- end }}
-{{- if $v.admin.unixSocket.enabled }}
+{{- if $socket }}
 {{- $socketDir := dir $v.admin.unixSocket.path }}
 {{- if eq $socketDir "/" }}
 {{- $errors = append $errors (printf "admin.unixSocket.path (%s) must be inside a directory, which the chart mounts as an emptyDir in both containers" $v.admin.unixSocket.path) }}

@@ -5,7 +5,16 @@ export interface ChartCase extends RenderOptions {
   readonly name: string;
   /** The timeout chain the case must render, in seconds. */
   readonly timeouts: { readonly drain: number; readonly ready: number; readonly grace: number };
+  /** The manager must be a native sidecar (nativeSidecar: true). */
+  readonly native?: boolean;
+  /** The pod must be in the node's network namespace (hostNetwork: true). */
+  readonly hostNetwork?: boolean;
+  /** The hook token the case sets; none: the chart generates one. */
+  readonly hookToken?: string;
 }
+
+/** A token as a user could set it in hookToken.value: visible ASCII, with what YAML and Go quoting must survive. */
+export const USER_HOOK_TOKEN = `user-chosen:"token"#with\\back'slash~!42`;
 
 /** A backend behind an HTTP listener, and a TCP listener: what a user's values typically add. */
 export const USER_LISTENERS = [
@@ -99,6 +108,35 @@ export const CASES: readonly ChartCase[] = [
         },
       },
     },
+    timeouts: DEFAULT_TIMEOUTS,
+  },
+  { name: 'user-provided hook token', values: { hookToken: { value: USER_HOOK_TOKEN } }, hookToken: USER_HOOK_TOKEN, timeouts: DEFAULT_TIMEOUTS },
+  { name: 'native sidecar', set: ['nativeSidecar=true'], kubeVersion: '1.29.0', native: true, timeouts: DEFAULT_TIMEOUTS },
+  {
+    name: 'native sidecar, explicit grace period, quiet period off',
+    values: { nativeSidecar: true, shutdown: { drainTimeout: 120, terminationGracePeriodSeconds: 150, quietPeriod: 0, minDrainDuration: 30 } },
+    kubeVersion: '1.33.0',
+    native: true,
+    // The ready timeout is drain + 10 in native mode: nothing waits on /shutdown/ready, but the manager needs it above the drain timeout.
+    timeouts: { drain: 120, ready: 130, grace: 150 },
+  },
+  { name: 'hostNetwork', set: ['hostNetwork=true'], hostNetwork: true, timeouts: DEFAULT_TIMEOUTS },
+  {
+    name: 'hostNetwork with a native sidecar, an IPv6 admin address asked for, and custom ports',
+    values: {
+      hostNetwork: true,
+      nativeSidecar: true,
+      admin: { address: '::1' },
+      statsListener: { port: 29001 },
+      readinessListener: { port: 29003 },
+      shutdownManager: { port: 29002 },
+      listeners: [USER_LISTENERS[0]],
+      envoy: { ports: [{ name: 'https', containerPort: 8443 }] },
+      service: { ports: [{ name: 'https', port: 443, targetPort: 'https' }] },
+    },
+    kubeVersion: '1.29.0',
+    native: true,
+    hostNetwork: true,
     timeouts: DEFAULT_TIMEOUTS,
   },
 ];

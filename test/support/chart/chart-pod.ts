@@ -1,9 +1,11 @@
 // Runs the pod the chart renders under the kubelet stand-in: Envoy's container becomes the Envoy
 // stand-in process started from the rendered bootstrap, the sidecar runs the built binary in place
-// of the image's entrypoint with the rendered args and environment, and both preStop hooks are the
-// rendered ones. Only two things change, so pods can run side by side: each fixed port becomes a
-// free ephemeral port, and each emptyDir becomes a fresh temporary directory (paths under its
-// mount are rewritten to it, in every container that mounts it).
+// of the image's entrypoint with the rendered args and environment (the hook token read from the
+// rendered Secret), where the pod spec puts it (a regular container, or a native sidecar among the
+// init containers), and the preStop hooks are the rendered ones, headers included. Only two things
+// change, so pods can run side by side: each fixed port becomes a free ephemeral port, and each
+// emptyDir becomes a fresh temporary directory (paths under its mount are rewritten to it, in
+// every container that mounts it).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,7 +15,7 @@ import { BIN } from '../cli.js';
 import type { EnvoyStandInOptions } from '../envoy/options.js';
 import { ENVOY_STAND_IN_BUNDLE } from '../envoy/process.js';
 import type { PreStopHook } from '../kubelet/hooks.js';
-import { Pod } from '../kubelet/pod.js';
+import { Pod, type ContainerSpec } from '../kubelet/pod.js';
 import { IDENTITY, standInOptions, type Remap } from './bootstrap.js';
 import { mountHolding, type RenderedPod } from './manifests.js';
 
@@ -107,9 +109,11 @@ function numericPort(c: IContainer, port: number | string): number {
   return found;
 }
 
-function renderedHook(c: IContainer, remap: Remap): PreStopHook {
+/** The container's preStop hook as the kubelet stand-in runs it; undefined when it has none. */
+function renderedHook(c: IContainer, remap: Remap): PreStopHook | undefined {
   const preStop = c.lifecycle?.preStop;
-  if (preStop?.httpGet !== undefined) {
+  if (preStop === undefined) return undefined;
+  if (preStop.httpGet !== undefined) {
     const { path, port, host, httpHeaders } = preStop.httpGet;
     return {
       httpGet: {
@@ -120,8 +124,8 @@ function renderedHook(c: IContainer, remap: Remap): PreStopHook {
       },
     };
   }
-  if (preStop?.exec?.command !== undefined) return { exec: { command: withBinary(preStop.exec.command) } };
-  throw new Error(`${c.name}: no preStop hook the stand-in can run`);
+  if (preStop.exec?.command !== undefined) return { exec: { command: withBinary(preStop.exec.command) } };
+  throw new Error(`${c.name}: a preStop hook the stand-in cannot run: ${JSON.stringify(preStop)}`);
 }
 
 /** Every fixed port the pod uses: the bootstrap's, the sidecar's, and the hooks'. */
@@ -131,6 +135,7 @@ function fixedPorts(rendered: RenderedPod): number[] {
   standInOptions(rendered.bootstrap, rendered.envoy.args ?? [], collect);
   remapSidecarEnv(rendered.sidecarEnv, collect);
   renderedHook(rendered.envoy, collect);
+  renderedHook(rendered.sidecar, collect);
   return ports;
 }
 
@@ -141,6 +146,8 @@ export interface ChartPod {
   readonly ports: PortMap;
   /** The sidecar's environment after remapping, as the processes saw it. */
   readonly sidecarEnv: Readonly<Record<string, string>>;
+  /** Where the manager listens on this machine (its remapped ENVOY_SHUTDOWN_PORT). */
+  readonly managerPort: number;
   /** The envoy container's view of a path in the pod (e.g. the admin socket). */
   envoyPath(path: string): string;
   destroy(): Promise<void>;
@@ -161,26 +168,26 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
   const envoyHook = renderedHook(envoy, remapFor(envoy));
   const sidecarHook = renderedHook(sidecar, remapFor(sidecar));
   const sidecarCommand = withBinary([...(sidecar.command ?? [IMAGE_ENTRYPOINT]), ...(sidecar.args ?? [])]);
+  const envoySpec: ContainerSpec = {
+    name: envoy.name,
+    command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(envoyOptions)],
+    ready: (c) => c.waitForLine((line) => line['event'] === 'ready'),
+    ...(envoyHook === undefined ? {} : { preStop: envoyHook }),
+  };
+  const sidecarSpec: ContainerSpec = {
+    name: sidecar.name,
+    command: sidecarCommand,
+    env: sidecarEnv,
+    // What the native sidecar's startup probe (/healthz) waits for before kubelet starts Envoy.
+    ready: (c) => c.waitForLine((line) => line['msg'] === 'shutdown manager listening'),
+    ...(sidecarHook === undefined ? {} : { preStop: sidecarHook }),
+  };
 
   let pod: Pod;
   try {
     pod = await Pod.start({
       terminationGracePeriodSeconds: grace,
-      containers: [
-        {
-          name: envoy.name,
-          command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(envoyOptions)],
-          ready: (c) => c.waitForLine((line) => line['event'] === 'ready'),
-          preStop: envoyHook,
-        },
-        {
-          name: sidecar.name,
-          command: sidecarCommand,
-          env: sidecarEnv,
-          ready: (c) => c.waitForLine((line) => line['msg'] === 'shutdown manager listening'),
-          preStop: sidecarHook,
-        },
-      ],
+      ...(rendered.native ? { initContainers: [sidecarSpec], containers: [envoySpec] } : { containers: [envoySpec, sidecarSpec] }),
     });
   } catch (error) {
     volumes.remove();
@@ -191,6 +198,7 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
     envoyOptions,
     ports,
     sidecarEnv,
+    managerPort: Number(sidecarEnv['ENVOY_SHUTDOWN_PORT']),
     envoyPath: (path) => volumes.pathIn(envoy, path),
     async destroy() {
       await pod.destroy();

@@ -30,6 +30,8 @@ export interface RenderOptions {
   readonly values?: Record<string, unknown>;
   /** Extra `--set key=value` pairs, parsed by helm itself. */
   readonly set?: readonly string[];
+  /** `.Capabilities.KubeVersion` for `helm template` (helm 3.10 assumes v1.25.0; its lint cannot be told). */
+  readonly kubeVersion?: string;
 }
 
 /** Runs helm with its cache, config and data directories in a throw-away place: no repos, no plugins. */
@@ -84,7 +86,8 @@ export async function helmLint(options: RenderOptions & { readonly strict?: bool
 export async function helmTemplate(options: RenderOptions = {}): Promise<HelmResult> {
   const { args, cleanup } = valuesArgs(options);
   try {
-    return await helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...args]);
+    const kube = options.kubeVersion === undefined ? [] : ['--kube-version', options.kubeVersion];
+    return await helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...kube, ...args]);
   } finally {
     cleanup();
   }

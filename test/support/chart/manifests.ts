@@ -1,10 +1,12 @@
 // The rendered chart as typed objects: each one validated offline against the Kubernetes schemas
-// (kubernetes-models, picked by apiVersion and kind), and the pod's pieces the tests read: the two
-// containers, their environment, the bootstrap behind Envoy's --config-path.
+// (kubernetes-models, picked by apiVersion and kind) and against the pod rules those schemas cannot
+// express, and the pod's pieces the tests read: Envoy and the manager (a regular container, or a
+// native sidecar among the init containers), the manager's environment as kubelet resolves it, the
+// bootstrap behind Envoy's --config-path.
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Service, type IConfigMap, type IContainer, type IPodSpec, type IService, type IVolumeMount } from 'kubernetes-models/v1';
+import { ConfigMap, Secret, Service, type IConfigMap, type IContainer, type IPodSpec, type ISecret, type IService, type IVolumeMount } from 'kubernetes-models/v1';
 import { parse } from 'yaml';
 import type { Bootstrap } from './bootstrap.js';
 import type { K8sObject } from './helm.js';
@@ -16,6 +18,7 @@ const VALIDATORS: Readonly<Record<string, Validator>> = {
   'apps/v1/Deployment': (o) => new Deployment(o as unknown as IDeployment).validate(),
   'v1/ConfigMap': (o) => new ConfigMap(o as unknown as IConfigMap).validate(),
   'v1/Service': (o) => new Service(o as unknown as IService).validate(),
+  'v1/Secret': (o) => new Secret(o as unknown as ISecret).validate(),
   'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as unknown as IPodDisruptionBudget).validate(),
   'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o as unknown as IHorizontalPodAutoscaler).validate(),
 };
@@ -34,8 +37,56 @@ export function validateAgainstKubernetes(objects: readonly K8sObject[]): void {
     } catch (error) {
       problems.push(`${object.kind} ${object.metadata.name}: ${(error as Error).message}`);
     }
+    const podSpec = object.kind === 'Deployment' ? (object as unknown as IDeployment).spec?.template.spec : undefined;
+    if (podSpec !== undefined) problems.push(...podSpecProblems(podSpec).map((problem) => `${object.kind} ${object.metadata.name}: ${problem}`));
   }
   if (problems.length > 0) throw new Error(`invalid Kubernetes objects:\n  ${problems.join('\n  ')}`);
+}
+
+/**
+ * What the API server refuses in a pod spec and kubernetes-models 4.5.1 lets through. Its schemas
+ * (Kubernetes 1.27) type a container's `restartPolicy` as any string, on any container, and ignore
+ * fields they do not know; which container may carry what is not a schema matter. These rules are
+ * the API server's (1.29 and later): native sidecars, and host ports under hostNetwork.
+ */
+export function podSpecProblems(spec: IPodSpec): string[] {
+  const problems: string[] = [];
+  const all = [...(spec.initContainers ?? []).map((c) => ({ c, where: 'initContainers' })), ...spec.containers.map((c) => ({ c, where: 'containers' }))];
+  const names = new Set<string>();
+  for (const { c, where } of all) {
+    const at = `${where}[${c.name}]`;
+    if (names.has(c.name)) problems.push(`${at}: the name is used twice in the pod`);
+    names.add(c.name);
+    const portNames = (c.ports ?? []).flatMap((p) => (p.name === undefined ? [] : [p.name]));
+    if (new Set(portNames).size !== portNames.length) problems.push(`${at}: port names are not unique`);
+    if (where === 'containers') {
+      if (c.restartPolicy !== undefined) problems.push(`${at}: restartPolicy may only be set on init containers`);
+      continue;
+    }
+    if (c.restartPolicy !== undefined && c.restartPolicy !== 'Always') problems.push(`${at}: restartPolicy must be Always, not ${c.restartPolicy}`);
+    if (c.restartPolicy !== 'Always') {
+      for (const field of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
+        if (c[field] !== undefined) problems.push(`${at}: ${field} is only allowed on an init container with restartPolicy Always`);
+      }
+    }
+  }
+  if (spec.dnsPolicy !== undefined && !['ClusterFirst', 'ClusterFirstWithHostNet', 'Default', 'None'].includes(spec.dnsPolicy)) {
+    problems.push(`dnsPolicy ${spec.dnsPolicy} is not one of ClusterFirst, ClusterFirstWithHostNet, Default, None`);
+  }
+  if (spec.hostNetwork === true) {
+    // Under hostNetwork each port is also a host port (defaulted to containerPort), unique in the pod.
+    const hostPorts = new Map<string, string>();
+    for (const { c } of all) {
+      for (const port of c.ports ?? []) {
+        if (port.hostPort !== undefined && port.hostPort !== port.containerPort) problems.push(`${c.name}: hostPort ${port.hostPort} must equal containerPort ${port.containerPort} under hostNetwork`);
+        const key = `${port.containerPort}/${port.protocol ?? 'TCP'}`;
+        const owner = hostPorts.get(key);
+        if (owner !== undefined) problems.push(`${c.name}: host port ${key} is also declared by ${owner}`);
+        hostPorts.set(key, c.name);
+      }
+    }
+  }
+  return problems;
 }
 
 export const ENVOY_CONTAINER = 'envoy';
@@ -47,7 +98,9 @@ export interface RenderedPod {
   readonly podSpec: IPodSpec;
   readonly envoy: IContainer;
   readonly sidecar: IContainer;
-  /** The sidecar's environment; valueFrom is not used by the chart and fails here. */
+  /** The manager is a native sidecar: an init container (restartPolicy Always, checked by the tests). */
+  readonly native: boolean;
+  /** The sidecar's environment as kubelet hands it over: literal values and secretKeyRefs resolved. */
   readonly sidecarEnv: Readonly<Record<string, string>>;
   readonly configMap: IConfigMap;
   readonly bootstrap: Bootstrap;
@@ -69,11 +122,25 @@ function container(spec: IPodSpec, name: string): IContainer {
   return found;
 }
 
-export function envOf(c: IContainer): Record<string, string> {
+/** A Secret's key as kubelet reads it: `data` is base64, `stringData` plain text. */
+export function secretValue(objects: readonly K8sObject[], name: string, key: string): string | undefined {
+  const secret = findObjects<ISecret>(objects, 'Secret').find((s) => s.metadata?.name === name);
+  const data = secret?.data?.[key];
+  return data === undefined ? secret?.stringData?.[key] : Buffer.from(data, 'base64').toString('utf8');
+}
+
+/**
+ * A container's environment as kubelet resolves it: literal values, and secretKeyRefs read from the
+ * rendered Secrets (`objects`). Any other source, or a Secret the render lacks, fails here.
+ */
+export function envOf(c: IContainer, objects: readonly K8sObject[] = []): Record<string, string> {
   return Object.fromEntries(
     (c.env ?? []).map((variable) => {
-      if (variable.value === undefined) throw new Error(`${c.name}: ${variable.name} has no literal value`);
-      return [variable.name, variable.value];
+      if (variable.value !== undefined) return [variable.name, variable.value];
+      const ref = variable.valueFrom?.secretKeyRef;
+      const value = ref === undefined ? undefined : secretValue(objects, ref.name ?? '', ref.key);
+      if (value === undefined) throw new Error(`${c.name}: ${variable.name} has neither a literal value nor a secretKeyRef to a rendered Secret`);
+      return [variable.name, value];
     }),
   );
 }
@@ -111,6 +178,7 @@ export function readPod(objects: readonly K8sObject[]): RenderedPod {
   const podSpec = deployment.spec?.template.spec;
   if (podSpec === undefined) throw new Error('the Deployment has no pod spec');
   const envoy = container(podSpec, ENVOY_CONTAINER);
-  const sidecar = container(podSpec, SIDECAR_CONTAINER);
-  return { objects, deployment, podSpec, envoy, sidecar, sidecarEnv: envOf(sidecar), ...bootstrapOf(objects, podSpec, envoy) };
+  const initSidecar = podSpec.initContainers?.find((c) => c.name === SIDECAR_CONTAINER);
+  const sidecar = initSidecar ?? container(podSpec, SIDECAR_CONTAINER);
+  return { objects, deployment, podSpec, envoy, sidecar, native: initSidecar !== undefined, sidecarEnv: envOf(sidecar, objects), ...bootstrapOf(objects, podSpec, envoy) };
 }
