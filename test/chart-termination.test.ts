@@ -1,8 +1,9 @@
 // The chart's own output, run: the rendered bootstrap becomes the Envoy stand-in, the rendered
 // sidecar command and environment (the hook token read from the rendered Secret) run the built
 // binary, the rendered hooks and their headers are the kubelet stand-in's hooks, in classic or
-// native-sidecar mode, and the pod is deleted (or its sidecar restarted). Timeouts are shortened
-// through chart values only.
+// native-sidecar mode, and the pod is deleted (or its sidecar restarted). In sidecar-less mode the
+// rendered init container runs the real single executable's `install`, and Envoy's rendered exec
+// hook runs the copy it made. Timeouts are shortened through chart values only.
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/duration.js';
@@ -11,13 +12,16 @@ import { IDENTITY, listeners, standInOptions, statPrefix } from './support/chart
 import { USER_CLUSTERS, USER_LISTENERS } from './support/chart/cases.js';
 import { startChartPod, type ChartPod } from './support/chart/chart-pod.js';
 import { renderChart, type RenderOptions } from './support/chart/helm.js';
-import { ENVOY_CONTAINER, readPod, SIDECAR_CONTAINER, type RenderedPod } from './support/chart/manifests.js';
+import { ENVOY_CONTAINER, INSTALL_CONTAINER, readPod, readSidecarlessPod, SIDECAR_CONTAINER, type RenderedPod } from './support/chart/manifests.js';
+import { startSidecarlessChartPod } from './support/chart/sidecarless-pod.js';
 import { idleHttpConnection } from './support/clients.js';
 import { request } from './support/http.js';
 import { adminRequest } from './support/envoy/http1-client.js';
 import { EnvoyStandIn } from './support/envoy/stand-in.js';
 import type { JsonLine } from './support/kubelet/container.js';
+import type { Pod } from './support/kubelet/pod.js';
 import type { Timeline } from './support/kubelet/timeline.js';
+import { terminateUnderLoad } from './support/termination-run.js';
 import { Traffic, type TrafficStats } from './support/traffic/traffic.js';
 
 /**
@@ -29,6 +33,8 @@ const FAST: Record<string, unknown> = { shutdown: FAST_SHUTDOWN };
 const DRAIN_TIMEOUT_MS = 3_000;
 /** Long enough for clients to be moved by the load balancer, short enough for a quick test. */
 const UNDER_LOAD = { drainTimeout: 8, minDrainDuration: 1, quietPeriod: 0.5, checkInterval: 0.2, envoyPrestopWait: 1 };
+/** The same drain in sidecar-less mode, where nothing waits for Envoy's hook. */
+const SIDECARLESS_UNDER_LOAD = { drainTimeout: 8, minDrainDuration: 1, quietPeriod: 0.5, checkInterval: 0.2 };
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -49,7 +55,7 @@ function listenerPort(rendered: RenderedPod, chartPod: ChartPod, prefix: string)
   return chartPod.ports.port(listener.address.socket_address.port_value);
 }
 
-const adminCalls = (chartPod: ChartPod): string[] =>
+const adminCalls = (chartPod: { readonly pod: Pod }): string[] =>
   chartPod.pod
     .container(ENVOY_CONTAINER)
     .lines.filter((line) => line['event'] === 'admin-call')
@@ -57,7 +63,7 @@ const adminCalls = (chartPod: ChartPod): string[] =>
 
 const sidecarLogs = (chartPod: ChartPod): JsonLine[] => chartPod.pod.container(SIDECAR_CONTAINER).logs();
 const sidecarLog = (chartPod: ChartPod, msg: string): JsonLine | undefined => sidecarLogs(chartPod).find((line) => line['msg'] === msg);
-const postCalls = (chartPod: ChartPod): string[] => adminCalls(chartPod).filter((call) => call.startsWith('POST'));
+const postCalls = (chartPod: { readonly pod: Pod }): string[] => adminCalls(chartPod).filter((call) => call.startsWith('POST'));
 const DRAIN_POSTS = ['POST /healthcheck/fail', 'POST /drain_listeners?graceful&skip_exit'];
 
 /**
@@ -264,5 +270,51 @@ describe('the chart with nativeSidecar: true, run by the kubelet stand-in', () =
     expect(sidecarLog(chartPod, 'shutdown started')).toMatchObject({ drainTimeout: '8s', minDrainDuration: '1s', quietPeriod: '500ms', checkInterval: '200ms', connections: 'listeners' });
     expect(sidecarLog(chartPod, 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
     expect(sidecarLog(chartPod, 'drain request refused: it does not carry the hook token')).toBeDefined();
+  });
+});
+
+describe('the chart with mode: sidecarless, run by the kubelet stand-in', () => {
+  it("installs the copy in its init container, drains in Envoy's own exec hook with zero failed requests, SIGTERM after it, logs in Envoy's log", async () => {
+    const rendered = readSidecarlessPod(await renderChart({ values: { mode: 'sidecarless', shutdown: SIDECARLESS_UNDER_LOAD } }));
+    const chartPod = await startSidecarlessChartPod(rendered);
+    cleanups.push(() => chartPod.destroy());
+    // The init container ran the real `install` on the remapped volume; Envoy's hook is what it printed, plus --no-ready-file.
+    expect(chartPod.installPrinted).toEqual(chartPod.hookCommand.slice(0, -1));
+    expect(chartPod.hookCommand[0]).toBe(chartPod.envoyPath('/esm/current/lib/ld-linux-x86-64.so.2'));
+
+    const run = await terminateUnderLoad(chartPod, { deprogrammingDelayMs: 500 });
+    const { timeline } = run;
+    const envoy = chartPod.pod.container(ENVOY_CONTAINER);
+    const story = `${timeline.format()}\nenvoy log:\n${envoy.logs().map((l) => JSON.stringify(l)).join('\n')}\nenvoy stderr: ${envoy.stderr}`;
+    expect(run.traffic.failures).toEqual([]);
+    expect(run.traffic.requests.terminating).toBeGreaterThan(run.requestsBeforeTermination);
+    expect(run.traffic.requests.healthy).toBeGreaterThan(0);
+    // Only Envoy's hook ran, the rendered exec, and Envoy got SIGTERM once it returned, drained.
+    expect(timeline.find('prestop-start', ENVOY_CONTAINER)?.detail, story).toBe('exec ld-linux-x86-64.so.2 --library-path lib envoy-shutdown-manager shutdown --no-ready-file');
+    const hookEnd = timeline.find('prestop-end', ENVOY_CONTAINER);
+    expect(hookEnd?.detail, story).toBe('exit 0');
+    expect(hookEnd?.t).toBeGreaterThanOrEqual((timeline.find('prestop-start', ENVOY_CONTAINER)?.t ?? Infinity) + 1_000); // the minimum drain
+    expect(timeline.find('sigterm', ENVOY_CONTAINER)?.t).toBeGreaterThanOrEqual(hookEnd?.t ?? Infinity);
+    expect(timeline.find('sigkill')).toBeUndefined();
+    expect(timeline.find('grace-period-end')).toBeUndefined();
+    expect(timeline.find('pod-gone')?.t).toBeLessThan((rendered.podSpec.terminationGracePeriodSeconds ?? 0) * 1_000);
+    expect(timeline.events.filter((e) => e.container !== undefined && e.container !== ENVOY_CONTAINER)).toEqual([]);
+    expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);
+    // The hook's log lines are in Envoy's container log (through ENVOY_SHUTDOWN_HOOK_LOG_PATH, PID 1's stdout
+    // in a pod), not in Envoy's own output, and show the chart's settings, read from Envoy's environment.
+    const hookLine = (msg: string): JsonLine | undefined => envoy.logs().find((line) => line['msg'] === msg);
+    expect(hookLine('shutdown started'), story).toMatchObject({
+      component: 'shutdown',
+      adminAddress: chartPod.envoyEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS'],
+      drainTimeout: '8s',
+      minDrainDuration: '1s',
+      quietPeriod: '500ms',
+      checkInterval: '200ms',
+      connections: 'listeners',
+      ignoreListeners: ['stats', 'ready'],
+    });
+    expect(hookLine('shutdown finished')).toMatchObject({ result: 'drained', connections: 0, readyFile: 'none' });
+    expect(envoy.lines.some((line) => line['msg'] === 'shutdown finished')).toBe(false);
+    expect(chartPod.pod.container(INSTALL_CONTAINER).lines.some((line) => JSON.stringify(line).includes('verified'))).toBe(true);
   });
 });

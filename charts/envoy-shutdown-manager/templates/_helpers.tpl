@@ -51,8 +51,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{/*
 The timeout chain, in seconds, as JSON (read it with `include … | fromJson`):
   drain       = shutdown.drainTimeout
-  ready       = shutdown.readyTimeout, else drain + 10 (always drain + 10 with nativeSidecar: nothing
-                waits on /shutdown/ready, but the manager refuses a ready timeout not above the drain's)
+  ready       = shutdown.readyTimeout, else drain + 10 (always drain + 10 with nativeSidecar or mode
+                sidecarless: nothing waits on /shutdown/ready, but the manager refuses a ready timeout
+                not above the drain's, and the grace period keeps the same margin over the drain)
   grace       = shutdown.terminationGracePeriodSeconds, else ready + 20
   prestopWait = shutdown.envoyPrestopWait (fractions allowed)
   drainStart  = shutdown.drainStartTimeout, else prestopWait + drainStartMargin (fractions allowed)
@@ -61,7 +62,7 @@ The timeout chain, in seconds, as JSON (read it with `include … | fromJson`):
 {{- $s := .Values.shutdown }}
 {{- $drain := int64 $s.drainTimeout }}
 {{- $ready := add $drain 10 }}
-{{- if and (not .Values.nativeSidecar) (not (kindIs "invalid" $s.readyTimeout)) }}{{ $ready = int64 $s.readyTimeout }}{{ end }}
+{{- if and (include "envoy-shutdown-manager.classicSidecar" .) (not (kindIs "invalid" $s.readyTimeout)) }}{{ $ready = int64 $s.readyTimeout }}{{ end }}
 {{- $grace := add $ready 20 }}
 {{- if not (kindIs "invalid" $s.terminationGracePeriodSeconds) }}{{ $grace = int64 $s.terminationGracePeriodSeconds }}{{ end }}
 {{- $prestopWait := float64 $s.envoyPrestopWait }}

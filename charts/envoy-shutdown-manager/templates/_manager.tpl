@@ -9,11 +9,13 @@ The shutdown-manager container, in either place the pod puts it:
     /shutdown/drain, and the server runs the drain from the same ENVOY_SHUTDOWN_* variables.
 */}}
 
-{{/* The sidecar's environment: every setting, read alike by the server, the hook and a manual drain. */}}
-{{- define "envoy-shutdown-manager.managerEnv" -}}
+{{/*
+The drain's settings, as `shutdown` reads them: in the sidecar's environment (for the hook, the
+native server and a manual drain), or in sidecar-less mode in Envoy's (for Envoy's own hook).
+*/}}
+{{- define "envoy-shutdown-manager.drainEnv" -}}
 {{- $t := include "envoy-shutdown-manager.timeouts" . | fromJson }}
-{{- $s := .Values.shutdown }}
-{{- $sm := .Values.shutdownManager -}}
+{{- $s := .Values.shutdown -}}
 - name: ENVOY_SHUTDOWN_ADMIN_ADDRESS
   value: {{ include "envoy-shutdown-manager.adminAddressFlag" . | quote }}
 - name: ENVOY_SHUTDOWN_DRAIN_TIMEOUT
@@ -34,6 +36,13 @@ The shutdown-manager container, in either place the pod puts it:
   value: {{ $s.connections | quote }}
 - name: ENVOY_SHUTDOWN_IGNORE_LISTENERS
   value: {{ include "envoy-shutdown-manager.ignoredListeners" . | quote }}
+{{- end }}
+
+{{/* The sidecar's environment: every setting, read alike by the server, the hook and a manual drain. */}}
+{{- define "envoy-shutdown-manager.managerEnv" -}}
+{{- $t := include "envoy-shutdown-manager.timeouts" . | fromJson }}
+{{- $sm := .Values.shutdownManager }}
+{{- include "envoy-shutdown-manager.drainEnv" . }}
 - name: ENVOY_SHUTDOWN_READY_FILE
   value: {{ $sm.readyFile | quote }}
 - name: ENVOY_SHUTDOWN_PORT

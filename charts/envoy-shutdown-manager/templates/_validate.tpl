@@ -11,12 +11,17 @@ in one pass. Renders nothing when the values are consistent.
 {{- $drain := float64 $t.drain }}
 {{- $ready := float64 $t.ready }}
 {{- $grace := float64 $t.grace }}
+{{- $sidecarless := include "envoy-shutdown-manager.sidecarless" . }}
 
-{{- /* The timeout chain: min drain, quiet period <= drain < ready < grace (native: drain < grace). */}}
+{{- /* The timeout chain: min drain, quiet period <= drain < ready < grace (native, sidecar-less: drain < grace). */}}
 {{- if le $ready $drain }}
 {{- $errors = append $errors (printf "shutdown.readyTimeout (%d s) must be longer than shutdown.drainTimeout (%d s): the manager would answer Envoy's preStop hook, and Envoy would get SIGTERM, before the drain ends" (int64 $ready) (int64 $drain)) }}
 {{- end }}
-{{- if $v.nativeSidecar }}
+{{- if $sidecarless }}
+{{- if le $grace $drain }}
+{{- $errors = append $errors (printf "shutdown.terminationGracePeriodSeconds (%d s) must be longer than shutdown.drainTimeout (%d s): with mode sidecarless, kubelet would SIGKILL Envoy while its preStop hook still drains" (int64 $grace) (int64 $drain)) }}
+{{- end }}
+{{- else if $v.nativeSidecar }}
 {{- if le $grace $drain }}
 {{- $errors = append $errors (printf "shutdown.terminationGracePeriodSeconds (%d s) must be longer than shutdown.drainTimeout (%d s): with nativeSidecar, kubelet would SIGKILL the pod while Envoy's preStop hook still drains" (int64 $grace) (int64 $drain)) }}
 {{- end }}
@@ -58,7 +63,7 @@ in one pass. Renders nothing when the values are consistent.
 {{- $ht := $v.hookToken }}
 {{- if and $ht.value $ht.existingSecret }}
 {{- $errors = append $errors "hookToken: set value or existingSecret, not both" }}
-{{- else if $ht.existingSecret }}
+{{- else if and $ht.existingSecret (not $sidecarless) }}
 {{- $token := include "envoy-shutdown-manager.hookToken" . }}
 {{- if not $token }}
 {{- $errors = append $errors (printf "hookToken.existingSecret: Secret %s/%s cannot be read or has no key %q (helm template and --dry-run do not read the cluster: set hookToken.value there)" .Release.Namespace $ht.existingSecret $ht.secretKey) }}
@@ -67,14 +72,41 @@ in one pass. Renders nothing when the values are consistent.
 {{- end }}
 {{- end }}
 
-{{- /* The sidecar's environment belongs to the chart: extraEnv adds to it and overrides nothing. */}}
+{{- /* The drain's environment belongs to the chart: extraEnv adds to it and overrides nothing. */}}
 {{- $chartEnv := dict }}
-{{- range include "envoy-shutdown-manager.managerEnv" . | fromYamlArray }}{{ $_ := set $chartEnv .name true }}{{ end }}
-{{- range $i, $e := $v.shutdownManager.extraEnv }}
+{{- $envKey := ternary "envoy.extraEnv" "shutdownManager.extraEnv" (not (empty $sidecarless)) }}
+{{- $extraEnv := ternary $v.envoy.extraEnv $v.shutdownManager.extraEnv (not (empty $sidecarless)) }}
+{{- $chartEnvYaml := ternary (include "envoy-shutdown-manager.hookEnv" .) (include "envoy-shutdown-manager.managerEnv" .) (not (empty $sidecarless)) }}
+{{- range $chartEnvYaml | fromYamlArray }}{{ $_ := set $chartEnv .name true }}{{ end }}
+{{- range $i, $e := $extraEnv }}
 {{- if hasKey $chartEnv $e.name }}
-{{- $errors = append $errors (printf "shutdownManager.extraEnv[%d]: %s is set by the chart from its values; change the value instead" $i $e.name) }}
+{{- $errors = append $errors (printf "%s[%d]: %s is set by the chart from its values; change the value instead" $envKey $i $e.name) }}
+{{- else if and (eq $e.name "ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP") $sidecarless }}
+{{- $errors = append $errors (printf "%s[%d]: %s has no place in mode sidecarless: there is no ready file to find Envoy's hook beside, and the hook would refuse to drain" $envKey $i $e.name) }}
 {{- else if eq $e.name "ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP" }}
-{{- $errors = append $errors (printf "shutdownManager.extraEnv[%d]: %s belongs on the preStop hook's command only (the chart puts --require-envoy-prestop there): in the environment it would keep a manual `kubectl exec … shutdown` from draining" $i $e.name) }}
+{{- $errors = append $errors (printf "%s[%d]: %s belongs on the preStop hook's command only (the chart puts --require-envoy-prestop there): in the environment it would keep a manual `kubectl exec … shutdown` from draining" $envKey $i $e.name) }}
+{{- end }}
+{{- end }}
+
+{{- /* Sidecar-less mode: no manager container, an executable Envoy's container can run. */}}
+{{- if $sidecarless }}
+{{- if $v.nativeSidecar }}
+{{- $errors = append $errors "nativeSidecar: true asks for the manager as a native sidecar, and mode sidecarless for no manager at all: set nativeSidecar to false, or mode to sidecar" }}
+{{- end }}
+{{- if $v.shutdownManager.extraEnv }}
+{{- $errors = append $errors "shutdownManager.extraEnv: mode sidecarless has no shutdown-manager container; the hook runs in Envoy's container, so set its variables in envoy.extraEnv" }}
+{{- end }}
+{{- if eq $v.sidecarless.source "imageVolume" }}
+{{- if semverCompare (printf "<%s" (include "envoy-shutdown-manager.imageVolumeKubeVersion" .)) .Capabilities.KubeVersion.Version }}
+{{- $errors = append $errors (printf "sidecarless.source imageVolume needs Kubernetes 1.33 or later (image volumes, beta; the ImageVolume feature gate is on by default from 1.35), and this render targets %s: older API servers drop the volume's source and refuse the pod (helm template: pass --kube-version)" .Capabilities.KubeVersion.Version) }}
+{{- end }}
+{{- else }}
+{{- $size := regexFind "^[0-9]+" $v.sidecarless.sizeLimit | int64 }}
+{{- if hasSuffix "Gi" $v.sidecarless.sizeLimit }}{{ $size = mul $size 1024 }}{{ end }}
+{{- $min := int64 (include "envoy-shutdown-manager.sidecarlessMinSizeMi" .) }}
+{{- if lt $size $min }}
+{{- $errors = append $errors (printf "sidecarless.sizeLimit (%s) must be at least %dMi: the copy is about 111 MB, and kubelet evicts a pod whose emptyDir outgrows its limit" $v.sidecarless.sizeLimit $min) }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -82,7 +114,9 @@ in one pass. Renders nothing when the values are consistent.
 {{- $socket := include "envoy-shutdown-manager.adminUnixSocket" . }}
 {{- $reserved := dict }}
 {{- if not $socket }}{{ $_ := set $reserved (toString (int64 $v.admin.port)) "admin.port" }}{{ end }}
-{{- range $key, $port := dict "statsListener.port" $v.statsListener.port "readinessListener.port" $v.readinessListener.port "shutdownManager.port" $v.shutdownManager.port }}
+{{- $chartPorts := dict "statsListener.port" $v.statsListener.port "readinessListener.port" $v.readinessListener.port }}
+{{- if not $sidecarless }}{{ $_ := set $chartPorts "shutdownManager.port" $v.shutdownManager.port }}{{ end }}
+{{- range $key, $port := $chartPorts }}
 {{- $p := toString (int64 $port) }}
 {{- if hasKey $reserved $p }}
 {{- $errors = append $errors (printf "%s (%s) is already used by %s" $key $p (get $reserved $p)) }}
@@ -131,7 +165,8 @@ in one pass. Renders nothing when the values are consistent.
 {{- range $v.envoy.ports }}{{ $_ := set $declared (toString (int64 .containerPort)) true }}{{ end }}
 {{- $envoyMayBindLow := has "NET_BIND_SERVICE" (dig "capabilities" "add" list $v.envoy.securityContext) }}
 {{- $managerMayBindLow := has "NET_BIND_SERVICE" (dig "capabilities" "add" list $v.shutdownManager.securityContext) }}
-{{- $bound := list (list "statsListener.port" $v.statsListener.port $envoyMayBindLow) (list "readinessListener.port" $v.readinessListener.port $envoyMayBindLow) (list "shutdownManager.port" $v.shutdownManager.port $managerMayBindLow) }}
+{{- $bound := list (list "statsListener.port" $v.statsListener.port $envoyMayBindLow) (list "readinessListener.port" $v.readinessListener.port $envoyMayBindLow) }}
+{{- if not $sidecarless }}{{ $bound = append $bound (list "shutdownManager.port" $v.shutdownManager.port $managerMayBindLow) }}{{ end }}
 {{- range $i, $l := $v.listeners }}
 {{- $port := dig "address" "socket_address" "port_value" "" $l }}
 {{- if ne (toString $port) "" }}
@@ -161,6 +196,7 @@ in one pass. Renders nothing when the values are consistent.
 
 {{- /* Files: each shared directory is an emptyDir mounted at its own path. */}}
 {{- $readyDir := dir $v.shutdownManager.readyFile }}
+{{- if $sidecarless }}{{ $readyDir = "" }}{{ end }}
 {{- if eq $readyDir "/" }}
 {{- $errors = append $errors (printf "shutdownManager.readyFile (%s) must be inside a directory, which the chart mounts as an emptyDir" $v.shutdownManager.readyFile) }}
 {{- end }}
@@ -174,6 +210,10 @@ in one pass. Renders nothing when the values are consistent.
 {{- end }}
 {{- if eq $socketDir "/tmp" }}
 {{- $errors = append $errors "admin.unixSocket.path must not be in /tmp, which is the Envoy container's own scratch volume" }}
+{{- end }}
+{{- $esm := include "envoy-shutdown-manager.sidecarlessMountPath" . }}
+{{- if and $sidecarless (or (eq $socketDir $esm) (hasPrefix (printf "%s/" $esm) $socketDir)) }}
+{{- $errors = append $errors (printf "admin.unixSocket.path must not be under %s, where mode sidecarless mounts the executable read-only" $esm) }}
 {{- end }}
 {{- if gt (len $v.admin.unixSocket.path) 107 }}
 {{- $errors = append $errors (printf "admin.unixSocket.path is %d characters long; a Unix socket path holds at most 107" (len $v.admin.unixSocket.path)) }}

@@ -140,3 +140,40 @@ export const CASES: readonly ChartCase[] = [
     timeouts: DEFAULT_TIMEOUTS,
   },
 ];
+
+/** A sidecar-less install: no container beside Envoy, whose own exec hook drains. */
+export interface SidecarlessCase extends RenderOptions {
+  readonly name: string;
+  /** The executable comes from the image itself, mounted as an `image` volume (no init container). */
+  readonly imageVolume?: boolean;
+  /** The drain timeout and grace period the case must render, in seconds (no ready timeout here). */
+  readonly timeouts: { readonly drain: number; readonly grace: number };
+  /** The emptyDir's size limit the case must render (source copy). */
+  readonly sizeLimit?: string;
+}
+
+export const SIDECARLESS_CASES: readonly SidecarlessCase[] = [
+  { name: 'sidecar-less, copied into an emptyDir', set: ['mode=sidecarless'], timeouts: { drain: 60, grace: 90 }, sizeLimit: '256Mi' },
+  {
+    name: 'sidecar-less from an image volume',
+    values: { mode: 'sidecarless', sidecarless: { source: 'imageVolume' } },
+    kubeVersion: '1.33.0',
+    imageVolume: true,
+    timeouts: { drain: 60, grace: 90 },
+  },
+  {
+    name: 'sidecar-less under hostNetwork, with user listeners, extra env, text logs, its own grace period, and sidecar-only values that would clash in sidecar mode',
+    values: {
+      mode: 'sidecarless',
+      hostNetwork: true,
+      sidecarless: { sizeLimit: '1Gi' },
+      shutdown: { drainTimeout: 30, terminationGracePeriodSeconds: 45, minDrainDuration: 2.5, quietPeriod: 0, checkInterval: 0.5, readyTimeout: 20 },
+      shutdownManager: { logFormat: 'text', logLevel: 'debug', port: 8443 },
+      listeners: [USER_LISTENERS[0]],
+      envoy: { ports: [{ name: 'https', containerPort: 8443 }], extraEnv: [{ name: 'TZ', value: 'UTC' }] },
+      service: { ports: [{ name: 'https', port: 443, targetPort: 'https' }] },
+    },
+    timeouts: { drain: 30, grace: 45 },
+    sizeLimit: '1Gi',
+  },
+];

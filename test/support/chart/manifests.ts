@@ -2,11 +2,12 @@
 // (kubernetes-models, picked by apiVersion and kind) and against the pod rules those schemas cannot
 // express, and the pod's pieces the tests read: Envoy and the manager (a regular container, or a
 // native sidecar among the init containers), the manager's environment as kubelet resolves it, the
-// bootstrap behind Envoy's --config-path.
+// bootstrap behind Envoy's --config-path; in sidecar-less mode, Envoy's exec hook, its environment,
+// the volume holding the executable and the init container that fills it.
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Secret, Service, type IConfigMap, type IContainer, type IPodSpec, type ISecret, type IService, type IVolumeMount } from 'kubernetes-models/v1';
+import { ConfigMap, Secret, Service, type IConfigMap, type IContainer, type IPodSpec, type ISecret, type IService, type IVolume, type IVolumeMount } from 'kubernetes-models/v1';
 import { parse } from 'yaml';
 import type { Bootstrap } from './bootstrap.js';
 import type { K8sObject } from './helm.js';
@@ -91,19 +92,38 @@ export function podSpecProblems(spec: IPodSpec): string[] {
 
 export const ENVOY_CONTAINER = 'envoy';
 export const SIDECAR_CONTAINER = 'shutdown-manager';
+/** Sidecar-less mode's init container, which runs `install` (source copy). */
+export const INSTALL_CONTAINER = 'install-shutdown-manager';
 
-export interface RenderedPod {
+/** What every mode renders: the Deployment, its pod, Envoy and the bootstrap Envoy reads. */
+export interface RenderedEnvoyPod {
   readonly objects: readonly K8sObject[];
   readonly deployment: IDeployment;
   readonly podSpec: IPodSpec;
   readonly envoy: IContainer;
+  readonly configMap: IConfigMap;
+  readonly bootstrap: Bootstrap;
+}
+
+export interface RenderedPod extends RenderedEnvoyPod {
   readonly sidecar: IContainer;
   /** The manager is a native sidecar: an init container (restartPolicy Always, checked by the tests). */
   readonly native: boolean;
   /** The sidecar's environment as kubelet hands it over: literal values and secretKeyRefs resolved. */
   readonly sidecarEnv: Readonly<Record<string, string>>;
-  readonly configMap: IConfigMap;
-  readonly bootstrap: Bootstrap;
+}
+
+/** Sidecar-less mode: nothing beside Envoy, whose exec hook runs the executable from a volume. */
+export interface RenderedSidecarlessPod extends RenderedEnvoyPod {
+  /** Envoy's exec preStop command. */
+  readonly hookCommand: readonly string[];
+  /** Envoy's environment as kubelet hands it over (the drain's settings, for the hook). */
+  readonly envoyEnv: Readonly<Record<string, string>>;
+  /** The volume the hook's executable lives on, and where Envoy mounts it. */
+  readonly executableVolume: IVolume;
+  readonly executableMount: IVolumeMount;
+  /** The init container that fills the volume; undefined when the volume is the image itself. */
+  readonly install: IContainer | undefined;
 }
 
 export function findObjects<T>(objects: readonly K8sObject[], kind: string): T[] {
@@ -173,12 +193,32 @@ function bootstrapOf(objects: readonly K8sObject[], spec: IPodSpec, envoy: ICont
   return { configMap, bootstrap: parse(text) as Bootstrap };
 }
 
-export function readPod(objects: readonly K8sObject[]): RenderedPod {
+function readEnvoyPod(objects: readonly K8sObject[]): RenderedEnvoyPod {
   const deployment = only<IDeployment>(objects, 'Deployment');
   const podSpec = deployment.spec?.template.spec;
   if (podSpec === undefined) throw new Error('the Deployment has no pod spec');
   const envoy = container(podSpec, ENVOY_CONTAINER);
-  const initSidecar = podSpec.initContainers?.find((c) => c.name === SIDECAR_CONTAINER);
-  const sidecar = initSidecar ?? container(podSpec, SIDECAR_CONTAINER);
-  return { objects, deployment, podSpec, envoy, sidecar, native: initSidecar !== undefined, sidecarEnv: envOf(sidecar, objects), ...bootstrapOf(objects, podSpec, envoy) };
+  return { objects, deployment, podSpec, envoy, ...bootstrapOf(objects, podSpec, envoy) };
+}
+
+export function readPod(objects: readonly K8sObject[]): RenderedPod {
+  const base = readEnvoyPod(objects);
+  const initSidecar = base.podSpec.initContainers?.find((c) => c.name === SIDECAR_CONTAINER);
+  const sidecar = initSidecar ?? container(base.podSpec, SIDECAR_CONTAINER);
+  return { ...base, sidecar, native: initSidecar !== undefined, sidecarEnv: envOf(sidecar, objects) };
+}
+
+/**
+ * The sidecar-less pod: Envoy's exec hook, and the volume its executable (the hook command's
+ * first element) is on, found through Envoy's own mounts.
+ */
+export function readSidecarlessPod(objects: readonly K8sObject[]): RenderedSidecarlessPod {
+  const base = readEnvoyPod(objects);
+  const hookCommand = base.envoy.lifecycle?.preStop?.exec?.command;
+  if (hookCommand?.[0] === undefined) throw new Error(`Envoy's preStop hook is not an exec: ${JSON.stringify(base.envoy.lifecycle?.preStop)}`);
+  const executableMount = mountHolding(base.envoy, hookCommand[0]);
+  const executableVolume = base.podSpec.volumes?.find((v) => v.name === executableMount?.name);
+  if (executableMount === undefined || executableVolume === undefined) throw new Error(`${hookCommand[0]} is on no volume of the envoy container`);
+  const install = base.podSpec.initContainers?.find((c) => c.name === INSTALL_CONTAINER);
+  return { ...base, hookCommand, envoyEnv: envOf(base.envoy, objects), executableVolume, executableMount, install };
 }
