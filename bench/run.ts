@@ -1,0 +1,68 @@
+// `npm run bench`: runs every scenario in sequence and rewrites bench/RESULTS.md.
+// `node scripts/run-ts.mjs bench/run.ts <scenario>…` runs only those, and replaces only their
+// sections (the header, with the machine and the command of the last full run, is kept).
+import { performance } from 'node:perf_hooks';
+import { buildFixtures } from '../test/global-setup.js';
+import { adminLoad } from './admin-load.js';
+import { idleMemory } from './idle-memory.js';
+import { manyWaiters } from './many-waiters.js';
+import { podFootprint } from './pod-footprint.js';
+import { quietPeriod } from './quiet-period.js';
+import { releaseLatency } from './release-latency.js';
+import { startup } from './startup.js';
+import { describeMachine } from './support/machine.js';
+import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
+import { type Scenario, progress } from './support/scenario.js';
+
+const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, startup, adminLoad, quietPeriod, podFootprint];
+
+/** How a person would type this run again. */
+function commandLine(names: readonly string[]): string {
+  if (process.env['npm_lifecycle_event'] === 'bench') return names.length === 0 ? 'npm run bench' : `npm run bench -- ${names.join(' ')}`;
+  return ['node scripts/run-ts.mjs bench/run.ts', ...names].join(' ');
+}
+
+async function main(): Promise<void> {
+  const names = process.argv.slice(2);
+  const unknown = names.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));
+  if (unknown.length > 0) {
+    console.error(`unknown scenario ${unknown.join(', ')}; one of: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+    process.exit(2);
+  }
+  const selected = names.length === 0 ? SCENARIOS : SCENARIOS.filter((scenario) => names.includes(scenario.name));
+  const command = commandLine(names);
+  const startedAt = performance.now();
+  const date = new Date().toISOString();
+  const machine = describeMachine(); // before the load of the run itself
+  await buildFixtures(); // the Envoy stand-in process bundle, for the pod scenario
+
+  const sections: Section[] = [];
+  for (const scenario of selected) {
+    progress(scenario.name, 'starting');
+    const scenarioStart = performance.now();
+    const body = await scenario.run();
+    const seconds = ((performance.now() - scenarioStart) / 1000).toFixed(0);
+    progress(scenario.name, `done in ${seconds} s`);
+    const stamp = `_Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC in ${seconds} s, by \`${command}\`._`;
+    sections.push({ name: scenario.name, markdown: `## ${scenario.title}\n\n${stamp}\n\n${body}\n` });
+  }
+
+  const totalSeconds = ((performance.now() - startedAt) / 1000).toFixed(0);
+  const header =
+    names.length === 0
+      ? [
+          `Last full run: ${date.slice(0, 16).replace('T', ' ')} UTC, \`${command}\`, ${totalSeconds} s for the scenarios (plus the \`npm run package\` step before them).`,
+          '',
+          ...machine,
+          '',
+          'Every figure is a median over several runs with its spread; every comparison is a ratio against a baseline measured in the same run. Each section says how it was measured, and when; `node scripts/run-ts.mjs bench/run.ts <scenario>` re-runs one section (run `npm run package` first) and leaves the others as they are. See bench/README.md.',
+        ].join('\n')
+      : undefined;
+  writeResults('Benchmark results', header, sections, SCENARIOS.map((scenario) => scenario.name));
+  progress('bench', `${RESULTS_FILE} written; ${totalSeconds} s in all`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

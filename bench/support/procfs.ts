@@ -1,0 +1,36 @@
+// What Linux says about a process: resident memory from /proc/<pid>/status and CPU time from
+// /proc/<pid>/stat. Only the process itself is counted, never its children.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+export interface Memory {
+  /** VmRSS: every resident page, private or shared. */
+  readonly rssKiB: number;
+  /** RssAnon: private anonymous pages (heaps, stacks): what the process really costs. */
+  readonly anonKiB: number;
+  /** RssFile: file-backed pages (the executable's code), shared through the page cache. */
+  readonly fileKiB: number;
+}
+
+export function readMemory(pid: number): Memory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string): number => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+    if (match === null) throw new Error(`/proc/${pid}/status has no ${name}`);
+    return Number(match[1]);
+  };
+  return { rssKiB: field('VmRSS'), anonKiB: field('RssAnon'), fileKiB: field('RssFile') };
+}
+
+let clockTicks: number | undefined;
+
+/** utime + stime of the process, in milliseconds. */
+export function cpuTimeMs(pid: number): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces: count fields from the closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1_000) / clockTicks;
+}
