@@ -7,6 +7,9 @@ import type { EnvoyPod } from './envoy-pod.js';
 import type { Timeline } from './kubelet/timeline.js';
 import { Traffic, type TrafficOptions, type TrafficStats } from './traffic/traffic.js';
 
+/** How long clients keep going after the load balancer stopped sending new connections to the pod. */
+const AFTER_DEPROGRAMMED_MS = 300;
+
 export interface LoadedTerminationOptions {
   /** How long load balancers keep sending new connections to the pod after termination starts. */
   readonly deprogrammingDelayMs: number;
@@ -51,6 +54,10 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
     traffic.terminationStarted(options.deprogrammingDelayMs);
     const timeline = await terminating;
     sampling?.stop();
+    // Keep the clients going until the load balancer has let go of the pod (plus a margin): a pod
+    // that died before that must show its refused connections, not hide them.
+    const lettingGo = (traffic.deprogrammedAt ?? Date.now()) + AFTER_DEPROGRAMMED_MS - Date.now();
+    if (lettingGo > 0) await new Promise((resolve) => setTimeout(resolve, lettingGo));
     return { timeline, traffic: await traffic.stop(), samples, requestsBeforeTermination };
   } finally {
     await traffic.stop();

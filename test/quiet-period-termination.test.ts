@@ -1,0 +1,45 @@
+// Issue 7 through the kubelet, traffic and load-balancer stand-ins: a blind minimum drain against
+// --quiet-period, when load balancers take longer, or shorter, than expected to deprogram the pod.
+import { afterEach, describe, expect, it } from 'vitest';
+import { SIDECAR, startEnvoyPod, type EnvoyPod } from './support/envoy-pod.js';
+import { terminateUnderLoad, type LoadedTermination } from './support/termination-run.js';
+
+const pods: EnvoyPod[] = [];
+afterEach(async () => {
+  for (const pod of pods.splice(0)) await pod.destroy();
+});
+
+async function terminate(shutdownArgs: string[], deprogrammingDelayMs: number): Promise<{ run: LoadedTermination; drainEndedAt: number; deprogrammedAt: number }> {
+  const pod = await startEnvoyPod({
+    envoy: { drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY', responseDelayMs: 5 }] },
+    terminationGracePeriodSeconds: 30,
+    shutdownArgs: ['--connections', 'listeners', '--drain-timeout', '20s', '--check-interval', '200ms', ...shutdownArgs],
+    managerArgs: ['--ready-timeout', '25s'],
+  });
+  pods.push(pod);
+  // New clients keep arriving (a reconnect every 100 ms), as they do behind a load balancer.
+  const run = await terminateUnderLoad(pod, { deprogrammingDelayMs, traffic: { http1Clients: 3, http2Clients: 1, reconnectEveryMs: 100 } });
+  const finished = pod.pod.container(SIDECAR).logs().find((line) => line['msg'] === 'shutdown finished');
+  expect(finished).toBeDefined();
+  // The load balancer starts deprogramming in the same tick as the termination (termination-run.ts).
+  return { run, drainEndedAt: Date.parse(String(finished?.['time'])), deprogrammedAt: run.timeline.startedAt + deprogrammingDelayMs };
+}
+
+describe('--quiet-period against a minimum drain', () => {
+  it('when load balancers deprogram slower than the minimum drain: the blind drain ends too early or loses requests, the quiet period waits and loses none', async () => {
+    const blind = await terminate(['--min-drain-duration', '1s'], 3_000);
+    const tooEarly = blind.drainEndedAt < blind.deprogrammedAt;
+    expect(tooEarly || blind.run.traffic.failures.length > 0).toBe(true);
+
+    const quiet = await terminate(['--min-drain-duration', '1s', '--quiet-period', '1s'], 3_000);
+    expect(quiet.run.traffic.failures).toEqual([]);
+    expect(quiet.drainEndedAt).toBeGreaterThanOrEqual(quiet.deprogrammedAt);
+  });
+
+  it('when they deprogram fast: the quiet period ends well before a minimum drain sized for the worst case, losing nothing', async () => {
+    const worstCaseMinimumMs = 6_000;
+    const quiet = await terminate(['--min-drain-duration', '500ms', '--quiet-period', '1s'], 300);
+    expect(quiet.run.traffic.failures).toEqual([]);
+    expect(quiet.drainEndedAt - quiet.run.timeline.startedAt).toBeLessThan(worstCaseMinimumMs);
+  });
+});
