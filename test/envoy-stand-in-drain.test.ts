@@ -124,6 +124,20 @@ describe('graceful drain, immediate strategy', () => {
     await vi.waitFor(() => expect(standIn.stat('http.ingress.downstream_cx_http2_active')).toBe(1));
   });
 
+  it('HTTP/2: a session the client is already leaving gets no notice after its final GOAWAY (last-stream-id never rises)', async () => {
+    const standIn = await start({ listeners: [{ name: 'ingress', kind: 'http', responseDelayMs: 200 }], drainStrategy: 'immediate' });
+    const session = await h2(standIn.listenerPort('ingress'));
+    await post(standIn, '/drain_listeners?graceful');
+    const stream = session.request('/slow');
+    session.goaway(); // the server closes the session and answers with its own GOAWAY (last id 1)...
+    await stream.done; // ...then encodes the delayed response, which used to send the 2^31-1 notice
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(session.goaways.length).toBeGreaterThan(0);
+    const ids = session.goaways.map((g) => g.lastStreamId);
+    expect(ids).toEqual([...ids].sort((a, b) => b - a)); // never increasing (RFC 9113 6.8)
+    expect(ids.at(-1)).toBe(1);
+  });
+
   it('without skip_exit the listen socket closes at the deadline; existing connections stay', async () => {
     const standIn = await start({ listeners: [{ name: 'ingress', kind: 'http' }], drainStrategy: 'immediate', drainTimeSeconds: 1 });
     const port = standIn.listenerPort('ingress');

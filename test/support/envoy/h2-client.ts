@@ -61,6 +61,12 @@ export class RawH2Client extends EventEmitter {
     return { streamId, done };
   }
 
+  /** Sends the client's own GOAWAY (NO_ERROR, no stream of the server's processed), as a client leaving politely does. */
+  goaway(): void {
+    const payload = Buffer.alloc(8); // last stream id 0, NO_ERROR
+    this.socket.write(frame(FRAME.GOAWAY, 0, 0, payload));
+  }
+
   close(): void {
     this.socket.destroy();
   }

@@ -180,6 +180,10 @@ export class HttpCodec {
 
   private startDrain(session: http2.Http2Session): void {
     this.deps.stats.drainClose.inc();
+    // A session already closing (Node closes it when the client sends GOAWAY) has sent its own
+    // GOAWAY with the real last stream id: a notice now would raise that id, which HTTP/2 forbids
+    // (RFC 9113 6.8) and a client treats as a protocol error. Envoy sends nothing more either.
+    if (session.closed || session.destroyed) return;
     const socket = this.rawSockets.get(session);
     if (socket !== undefined) goawayShutdownNotice(socket);
     this.h2Drains.set(session, startH2Drain(session, this.deps.httpDrainTimeoutMs));
