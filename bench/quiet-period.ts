@@ -1,7 +1,7 @@
 // 6. Quiet period vs minimum drain (issue 7): whole pod terminations under load through the
 // kubelet stand-in, with a load balancer that keeps sending new connections for a while.
 // Durations are scaled down about 10× (seconds here for tens of seconds in a cluster).
-import { SIDECAR, startEnvoyPod } from '../test/support/envoy-pod.js';
+import { INGRESS_AND_STATS_ENVOY, SIDECAR, startEnvoyPod } from '../test/support/envoy-pod.js';
 import { terminateUntilDeprogrammed } from './support/loaded-termination.js';
 import { type Scenario, progress } from './support/scenario.js';
 import { formatMs, medianAndSpread, summarize, table } from './support/stats.js';
@@ -50,13 +50,7 @@ interface Termination {
 
 async function terminate(c: Case): Promise<Termination> {
   const pod = await startEnvoyPod({
-    envoy: {
-      drainStrategy: 'immediate',
-      listeners: [
-        { name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY', responseDelayMs: 20 },
-        { name: 'stats', kind: 'http', drainType: 'MODIFY_ONLY' },
-      ],
-    },
+    envoy: INGRESS_AND_STATS_ENVOY,
     terminationGracePeriodSeconds: 20,
     shutdownArgs: [...COMMON, ...c.flags],
     managerArgs: ['--ready-timeout', '15s'],

@@ -99,7 +99,7 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .command('shutdown-manager')
     .summary("serve /shutdown/ready: hold Envoy's preStop hook until the drain has ended")
     .description(MANAGER_HELP.description)
-    .addOption(option('--port <port>', 'port for /shutdown/ready and /healthz (0: any free port)', parseListenPort, String(DEFAULTS.port), ENV.port))
+    .addOption(option('--port <port>', 'port for /shutdown/ready and /healthz (0: a free port, logged)', parseListenPort, String(DEFAULTS.port), ENV.port))
     .addOption(new Option('--host <address>', 'IP address to listen on').env(ENV.host).argParser(usage(parseHost)).default(undefined, 'all interfaces, IPv4 and IPv6'))
     .addOption(option('--ready-timeout <duration>', "answer 500 after this long without a ready file; must exceed shutdown's --drain-timeout and stay below terminationGracePeriodSeconds", parsePositiveDuration, DEFAULTS.readyTimeout, ENV.readyTimeout))
     .addOption(readyFileOption('the file shutdown writes when the drain ends'))

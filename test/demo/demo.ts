@@ -1,7 +1,7 @@
 // `npm run demo`: one pod termination under load, against the Envoy, kubelet and traffic
 // stand-ins, with the real built binary as the sidecar. Prints what a person wants to see.
 import { buildFixtures } from '../global-setup.js';
-import { ENVOY, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
+import { ENVOY, INGRESS_AND_STATS_ENVOY, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
 import type { TimelineEvent } from '../support/kubelet/timeline.js';
 import { terminateUnderLoad, type ConnectionSample } from '../support/termination-run.js';
 
@@ -20,13 +20,7 @@ async function main(): Promise<void> {
   console.log(`  kubelet   grace period ${GRACE_SECONDS} s\n`);
 
   const pod = await startEnvoyPod({
-    envoy: {
-      drainStrategy: 'immediate',
-      listeners: [
-        { name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY', responseDelayMs: 20 },
-        { name: 'stats', kind: 'http', drainType: 'MODIFY_ONLY' },
-      ],
-    },
+    envoy: INGRESS_AND_STATS_ENVOY,
     terminationGracePeriodSeconds: GRACE_SECONDS,
     shutdownArgs: SHUTDOWN_FLAGS,
     managerArgs: ['--ready-timeout', '25s'],

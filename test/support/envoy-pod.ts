@@ -48,6 +48,15 @@ export const SINGLE_EXECUTABLE = resolve('dist/envoy-shutdown-manager');
 /** Where the sidecar-less pod's init container installs, and the Envoy container mounts, the copy. */
 const INSTALL_DIR = 'esm';
 
+/** An Envoy serving an `ingress` listener (20 ms per response) and a scraped `stats` listener: the demo's and the benchmarks' pod. */
+export const INGRESS_AND_STATS_ENVOY: EnvoyStandInOptions = {
+  drainStrategy: 'immediate',
+  listeners: [
+    { name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY', responseDelayMs: 20 },
+    { name: 'stats', kind: 'http', drainType: 'MODIFY_ONLY' },
+  ],
+};
+
 export const ENVOY = 'envoy';
 export const SIDECAR = 'shutdown-manager';
 
