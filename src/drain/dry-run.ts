@@ -4,8 +4,7 @@ import { access, constants } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ShutdownConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
-import { createAdminClient } from '../envoy/admin-client.js';
-import { createEnvoyControl, GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH } from '../envoy/envoy-control.js';
+import { GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH, withEnvoy } from '../envoy/envoy-control.js';
 import { ExitCode } from '../errors.js';
 import { formatStatus } from '../status/format.js';
 import { gatherStatus, type StatusReport } from '../status/status.js';
@@ -24,14 +23,9 @@ export interface DryRunReport {
 }
 
 export async function runDryRun(config: ShutdownConfig, sources: OptionSources, output: OutputFormat, signal: AbortSignal): Promise<ExitCode> {
-  const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
-  const envoy = createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted: true });
-  let now: StatusReport;
-  try {
-    ({ report: now } = await gatherStatus({ envoy, readyFile: config.readyFile, source: config.connections }, undefined, config.checkIntervalMs, signal));
-  } finally {
-    await admin.close();
-  }
+  const { report: now } = await withEnvoy(config, true, (envoy) =>
+    gatherStatus({ envoy, readyFile: config.readyFile, source: config.connections }, undefined, config.checkIntervalMs, signal),
+  );
   const described = describeShutdownConfig(config);
   const report: DryRunReport = {
     dryRun: true,

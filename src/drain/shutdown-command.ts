@@ -1,13 +1,12 @@
 // `envoy-shutdown-manager shutdown`: the drain as one call, from a validated config to an exit code.
 import type { ShutdownConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
-import { createAdminClient } from '../envoy/admin-client.js';
 import { formatAdminAddress } from '../envoy/address.js';
-import { createEnvoyControl } from '../envoy/envoy-control.js';
+import { withEnvoy } from '../envoy/envoy-control.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { checkReadyFileDirectory, removeReadyFile, writeReadyFile, type DrainResult } from '../ready-file.js';
-import { type DrainOutcome, runDrain } from './drain.js';
+import { runDrain } from './drain.js';
 import { removeDrainState, writeDrainState, type DrainInProgress } from '../drain-state.js';
 import { waitForEnvoyPrestop } from '../envoy-prestop.js';
 
@@ -53,14 +52,7 @@ export async function runShutdown(config: ShutdownConfig, log: Logger, signal: A
 
 async function drainAndReport(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<ExitCode> {
   log.info(describeShutdownConfig(config), 'shutdown started');
-  const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
-  const envoy = createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted: config.quietPeriodMs > 0 });
-  let outcome: DrainOutcome;
-  try {
-    outcome = await runDrain(config, { envoy, log, signal });
-  } finally {
-    await admin.close();
-  }
+  const outcome = await withEnvoy(config, config.quietPeriodMs > 0, (envoy) => runDrain(config, { envoy, log, signal }));
   if (outcome.result === 'interrupted') {
     log.warn(
       { connections: outcome.connections, elapsedMs: outcome.elapsedMs },

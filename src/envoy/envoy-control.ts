@@ -1,6 +1,7 @@
 // The things a drain needs from Envoy, expressed over its admin API.
 import { AdminError } from '../errors.js';
-import type { EnvoyAdmin } from './admin-client.js';
+import type { AdminAddress } from './address.js';
+import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
 import {
   type ConnectionSource,
   type ListenerCounts,
@@ -75,4 +76,22 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
       return state;
     },
   };
+}
+
+/** What every command that talks to Envoy is configured with. */
+export interface EnvoyConnection {
+  readonly adminAddress: AdminAddress;
+  readonly adminTimeoutMs: number;
+  readonly connections: ConnectionSource;
+  readonly ignoreListeners: ReadonlySet<string>;
+}
+
+/** Opens the admin connection, hands Envoy to `use`, and closes the connection however `use` ends. */
+export async function withEnvoy<T>(config: EnvoyConnection, countAccepted: boolean, use: (envoy: EnvoyControl) => Promise<T>): Promise<T> {
+  const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
+  try {
+    return await use(createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted }));
+  } finally {
+    await admin.close();
+  }
 }

@@ -1,7 +1,6 @@
 // Runs `status` once, or every interval with --watch until interrupted.
 import type { StatusConfig } from './status-config.js';
-import { createAdminClient } from '../envoy/admin-client.js';
-import { createEnvoyControl } from '../envoy/envoy-control.js';
+import { withEnvoy } from '../envoy/envoy-control.js';
 import { ExitCode } from '../errors.js';
 import { formatStatus } from './format.js';
 import { gatherStatus, type Baseline } from './status.js';
@@ -10,23 +9,21 @@ export type OutputFormat = 'text' | 'json';
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'json'];
 
 export async function runStatus(config: StatusConfig, signal: AbortSignal, write: (text: string) => void = (text) => process.stdout.write(text)): Promise<ExitCode> {
-  const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
-  const envoy = createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted: true });
-  const from = { envoy, readyFile: config.readyFile, source: config.connections };
-  let baseline: Baseline | undefined;
   let reachable = true;
   try {
-    do {
-      const gathered = await gatherStatus(from, baseline, config.intervalMs, signal);
-      baseline = gathered.baseline;
-      reachable = gathered.report.envoy.reachable;
-      write(config.output === 'json' ? `${JSON.stringify(gathered.report)}\n` : `${formatStatus(gathered.report)}\n${config.watch ? '\n' : ''}`);
-      if (config.watch) await sleepUnlessAborted(config.intervalMs, signal);
-    } while (config.watch && !signal.aborted);
+    await withEnvoy(config, true, async (envoy) => {
+      const from = { envoy, readyFile: config.readyFile, source: config.connections };
+      let baseline: Baseline | undefined;
+      do {
+        const gathered = await gatherStatus(from, baseline, config.intervalMs, signal);
+        baseline = gathered.baseline;
+        reachable = gathered.report.envoy.reachable;
+        write(config.output === 'json' ? `${JSON.stringify(gathered.report)}\n` : `${formatStatus(gathered.report)}\n${config.watch ? '\n' : ''}`);
+        if (config.watch) await sleepUnlessAborted(config.intervalMs, signal);
+      } while (config.watch && !signal.aborted);
+    });
   } catch (error) {
     if (!signal.aborted) throw error;
-  } finally {
-    await admin.close();
   }
   // --watch ends by interruption, which is how a person stops it: not a failure.
   if (config.watch) return ExitCode.Drained;
