@@ -1,5 +1,5 @@
 // Builds the test fixtures that run as their own processes (the Envoy and kubelet stand-ins)
-// into test/.build/, once per test run. The product itself is built by `npm run build`,
+// into test/.build/, and fetches the pinned real Envoy, once per test run. The product itself is built by `npm run build`,
 // which `npm test` runs first, so tests always exercise the real bundle; the single executable
 // is repackaged from that bundle here whenever it is missing or older.
 import { build } from 'esbuild';
@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { packagePaths } from './support/package/paths.js';
+import { ensureEnvoyBinary } from './support/real-envoy/binary.js';
 
 const SUPPORT = 'test/support';
 
@@ -16,6 +17,8 @@ export default async function setup(): Promise<void> {
   }
   await packageIfStale();
   await buildFixtures();
+  // No fall-back to a stand-in: a missing or mismatched Envoy fails the whole run with its reason.
+  await ensureEnvoyBinary();
 }
 
 /** Bundles every test/support/*-main.ts (processes the tests start: the Envoy stand-in) into test/.build/. */
