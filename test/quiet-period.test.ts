@@ -1,8 +1,7 @@
-// `shutdown --quiet-period`: the drain ends only once new connections have stopped arriving.
+// `shutdown --quiet-period` on real Envoy: the drain ends only once new connections have stopped arriving.
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli } from './support/cli.js';
-import { standInAndReadyFile } from './support/drain-setup.js';
-import type { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { type DrainTarget, realEnvoyAndReadyFile } from './support/real-envoy/drain-target.js';
 import { request } from './support/http.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -10,8 +9,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function setup(): Promise<{ envoy: EnvoyStandIn; ready: string }> {
-  return standInAndReadyFile((cleanup) => cleanups.push(cleanup));
+function setup(): Promise<{ envoy: DrainTarget; ready: string }> {
+  return realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
 }
 
 /** A client arriving every `everyMs` with one request on a fresh connection, until stopped. Resolves with the time of the last one. */

@@ -1,14 +1,15 @@
 // Starts the real Envoy (the pinned binary of scripts/envoy.mjs) from a bootstrap object, on ports
-// the kernel picks: every listener's port_value becomes 0, the admin API listens where the
-// bootstrap says (TCP port 0 too, or a Unix socket), and the ports Envoy really bound are read
-// back from its admin API. Loopback only: 0.0.0.0 and :: listeners are rebound to 127.0.0.1 / ::1.
+// the kernel picks: every listener's port_value becomes 0, the admin API gets a free port chosen
+// up front (or stays on its Unix socket), and the ports Envoy really bound are read back from its
+// admin API. Loopback only: 0.0.0.0 and :: listeners are rebound to 127.0.0.1 / ::1.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Address, Bootstrap, Listener } from '../chart/bootstrap.js';
+import { type AddressInfo, createServer } from 'node:net';
+import type { Address, Bootstrap, Cluster, Listener } from '../chart/bootstrap.js';
 import { ensureEnvoyBinary } from './binary.js';
 
 export interface RealEnvoyOptions {
@@ -37,7 +38,8 @@ export async function startRealEnvoy(options: RealEnvoyOptions): Promise<RealEnv
   const dir = mkdtempSync(join(tmpdir(), 'real-envoy-'));
   const config = join(dir, 'envoy.json');
   const adminPathFile = join(dir, 'admin-address');
-  writeFileSync(config, JSON.stringify(onEphemeralPorts(options.bootstrap)));
+  const bootstrap = onEphemeralPorts(await withFreeAdminPort(options.bootstrap));
+  writeFileSync(config, JSON.stringify(bootstrap));
   const args = ['--config-path', config, ...(options.args ?? []), '--admin-address-path', adminPathFile, '--use-dynamic-base-id', '--concurrency', '1', '--log-level', 'warning'];
   const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -58,7 +60,7 @@ export async function startRealEnvoy(options: RealEnvoyOptions): Promise<RealEnv
 
   try {
     const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000);
-    const adminAddress = await waitFor(deadline, () => exit, () => adminAddressOf(options.bootstrap.admin?.address, adminPathFile));
+    const adminAddress = await waitFor(deadline, () => exit, () => adminAddressOf(bootstrap.admin?.address, adminPathFile));
     const ports = await waitFor(deadline, () => exit, () => listenerPorts(adminAddress));
     return { child, adminAddress, ports, exited, log: () => stderr, stop };
   } catch (error) {
@@ -128,18 +130,48 @@ export function get(adminAddress: string, path: string, method = 'GET'): Promise
   });
 }
 
-/** A copy of the bootstrap whose listeners and admin bind kernel-chosen loopback ports. */
+/**
+ * The admin API on a port chosen before Envoy starts: a cluster that proxies to the admin API (the
+ * chart's stats listener serves /stats/prometheus that way) must name the port Envoy binds, which
+ * port 0 would leave unknown. Node binds port 0 on the same host, and the port it got is reused.
+ */
+async function withFreeAdminPort(bootstrap: Bootstrap): Promise<Bootstrap> {
+  const socket = bootstrap.admin?.address?.socket_address;
+  if (socket === undefined) return bootstrap;
+  const host = onLoopback(socket.address);
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen({ host, port: 0 }, resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return withAdminAt(bootstrap, { socket_address: { address: host, port_value: port } });
+}
+
+/** The bootstrap with its admin API at `address`, and every cluster endpoint that named the old admin address naming the new one. */
+export function withAdminAt(bootstrap: Bootstrap, address: Address): Bootstrap {
+  const old = JSON.stringify(bootstrap.admin?.address);
+  const clusters = (bootstrap.static_resources?.clusters ?? []).map((cluster: Cluster) => {
+    if (cluster.load_assignment === undefined) return cluster;
+    const endpoints = (cluster.load_assignment.endpoints ?? []).map((group) => ({
+      ...group,
+      lb_endpoints: (group.lb_endpoints ?? []).map((lb) =>
+        JSON.stringify(lb.endpoint?.address) === old ? { ...lb, endpoint: { ...lb.endpoint, address } } : lb,
+      ),
+    }));
+    return { ...cluster, load_assignment: { ...cluster.load_assignment, endpoints } };
+  });
+  return { ...bootstrap, admin: { ...bootstrap.admin, address }, static_resources: { ...bootstrap.static_resources, clusters } };
+}
+
+function onLoopback(host: string): string {
+  return host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+}
+
+/** A copy of the bootstrap whose listeners bind kernel-chosen loopback ports. */
 export function onEphemeralPorts(bootstrap: Bootstrap): Bootstrap {
   const loopback = (address: Address): Address => {
     if (address.socket_address === undefined) return address;
-    const host = address.socket_address.address;
-    const local = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
-    return { ...address, socket_address: { ...address.socket_address, address: local, port_value: 0 } };
+    return { ...address, socket_address: { ...address.socket_address, address: onLoopback(address.socket_address.address), port_value: 0 } };
   };
   const listeners = (bootstrap.static_resources?.listeners ?? []).map((l: Listener) => ({ ...l, address: loopback(l.address) }));
-  return {
-    ...bootstrap,
-    ...(bootstrap.admin?.address === undefined ? {} : { admin: { ...bootstrap.admin, address: loopback(bootstrap.admin.address) } }),
-    static_resources: { ...bootstrap.static_resources, listeners },
-  };
+  return { ...bootstrap, static_resources: { ...bootstrap.static_resources, listeners } };
 }

@@ -1,0 +1,61 @@
+// A recording pass-through in front of real Envoy's admin API: every request is forwarded as is
+// (method, path, query, body) and Envoy's answer comes back untouched, so the binary under test
+// talks to real Envoy while the test sees which calls it made, in order, and what Envoy answered.
+import { type IncomingMessage, type Server, type ServerResponse, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface AdminCall {
+  readonly method: string;
+  readonly path: string;
+  /** The raw query string without `?`; '' when none. */
+  readonly query: string;
+  /** Date.now() when the request arrived. */
+  readonly time: number;
+  /** Envoy's status code, once it answered; 0 while pending or when forwarding failed. */
+  status: number;
+}
+
+export interface AdminTap {
+  /** Where the binary under test should send admin requests: `127.0.0.1:PORT`. */
+  readonly adminAddress: string;
+  readonly calls: readonly AdminCall[];
+  close(): Promise<void>;
+}
+
+/** `target` as --admin-address takes it: `host:port`, `[v6]:port` or `unix:/path`. */
+function destination(target: string): { host: string; port: number } | { socketPath: string } {
+  if (target.startsWith('unix:')) return { socketPath: target.slice('unix:'.length) };
+  const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(target);
+  if (match === null) throw new Error(`not an admin address: ${target}`);
+  return { host: match[1] as string, port: Number(match[2]) };
+}
+
+export async function startAdminTap(target: string): Promise<AdminTap> {
+  const to = destination(target);
+  const calls: AdminCall[] = [];
+  const forward = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? '/';
+    const at = url.indexOf('?');
+    const call: AdminCall = { method: req.method ?? 'GET', path: at < 0 ? url : url.slice(0, at), query: at < 0 ? '' : url.slice(at + 1), time: Date.now(), status: 0 };
+    calls.push(call);
+    const upstream = request({ ...to, method: req.method, path: url, headers: req.headers, agent: false }, (answer) => {
+      call.status = answer.statusCode ?? 0;
+      res.writeHead(call.status, answer.headers);
+      answer.pipe(res);
+    });
+    // Envoy gone: the client sees its connection reset, as it would talking to Envoy directly.
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  };
+  const server: Server = createServer(forward);
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen({ host: '127.0.0.1', port: 0 }, resolve));
+  return {
+    adminAddress: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

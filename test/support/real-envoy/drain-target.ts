@@ -1,0 +1,66 @@
+// What most CLI tests drain: real Envoy from the chart's bootstrap and flags, behind a recording
+// admin tap, and a fresh ready-file path. Listeners: `ingress` (answers 200 to anything), `stats`
+// (/stats/prometheus) and `ready` (health check on /ready), all HTTP, on ephemeral loopback ports.
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { tempDir } from '../cli.js';
+import { type AdminCall, startAdminTap } from './admin-tap.js';
+import { type ChartEnvoy, type ChartEnvoyOptions, startChartEnvoy } from './chart-envoy.js';
+import { get } from './process.js';
+
+export interface DrainTarget {
+  readonly envoy: ChartEnvoy;
+  /** The tap's address: give this to the binary under test. */
+  readonly adminAddress: string;
+  /** Every admin request the binary made, in order, with Envoy's status. */
+  readonly calls: readonly AdminCall[];
+  listenerPort(name: string): number;
+  /** One stat's current value, read straight from Envoy (not through the tap); undefined when absent. */
+  stat(name: string): Promise<number | undefined>;
+  /** Resolves once `predicate` holds for the stat; Envoy offers no push, so this polls its admin API. */
+  waitForStat(name: string, predicate: (value: number | undefined) => boolean, timeoutMs?: number): Promise<void>;
+  /** Envoy's `state` in /server_info: LIVE, DRAINING, ... */
+  state(): Promise<string>;
+  /** Stops Envoy (SIGTERM) and the tap: afterwards the admin address refuses connections. */
+  close(): Promise<void>;
+}
+
+export async function realEnvoyAndReadyFile(defer: (cleanup: () => unknown) => void, options: ChartEnvoyOptions = {}): Promise<{ envoy: DrainTarget; ready: string }> {
+  const envoy = await startChartEnvoy(options);
+  defer(() => envoy.stop());
+  const tap = await startAdminTap(envoy.adminAddress);
+  defer(() => tap.close());
+  const dir = tempDir();
+  defer(dir.cleanup);
+  const stat = async (name: string): Promise<number | undefined> => {
+    const answer = await get(envoy.adminAddress, `/stats?filter=^${name.replace(/\./g, '\\.')}$&format=json`);
+    return (JSON.parse(answer.body) as { stats: Array<{ value: number }> }).stats[0]?.value;
+  };
+  const target: DrainTarget = {
+    envoy,
+    adminAddress: tap.adminAddress,
+    calls: tap.calls,
+    listenerPort(name) {
+      const port = envoy.ports[name];
+      if (port === undefined) throw new Error(`no listener ${name}: ${Object.keys(envoy.ports).join(', ')}`);
+      return port;
+    },
+    stat,
+    async waitForStat(name, predicate, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      let value: number | undefined;
+      while (!predicate((value = await stat(name)))) {
+        if (Date.now() > deadline) throw new Error(`${name} is still ${value} after ${timeoutMs} ms`);
+        await sleep(10);
+      }
+    },
+    async state() {
+      return (JSON.parse((await get(envoy.adminAddress, '/server_info')).body) as { state: string }).state;
+    },
+    async close() {
+      await tap.close();
+      await envoy.stop();
+    },
+  };
+  return { envoy: target, ready: join(dir.path, 'ready') };
+}
