@@ -63,7 +63,8 @@ function download(work) {
   const result = spawnSync(python(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const wheel = join(work, WHEEL);
   if (result.status !== 0 || !existsSync(wheel)) {
-    const why = `${result.error?.message ?? ''}${result.stderr ?? ''}`.trim().split('\n').slice(-3).join(' | ');
+    const lines = `${result.error?.message ?? ''}\n${result.stderr ?? ''}`.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    const why = lines.slice(-3).join(' | ');
     const found = readdirSync(work).filter((name) => name.endsWith('.whl'));
     throw fail(`pip could not download it${found.length > 0 ? ` (got ${found.join(', ')})` : ''}: ${why || `exit ${result.status}`}`);
   }
