@@ -17,7 +17,7 @@ describe('admin API: the reference table', () => {
     { method: 'POST', target: '/healthcheck/fail', status: 200, body: 'OK\n' },
     { method: 'POST', target: '/healthcheck/ok', status: 200, body: 'OK\n' },
     { method: 'POST', target: '/drain_listeners?graceful&skip_exit', status: 200, body: 'OK\n' },
-    { method: 'POST', target: '/drain_listeners?skip_exit', status: 400, body: 'skip_exit requires graceful\n' },
+    { method: 'POST', target: '/drain_listeners?skip_exit', status: 200, body: 'OK\n' },
     { method: 'POST', target: '/drain_listeners?inboundonly&graceful', status: 200, body: 'OK\n' },
     { method: 'POST', target: '/drain_listeners', status: 200, body: 'OK\n' },
     { method: 'GET', target: `/stats?filter=${FILTER}&format=json`, status: 200, body: '{"stats":[{"name":"server.total_connections","value":0}]}', type: 'application/json' },
@@ -78,7 +78,7 @@ describe('admin API: parameters', () => {
 
   const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
   it.each([
-    { name: 'form body carries the params', target: '/drain_listeners', headers: FORM, body: 'skip_exit', status: 400, graceful: false },
+    { name: 'form body carries the params', target: '/drain_listeners', headers: FORM, body: 'skip_exit', status: 200, graceful: false },
     { name: 'form body with graceful', target: '/drain_listeners', headers: FORM, body: 'graceful&skip_exit', status: 200, graceful: true },
     { name: 'form body with values', target: '/drain_listeners', headers: FORM, body: 'graceful=1', status: 200, graceful: true },
     { name: 'a query string wins over the body', target: '/drain_listeners?inboundonly', headers: FORM, body: 'skip_exit', status: 200, graceful: false },

@@ -91,8 +91,7 @@ function helpList(): string {
 function drainListeners(request: AdminRequest, ctx: AdminContext): AdminResult {
   const graceful = request.params.has('graceful');
   const skipExit = request.params.has('skip_exit');
-  // Released Envoy only honours skip_exit on a graceful drain, and says so.
-  if (skipExit && !graceful) return text(400, 'skip_exit requires graceful\n');
+  // Envoy 1.40 accepts skip_exit alone too (200), and stops the listeners at once as for any non-graceful drain.
   ctx.drainListeners({ graceful, skipExit, inboundOnly: request.params.has('inboundonly') });
   return text(200, OK);
 }

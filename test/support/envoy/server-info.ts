@@ -35,6 +35,7 @@ export function renderServerInfo(input: ServerInfoInput): string {
     version: fullVersion(input.version),
     state: input.state,
     hot_restart_version: '11.104',
+    hot_restart_initializing: false,
     command_line_options: {
       base_id: '0',
       use_dynamic_base_id: false,

@@ -25,8 +25,8 @@ export function parseStatsParams(query: QueryParams, forcedFormat?: StatsFormat)
 
   const formatParam = forcedFormat ?? query.get('format') ?? 'text';
   if (formatParam !== 'text' && formatParam !== 'json' && formatParam !== 'prometheus') {
-    // Envoy also has html and active-html; a fixture has no use for them.
-    return { ok: false, body: `usage: /stats?format=(json|prometheus|text)\n` };
+    // Envoy also has html and active-html; a fixture has no use for them, but names them as Envoy does.
+    return { ok: false, body: `usage: /stats?format=(html|active-html|json|prometheus|text)\n\n` };
   }
 
   let filter: RegExp | undefined;
