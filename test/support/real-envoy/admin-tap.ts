@@ -1,6 +1,8 @@
 // A recording pass-through in front of real Envoy's admin API: every request is forwarded as is
 // (method, path, query, body) and Envoy's answer comes back untouched, so the binary under test
 // talks to real Envoy while the test sees which calls it made, in order, and what Envoy answered.
+// On demand it injects the faults real Envoy cannot be made to show: a 5xx, a hang, a cut-off
+// JSON body, a slow answer. (Envoy dying is real: kill it.)
 import { type IncomingMessage, type Server, type ServerResponse, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -15,10 +17,21 @@ export interface AdminCall {
   status: number;
 }
 
+export type AdminFault =
+  | { readonly kind: 'status'; readonly status: number }
+  | { readonly kind: 'hang' }
+  | { readonly kind: 'garbage' }
+  | { readonly kind: 'delay'; readonly ms: number };
+
+/** What a 'garbage' fault answers: cut-off JSON under a JSON content type. */
+const GARBAGE_BODY = '{"stats":[{"name":"server.total_connections","val';
+
 export interface AdminTap {
   /** Where the binary under test should send admin requests: `127.0.0.1:PORT`. */
   readonly adminAddress: string;
   readonly calls: readonly AdminCall[];
+  /** Every request from now on meets `fault` instead of (or, for 'delay', before) Envoy; undefined ends it. */
+  setFault(fault: AdminFault | undefined): void;
   close(): Promise<void>;
 }
 
@@ -33,11 +46,26 @@ function destination(target: string): { host: string; port: number } | { socketP
 export async function startAdminTap(target: string): Promise<AdminTap> {
   const to = destination(target);
   const calls: AdminCall[] = [];
-  const forward = (req: IncomingMessage, res: ServerResponse): void => {
+  let fault: AdminFault | undefined;
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const at = url.indexOf('?');
     const call: AdminCall = { method: req.method ?? 'GET', path: at < 0 ? url : url.slice(0, at), query: at < 0 ? '' : url.slice(at + 1), time: Date.now(), status: 0 };
     calls.push(call);
+    const now = fault;
+    if (now?.kind === 'hang') return void req.resume(); // read, never answered
+    if (now?.kind === 'status' || now?.kind === 'garbage') {
+      req.resume();
+      call.status = now.kind === 'status' ? now.status : 200;
+      const [type, body] = now.kind === 'status' ? ['text/plain; charset=UTF-8', `injected fault: status ${now.status}\n`] : ['application/json', GARBAGE_BODY];
+      res.writeHead(call.status, { 'content-type': type }).end(body);
+      return;
+    }
+    if (now?.kind === 'delay') setTimeout(() => forward(req, res, call), now.ms);
+    else forward(req, res, call);
+  };
+  const forward = (req: IncomingMessage, res: ServerResponse, call: AdminCall): void => {
+    const url = req.url ?? '/';
     const upstream = request({ ...to, method: req.method, path: url, headers: req.headers, agent: false }, (answer) => {
       call.status = answer.statusCode ?? 0;
       res.writeHead(call.status, answer.headers);
@@ -47,11 +75,12 @@ export async function startAdminTap(target: string): Promise<AdminTap> {
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   };
-  const server: Server = createServer(forward);
+  const server: Server = createServer(handle);
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen({ host: '127.0.0.1', port: 0 }, resolve));
   return {
     adminAddress: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
+    setFault: (next) => (fault = next),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tempDir } from '../cli.js';
-import { type AdminCall, startAdminTap } from './admin-tap.js';
+import { type AdminCall, type AdminFault, startAdminTap } from './admin-tap.js';
 import { type ChartEnvoy, type ChartEnvoyOptions, startChartEnvoy } from './chart-envoy.js';
 import { get } from './process.js';
 
@@ -21,6 +21,10 @@ export interface DrainTarget {
   waitForStat(name: string, predicate: (value: number | undefined) => boolean, timeoutMs?: number): Promise<void>;
   /** Envoy's `state` in /server_info: LIVE, DRAINING, ... */
   state(): Promise<string>;
+  /** Faults the tap injects in front of Envoy; undefined ends them. */
+  setAdminFault(fault: AdminFault | undefined): void;
+  /** Envoy dies at once (SIGKILL), as when its container is killed; the tap then resets every admin connection. */
+  kill(): Promise<void>;
   /** Stops Envoy (SIGTERM) and the tap: afterwards the admin address refuses connections. */
   close(): Promise<void>;
 }
@@ -56,6 +60,11 @@ export async function realEnvoyAndReadyFile(defer: (cleanup: () => unknown) => v
     },
     async state() {
       return (JSON.parse((await get(envoy.adminAddress, '/server_info')).body) as { state: string }).state;
+    },
+    setAdminFault: (fault) => tap.setFault(fault),
+    async kill() {
+      envoy.child.kill('SIGKILL');
+      await envoy.exited;
     },
     async close() {
       await tap.close();
