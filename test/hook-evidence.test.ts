@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli, tempDir, type RunningCli } from './support/cli.js';
 import { waitFor } from './support/traffic/pod-conditions.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { type DrainTarget, startDrainTarget } from './support/real-envoy/drain-target.js';
 import { request } from './support/http.js';
 
 const TOKEN = 'a-per-release-token-0123456789';
@@ -14,8 +14,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function envoyStandIn(): Promise<EnvoyStandIn> {
-  const envoy = await EnvoyStandIn.start({ drainStrategy: 'immediate', statsFlushIntervalMs: 100, listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' }] });
+/** Real Envoy from the chart's bootstrap, behind a tap that records the admin calls. */
+async function realEnvoy(): Promise<DrainTarget> {
+  const envoy = await startDrainTarget();
   cleanups.push(() => envoy.close());
   return envoy;
 }
@@ -41,14 +42,14 @@ async function manager(ready: string, args: string[] = [], env: Record<string, s
   return { cli, port: line['port'] as number };
 }
 
-const hookArgs = (envoy: EnvoyStandIn, ready: string, extra: string[] = []): string[] => [
+const hookArgs = (envoy: DrainTarget, ready: string, extra: string[] = []): string[] => [
   'shutdown', '--require-envoy-prestop', '--admin-address', envoy.adminAddress, '--ready-file', ready,
   '--min-drain-duration', '200ms', '--drain-timeout', '5s', '--check-interval', '100ms', ...extra,
 ];
 
 describe('shutdown --require-envoy-prestop', () => {
   it("drains when Envoy's preStop hook reached the manager", async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     const { port } = await manager(ready, [], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN });
     const hook = request({ port }, '/shutdown/ready', { headers: { 'X-Envoy-Shutdown-Token': TOKEN } });
@@ -60,20 +61,20 @@ describe('shutdown --require-envoy-prestop', () => {
   });
 
   it('does not touch Envoy when only the sidecar is restarted (no Envoy preStop)', async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     await manager(ready, [], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN });
     const result = await spawn(hookArgs(envoy, ready, ['--envoy-prestop-wait', '500ms'])).result;
     expect(result.code).toBe(0);
     expect(envoy.calls).toHaveLength(0);
-    expect(envoy.state).toBe('LIVE');
+    expect(await envoy.state()).toBe('LIVE');
     expect(existsSync(ready)).toBe(false);
     expect(existsSync(`${ready}.draining`)).toBe(false);
     expect(result.logs.at(-1)?.msg).toMatch(/^no sign of Envoy's preStop hook: the pod is not terminating/);
   });
 
   it('is not fooled by a request without the hook token from elsewhere in the cluster', async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     const { cli, port } = await manager(ready, [], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN });
     const stranger = new AbortController();
@@ -86,7 +87,7 @@ describe('shutdown --require-envoy-prestop', () => {
   });
 
   it('is not fooled by evidence left from long ago, nor by a restarted manager', async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     writeFileSync(`${ready}.envoy-prestop`, JSON.stringify({ at: new Date(Date.now() - 120_000).toISOString() }));
     expect((await spawn(hookArgs(envoy, ready, ['--envoy-prestop-wait', '300ms'])).result).code).toBe(0);
@@ -100,7 +101,7 @@ describe('shutdown --require-envoy-prestop', () => {
   });
 
   it("counts Envoy's hook only while it is held: not after an Envoy liveness restart has come and gone", async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     const { port } = await manager(ready, ['--drain-start-timeout', '400ms'], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN });
     // Envoy's liveness restart runs its preStop: held, then released by the watchdog (no drain ran).
@@ -115,7 +116,7 @@ describe('shutdown --require-envoy-prestop', () => {
   });
 
   it('without a configured token, any /shutdown/ready counts (freshness alone protects)', async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     const { port } = await manager(ready);
     const hook = request({ port }, '/shutdown/ready');
@@ -126,7 +127,7 @@ describe('shutdown --require-envoy-prestop', () => {
   });
 
   it('a manual run (no flag) drains at once, as before', async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     const result = await spawn(hookArgs(envoy, ready).filter((a) => a !== '--require-envoy-prestop')).result;
     expect(result.code).toBe(0);
@@ -147,19 +148,22 @@ describe('no drain, no hostage', () => {
   });
 
   it('keeps waiting while a drain runs, and releases when it ends', async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     const { port } = await manager(ready, ['--drain-start-timeout', '300ms']);
-    const waiting = request({ port }, '/shutdown/ready');
+    // The drain runs first (spawning it may itself take longer than 300 ms on a busy machine).
     const drain = spawn(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '1500ms', '--drain-timeout', '5s']);
-    const answer = await waiting;
+    await drain.waitForLog((l) => l.msg === 'graceful drain started');
+    const askedAt = Date.now();
+    const answer = await request({ port }, '/shutdown/ready');
     expect(answer.status).toBe(200);
+    expect(answer.at - askedAt).toBeGreaterThan(300); // held past --drain-start-timeout: a drain was running
     expect((await drain.result).code).toBe(0);
     expect(JSON.parse(answer.body)).toMatchObject({ result: 'drained' });
   });
 
   it('releases when the drain process died mid-drain', async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     const { port } = await manager(ready, ['--drain-start-timeout', '300ms']);
     const waiting = request({ port }, '/shutdown/ready');
@@ -198,7 +202,7 @@ describe('the native-sidecar drain endpoint', () => {
   });
 
   it('refuses and logs a drain attempt without the token, touching nothing; never logs the token', async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     const { cli, port } = await manager(ready, ['--drain-endpoint'], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN, ENVOY_SHUTDOWN_ADMIN_ADDRESS: envoy.adminAddress });
     const answers = await Promise.all([
@@ -215,7 +219,7 @@ describe('the native-sidecar drain endpoint', () => {
   });
 
   it("runs the drain for the pod's own hook and answers when it ends; concurrent calls join it, a later one drains again", async () => {
-    const envoy = await envoyStandIn();
+    const envoy = await realEnvoy();
     const ready = readyFile();
     const { cli, port } = await manager(ready, ['--drain-endpoint'], {
       ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, startCli, tempDir } from './support/cli.js';
 import { SINGLE_EXECUTABLE } from './support/envoy-pod.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { startDrainTarget } from './support/real-envoy/drain-target.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -124,7 +124,7 @@ describe('install', () => {
     mkdirSync(join(root, 'esm'));
     expect(install(join(root, 'esm'), ['--mount-path', '/esm']).status).toBe(0);
     expect(readdirSync(root)).toEqual(['esm']); // nothing else: no shell, no libc, no /proc, no /dev
-    const envoy = await EnvoyStandIn.start({ drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' }] });
+    const envoy = await startDrainTarget();
     cleanups.push(() => envoy.close());
     const command = ['/esm/current/lib/ld-linux-x86-64.so.2', '--library-path', '/esm/current/lib', '/esm/current/envoy-shutdown-manager'];
     const cli = startCli(

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startCli, tempDir } from './support/cli.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { startDrainTarget } from './support/real-envoy/drain-target.js';
 
 /** The first `node` on PATH that is not node_modules' own. */
 function machineNode(): string {
@@ -32,7 +32,7 @@ describe("the bundle on the machine's own Node", () => {
 
   it('prints its version and drains Envoy', async () => {
     expect(spawnSync(node, [BUNDLE, '--version'], { encoding: 'utf8' }).stdout.trim()).toBe(pkg.version);
-    const envoy = await EnvoyStandIn.start({ drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' }] });
+    const envoy = await startDrainTarget();
     const dir = tempDir();
     try {
       const result = await startCli(

@@ -5,7 +5,7 @@ import { readFileSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, tempDir, type RunningCli } from './support/cli.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { type DrainTarget, startDrainTarget } from './support/real-envoy/drain-target.js';
 import { request } from './support/http.js';
 import { NON_ROOT_UID, executableCommand, isolatedCopy, volumeDir, type IsolatedExecutable } from './support/package/executable.js';
 import { packagePaths } from './support/package/paths.js';
@@ -34,12 +34,8 @@ function run(args: string[], options: { nonRoot?: boolean } = {}): RunningCli {
   return cli;
 }
 
-async function drainingEnvoy(): Promise<EnvoyStandIn> {
-  const envoy = await EnvoyStandIn.start({
-    drainStrategy: 'immediate',
-    statsFlushIntervalMs: 100,
-    listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' }],
-  });
+async function drainingEnvoy(): Promise<DrainTarget> {
+  const envoy = await startDrainTarget();
   cleanups.push(() => envoy.close());
   return envoy;
 }
@@ -50,7 +46,7 @@ async function listeningPort(cli: RunningCli): Promise<number> {
   return line['port'] as number;
 }
 
-function shutdownArgs(envoy: EnvoyStandIn, readyFile: string): string[] {
+function shutdownArgs(envoy: DrainTarget, readyFile: string): string[] {
   return ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, '--min-drain-duration', '200ms', '--drain-timeout', '5s', '--check-interval', '100ms'];
 }
 

@@ -30,12 +30,20 @@ export interface DrainTarget {
 }
 
 export async function realEnvoyAndReadyFile(defer: (cleanup: () => unknown) => void, options: ChartEnvoyOptions = {}): Promise<{ envoy: DrainTarget; ready: string }> {
-  const envoy = await startChartEnvoy(options);
-  defer(() => envoy.stop());
-  const tap = await startAdminTap(envoy.adminAddress);
-  defer(() => tap.close());
+  const envoy = await startDrainTarget(options);
+  defer(() => envoy.close());
   const dir = tempDir();
   defer(dir.cleanup);
+  return { envoy, ready: join(dir.path, 'ready') };
+}
+
+/** Real Envoy behind its tap; close() stops both. */
+export async function startDrainTarget(options: ChartEnvoyOptions = {}): Promise<DrainTarget> {
+  const envoy = await startChartEnvoy(options);
+  const tap = await startAdminTap(envoy.adminAddress).catch(async (error: unknown) => {
+    await envoy.stop();
+    throw error;
+  });
   const stat = async (name: string): Promise<number | undefined> => {
     const answer = await get(envoy.adminAddress, `/stats?filter=^${name.replace(/\./g, '\\.')}$&format=json`);
     return (JSON.parse(answer.body) as { stats: Array<{ value: number }> }).stats[0]?.value;
@@ -71,5 +79,5 @@ export async function realEnvoyAndReadyFile(defer: (cleanup: () => unknown) => v
       await envoy.stop();
     },
   };
-  return { envoy: target, ready: join(dir.path, 'ready') };
+  return target;
 }
