@@ -1,0 +1,189 @@
+// Measures what real Envoy does around a drain, for docs/envoy-behaviour.md:
+//   node scripts/run-ts.mjs bench/envoy-behaviour.ts
+// Each fact is observed on the pinned Envoy started from the chart's bootstrap and flags
+// (test/support/real-envoy/), on loopback, one worker, polling its admin API every 5 ms.
+import { once } from 'node:events';
+import { Agent, request as httpRequest } from 'node:http';
+import { connect as h2connect } from 'node:http2';
+import { connect, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { envoyVersion } from '../test/support/real-envoy/binary.js';
+import { type ChartEnvoy, startChartEnvoy } from '../test/support/real-envoy/chart-envoy.js';
+import { get } from '../test/support/real-envoy/process.js';
+
+async function stat(envoy: ChartEnvoy, name: string): Promise<number> {
+  const answer = await get(envoy.adminAddress, `/stats?filter=^${name.replace(/\./g, '\\.')}$&format=json`);
+  return (JSON.parse(answer.body) as { stats: Array<{ value: number }> }).stats[0]?.value ?? Number.NaN;
+}
+
+/** Milliseconds from `since` until the stat equals `want` (polled every 5 ms), or -1 after `limitMs`. */
+async function until(envoy: ChartEnvoy, name: string, want: number, since: number, limitMs = 12_000): Promise<number> {
+  for (;;) {
+    if ((await stat(envoy, name)) === want) return Math.round(performance.now() - since);
+    if (performance.now() - since > limitMs) return -1;
+    await sleep(5);
+  }
+}
+
+function h1(port: number, agent: Agent | false, path = '/'): Promise<{ status: number; connection: string | undefined; socket: Socket }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, socket: req.socket as Socket }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('connect', () => (socket.destroy(), resolve(true)));
+    socket.on('error', () => resolve(false));
+  });
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+
+async function startup(runs: number): Promise<void> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    const t0 = performance.now();
+    const envoy = await startChartEnvoy();
+    times.push(Math.round(performance.now() - t0));
+    await envoy.stop();
+  }
+  console.log(`start (spawn → admin /ready 200 and every listener bound), ${runs} runs: median ${median(times)} ms, min ${Math.min(...times)}, max ${Math.max(...times)}`);
+}
+
+async function gauges(): Promise<void> {
+  const envoy = await startChartEnvoy();
+  const port = envoy.ports['ingress'] as number;
+  console.log(`server.total_connections right after start, one connection open: ${(await h1(port, new Agent({ keepAlive: true })), await stat(envoy, 'server.total_connections'))}`);
+  const opens: number[] = [];
+  const closes: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    const agent = new Agent({ keepAlive: true });
+    const t0 = performance.now();
+    const { socket } = await h1(port, agent);
+    opens.push(await until(envoy, 'listener.ingress.downstream_cx_active', 2, t0));
+    const t1 = performance.now();
+    socket.destroy();
+    closes.push(await until(envoy, 'listener.ingress.downstream_cx_active', 1, t1));
+    agent.destroy();
+  }
+  console.log(`listener.ingress.downstream_cx_active after an open: ${opens.join(', ')} ms; after a close: ${closes.join(', ')} ms`);
+  const uptime0 = await stat(envoy, 'server.uptime');
+  const t2 = performance.now();
+  const flushAt = await until(envoy, 'server.uptime', uptime0 + 5, t2, 7_000);
+  console.log(`server.uptime: ${uptime0}, then ${uptime0 + 5} after ${flushAt} ms (moves only at a flush)`);
+  const agent = new Agent({ keepAlive: true });
+  const t3 = performance.now();
+  const { socket } = await h1(port, agent);
+  const seen = await until(envoy, 'server.total_connections', 2, t3);
+  const t4 = performance.now();
+  socket.destroy();
+  const gone = await until(envoy, 'server.total_connections', 1, t4);
+  console.log(`server.total_connections: an open shows after ${seen} ms, a close after ${gone} ms (stats_flush_interval 5 s)`);
+  agent.destroy();
+  await envoy.stop();
+}
+
+async function drain(drainTimeS: number, skipExit: boolean): Promise<void> {
+  const envoy = await startChartEnvoy({ drainTimeS });
+  const port = envoy.ports['ingress'] as number;
+  const busy = new Agent({ keepAlive: true, maxSockets: 1 });
+  const idle = new Agent({ keepAlive: true, maxSockets: 1 });
+  await h1(port, busy);
+  const idleSocket = (await h1(port, idle)).socket;
+  let idleClosed = 0;
+  idleSocket.on('close', () => (idleClosed = performance.now()));
+  const h2busy = h2connect(`http://127.0.0.1:${port}`);
+  const h2idle = h2connect(`http://127.0.0.1:${port}`);
+  const goaways: Record<string, number[]> = { busy: [], idle: [] };
+  for (const [name, session] of [['busy', h2busy], ['idle', h2idle]] as const) {
+    session.on('error', () => undefined);
+    session.on('goaway', () => goaways[name]?.push(Math.round(performance.now() - drainAt)));
+    const stream = session.request({ ':path': '/' });
+    stream.resume();
+    stream.end();
+    await once(stream, 'end');
+  }
+  // MODIFY_ONLY listeners ignore /healthcheck/fail: the next response still keeps its connection.
+  await get(envoy.adminAddress, '/healthcheck/fail', 'POST');
+  const afterFail = await h1(port, busy);
+  const readiness = await h1(envoy.ports['ready'] as number, false, '/ready');
+  const drainAt = performance.now();
+  const query = skipExit ? 'graceful&skip_exit' : 'graceful';
+  const answer = await get(envoy.adminAddress, `/drain_listeners?${query}`, 'POST');
+  const afterDrain = await h1(port, busy);
+  const stream = h2busy.request({ ':path': '/' });
+  stream.resume();
+  stream.end();
+  await once(stream, 'end');
+  const fresh = await h1(port, false);
+  let stoppedAt = -1;
+  while (performance.now() - drainAt < (drainTimeS + 3) * 1_000) {
+    if (!(await accepts(port))) {
+      stoppedAt = Math.round(performance.now() - drainAt);
+      break;
+    }
+    await sleep(50);
+  }
+  const info = JSON.parse((await get(envoy.adminAddress, '/server_info')).body) as { state: string };
+  console.log(`drain ${query}, --drain-time-s ${drainTimeS}: admin ${answer.status} ${JSON.stringify(answer.body)}`);
+  console.log(`  after /healthcheck/fail alone: ingress response Connection=${afterFail.connection ?? '(none)'}; readiness listener /ready ${readiness.status}`);
+  console.log(`  after the drain: busy HTTP/1.1 response Connection=${afterDrain.connection ?? '(none)'}; new connection answered ${fresh.status} Connection=${fresh.connection ?? '(none)'}`);
+  console.log(`  HTTP/2 GOAWAY frames (ms after the drain): busy session ${JSON.stringify(goaways['busy'])}, idle session ${JSON.stringify(goaways['idle'])}`);
+  console.log(`  listeners stop accepting: ${stoppedAt < 0 ? `not within ${drainTimeS + 3} s` : `after ${stoppedAt} ms`}; idle HTTP/1.1 connection ${idleClosed === 0 ? 'still open' : `closed after ${Math.round(idleClosed - drainAt)} ms`}; state ${info.state}; Envoy ${envoy.child.exitCode === null ? 'running' : 'exited'}`);
+  const termAt = performance.now();
+  envoy.child.kill('SIGTERM');
+  const exit = await envoy.exited;
+  console.log(`  SIGTERM: exit ${JSON.stringify(exit)} after ${Math.round(performance.now() - termAt)} ms; idle HTTP/1.1 closed ${idleClosed === 0 ? 'never' : `${Math.round(idleClosed - termAt)} ms after SIGTERM`}`);
+  h2busy.destroy();
+  h2idle.destroy();
+  busy.destroy();
+  idle.destroy();
+  await envoy.stop();
+}
+
+async function nonGraceful(query: string): Promise<void> {
+  const envoy = await startChartEnvoy();
+  const port = envoy.ports['ingress'] as number;
+  const busy = new Agent({ keepAlive: true, maxSockets: 1 });
+  await h1(port, busy);
+  const t0 = performance.now();
+  const answer = await get(envoy.adminAddress, `/drain_listeners${query}`, 'POST');
+  const next = await h1(port, busy).then((r) => r.connection ?? '(none)', (error: Error) => error.message);
+  let stoppedAt = -1;
+  while (performance.now() - t0 < 3_000) {
+    if (!(await accepts(port))) {
+      stoppedAt = Math.round(performance.now() - t0);
+      break;
+    }
+    await sleep(5);
+  }
+  console.log(`drain_listeners${query} (no graceful): ${answer.status} ${JSON.stringify(answer.body)}; next response on an open keep-alive connection: Connection=${next}; listeners stop accepting ${stoppedAt < 0 ? 'not within 3 s' : `after ${stoppedAt} ms`}; Envoy ${envoy.child.exitCode === null ? 'running' : 'exited'}`);
+  busy.destroy();
+  await envoy.stop();
+}
+
+async function main(): Promise<void> {
+  console.log(`Envoy ${await envoyVersion()}, chart bootstrap, --concurrency 1, ${new Date().toISOString()}`);
+  await startup(10);
+  await gauges();
+  await drain(2, true);
+  await drain(2, false);
+  await nonGraceful('?skip_exit');
+  await nonGraceful('');
+}
+
+void main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
