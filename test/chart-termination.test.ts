@@ -1,9 +1,10 @@
-// The chart's own output, run: the rendered bootstrap becomes the Envoy stand-in, the rendered
+// The chart's own output, run: real Envoy runs the rendered bootstrap and command line, the rendered
 // sidecar command and environment (the hook token read from the rendered Secret) run the built
 // binary, the rendered hooks and their headers are the kubelet stand-in's hooks, in classic or
 // native-sidecar mode, and the pod is deleted (or its sidecar restarted). In sidecar-less mode the
 // rendered init container runs the real single executable's `install`, and Envoy's rendered exec
-// hook runs the copy it made. Timeouts are shortened through chart values only.
+// hook runs the copy it made (Envoy there is still the stand-in, translated from the bootstrap).
+// Timeouts are shortened through chart values only.
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/duration.js';
@@ -13,13 +14,12 @@ import { USER_CLUSTERS, USER_LISTENERS } from './support/chart/cases.js';
 import { startChartPod, type ChartPod } from './support/chart/chart-pod.js';
 import { renderChart, type RenderOptions } from './support/chart/helm.js';
 import { ENVOY_CONTAINER, INSTALL_CONTAINER, readPod, readSidecarlessPod, SIDECAR_CONTAINER, type RenderedPod } from './support/chart/manifests.js';
-import { startSidecarlessChartPod } from './support/chart/sidecarless-pod.js';
+import { startSidecarlessChartPod, type SidecarlessChartPod } from './support/chart/sidecarless-pod.js';
+import { startChartEnvoy } from './support/real-envoy/chart-envoy.js';
+import { get } from './support/real-envoy/process.js';
 import { idleHttpConnection } from './support/clients.js';
 import { request } from './support/http.js';
-import { adminRequest } from './support/envoy/http1-client.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
 import type { JsonLine } from './support/kubelet/container.js';
-import type { Pod } from './support/kubelet/pod.js';
 import type { Timeline } from './support/kubelet/timeline.js';
 import { terminateUnderLoad } from './support/termination-run.js';
 import { Traffic, type TrafficStats } from './support/traffic/traffic.js';
@@ -48,22 +48,25 @@ async function start(options: RenderOptions): Promise<{ rendered: RenderedPod; c
   return { rendered, chartPod };
 }
 
-/** The data-plane port the stand-in listens on for the bootstrap listener with this stat prefix. */
+/** The data-plane port Envoy listens on for the bootstrap listener with this stat prefix. */
 function listenerPort(rendered: RenderedPod, chartPod: ChartPod, prefix: string): number {
   const listener = listeners(rendered.bootstrap).find((l) => statPrefix(l) === prefix);
   if (listener?.address.socket_address === undefined) throw new Error(`no listener ${prefix}`);
   return chartPod.ports.port(listener.address.socket_address.port_value);
 }
 
-const adminCalls = (chartPod: { readonly pod: Pod }): string[] =>
-  chartPod.pod
-    .container(ENVOY_CONTAINER)
-    .lines.filter((line) => line['event'] === 'admin-call')
-    .map((line) => `${String(line['method'])} ${String(line['path'])}${line['query'] === '' ? '' : `?${String(line['query'])}`}`);
+/** The admin calls made in the pod: recorded by the tap at its admin address, or printed by the Envoy stand-in (sidecar-less). */
+const adminCalls = (chartPod: ChartPod | SidecarlessChartPod): string[] =>
+  'adminCalls' in chartPod
+    ? chartPod.adminCalls()
+    : chartPod.pod
+        .container(ENVOY_CONTAINER)
+        .lines.filter((line) => line['event'] === 'admin-call')
+        .map((line) => `${String(line['method'])} ${String(line['path'])}${line['query'] === '' ? '' : `?${String(line['query'])}`}`);
 
 const sidecarLogs = (chartPod: ChartPod): JsonLine[] => chartPod.pod.container(SIDECAR_CONTAINER).logs();
 const sidecarLog = (chartPod: ChartPod, msg: string): JsonLine | undefined => sidecarLogs(chartPod).find((line) => line['msg'] === msg);
-const postCalls = (chartPod: { readonly pod: Pod }): string[] => adminCalls(chartPod).filter((call) => call.startsWith('POST'));
+const postCalls = (chartPod: ChartPod | SidecarlessChartPod): string[] => adminCalls(chartPod).filter((call) => call.startsWith('POST'));
 const DRAIN_POSTS = ['POST /healthcheck/fail', 'POST /drain_listeners?graceful&skip_exit'];
 
 /**
@@ -97,11 +100,11 @@ function expectCleanTermination(timeline: Timeline, rendered: RenderedPod, chart
  * keeps sending new connections to it for `deprogrammingDelayMs`, then only to another pod.
  */
 async function terminateUnderLightLoad(rendered: RenderedPod, chartPod: ChartPod, deprogrammingDelayMs: number): Promise<{ timeline: Timeline; stats: TrafficStats; before: TrafficStats }> {
-  const healthy = await EnvoyStandIn.start({ drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' }] });
-  cleanups.push(() => healthy.close());
+  const healthy = await startChartEnvoy();
+  cleanups.push(() => healthy.stop());
   const traffic = await Traffic.start({
     terminating: { host: '127.0.0.1', port: listenerPort(rendered, chartPod, 'ingress') },
-    healthy: { host: '127.0.0.1', port: healthy.listenerPort('ingress') },
+    healthy: { host: '127.0.0.1', port: healthy.ports['ingress'] as number },
     http1Clients: 2,
     http2Clients: 1,
     streamsPerSession: 1,
@@ -145,7 +148,7 @@ describe('the chart, run by the kubelet stand-in', () => {
     const scraperClosed = once(scraper.socket, 'close').then(() => Date.now());
     // Envoy counts the scraper on the stats listener: without the chart's ignore list it would hold the drain.
     const admin = chartPod.sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] ?? '';
-    const gauge = await adminRequest(admin, 'GET', '/stats?filter=^listener\\.stats\\.downstream_cx_active$&format=json');
+    const gauge = await get(admin, '/stats?filter=^listener\\.stats\\.downstream_cx_active$&format=json');
     expect(JSON.parse(gauge.body)).toEqual({ stats: [{ name: 'listener.stats.downstream_cx_active', value: 1 }] });
 
     const timeline = await pod.terminate();
@@ -175,7 +178,7 @@ describe('the chart, run by the kubelet stand-in', () => {
     expect(timeline.find('prestop-end', SIDECAR_CONTAINER)?.t).toBeLessThan(DRAIN_TIMEOUT_MS);
     expect(await scraperClosed).toBeGreaterThanOrEqual(timeline.find('sigterm', ENVOY_CONTAINER)?.at ?? Infinity);
     // Envoy ran with the chart's drain flags.
-    expect(chartPod.envoyOptions).toMatchObject({ drainStrategy: 'immediate', drainTimeSeconds: 3 });
+    expect(chartPod.envoyArgs.join(' ')).toContain('--drain-strategy immediate --drain-time-s 3');
   });
 
   it.each([
@@ -184,7 +187,8 @@ describe('the chart, run by the kubelet stand-in', () => {
   ])('drains over the admin Unix socket in the emptyDir both containers mount ($name)', async ({ set }) => {
     const { rendered, chartPod } = await start({ values: FAST, set });
     const socket = rendered.bootstrap.admin?.address?.pipe?.path ?? '';
-    expect(chartPod.envoyOptions.admin).toEqual({ unixSocket: chartPod.envoyPath(socket) });
+    expect(chartPod.adminAddress).toBe(`unix:${chartPod.envoyPath(socket)}`);
+    expect(chartPod.bootstrap.admin?.address?.pipe?.path).toBe(`${chartPod.envoyPath(socket)}.envoy`); // Envoy's own, behind the tap
     expect(chartPod.sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS']).toBe(`unix:${chartPod.envoyPath(socket)}`);
 
     const timeline = await chartPod.pod.terminate();
@@ -230,7 +234,7 @@ describe('a preStop hook without a pod termination, with the chart\'s hooks and 
     ]);
     // Envoy untouched: no admin POST, still LIVE, still ready on the readiness listener its probe calls.
     expect(postCalls(chartPod)).toEqual([]);
-    expect((await adminRequest(admin, 'GET', '/ready')).body).toBe('LIVE\n');
+    expect((await get(admin, '/ready')).body).toBe('LIVE\n');
     const readiness = await request({ port: listenerPort(rendered, chartPod, 'ready') }, '/ready');
     expect(readiness.status).toBe(200);
     const logs = sidecarLogs(chartPod);

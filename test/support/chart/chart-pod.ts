@@ -1,22 +1,25 @@
-// Runs the pod the chart renders under the kubelet stand-in: Envoy's container becomes the Envoy
-// stand-in process started from the rendered bootstrap, the sidecar runs the built binary in place
-// of the image's entrypoint with the rendered args and environment (the hook token read from the
-// rendered Secret), where the pod spec puts it (a regular container, or a native sidecar among the
-// init containers), and the preStop hooks are the rendered ones, headers included. Only two things
-// change, so pods can run side by side: each fixed port becomes a free ephemeral port, and each
-// emptyDir becomes a fresh temporary directory (paths under its mount are rewritten to it, in
-// every container that mounts it).
-import { mkdtempSync, rmSync } from 'node:fs';
+// Runs the pod the chart renders under the kubelet stand-in: Envoy's container runs real Envoy with
+// the rendered bootstrap and command line, the sidecar runs the built binary in place of the
+// image's entrypoint with the rendered args and environment (the hook token read from the rendered
+// Secret), where the pod spec puts it (a regular container, or a native sidecar among the init
+// containers), and the preStop hooks are the rendered ones, headers included. Only two things
+// change, so pods can run side by side: each fixed port becomes a free ephemeral port on loopback,
+// and each emptyDir becomes a fresh temporary directory (paths under its mount are rewritten to
+// it, in every container that mounts it). A recording tap answers at the pod's admin address and
+// forwards to Envoy's own, beside it, so tests see every admin call the sidecar made.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import { BIN } from '../cli.js';
-import type { EnvoyStandInOptions } from '../envoy/options.js';
-import { ENVOY_STAND_IN_BUNDLE } from '../envoy/process.js';
 import type { PreStopHook } from '../kubelet/hooks.js';
 import { Pod, type ContainerSpec } from '../kubelet/pod.js';
-import { IDENTITY, standInOptions, type Remap } from './bootstrap.js';
+import { type AdminTap, startAdminTap } from '../real-envoy/admin-tap.js';
+import { ensureEnvoyBinary } from '../real-envoy/binary.js';
+import { remapBootstrap, withConfigPath } from '../real-envoy/pod-bootstrap.js';
+import { adminUp, freePort, withAdminAt } from '../real-envoy/process.js';
+import { type Address, addressFlag, type Bootstrap, IDENTITY, type Remap } from './bootstrap.js';
 import { mountHolding, type RenderedPod } from './manifests.js';
 
 /** The sidecar image's ENTRYPOINT: the executable, also on PATH. The built binary stands in for it. */
@@ -132,7 +135,7 @@ function renderedHook(c: IContainer, remap: Remap): PreStopHook | undefined {
 function fixedPorts(rendered: RenderedPod): number[] {
   const ports: number[] = [];
   const collect: Remap = { port: (port) => (ports.push(port), port), path: IDENTITY.path };
-  standInOptions(rendered.bootstrap, rendered.envoy.args ?? [], collect);
+  remapBootstrap(rendered.bootstrap, collect);
   remapSidecarEnv(rendered.sidecarEnv, collect);
   renderedHook(rendered.envoy, collect);
   renderedHook(rendered.sidecar, collect);
@@ -141,8 +144,14 @@ function fixedPorts(rendered: RenderedPod): number[] {
 
 export interface ChartPod {
   readonly pod: Pod;
-  /** What the Envoy stand-in was started with: the translated bootstrap. */
-  readonly envoyOptions: EnvoyStandInOptions;
+  /** Envoy's command line after the binary, as the pod ran it. */
+  readonly envoyArgs: readonly string[];
+  /** The bootstrap Envoy ran: the rendered one, remapped, its admin API moved beside the tap. */
+  readonly bootstrap: Bootstrap;
+  /** The pod's admin address, where the tap listens: what the sidecar was told. */
+  readonly adminAddress: string;
+  /** Every admin call made at the pod's admin address, as `METHOD /path?query`. */
+  adminCalls(): string[];
   readonly ports: PortMap;
   /** The sidecar's environment after remapping, as the processes saw it. */
   readonly sidecarEnv: Readonly<Record<string, string>>;
@@ -159,19 +168,36 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
   if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
   if (envoy.command?.[0]?.endsWith('envoy') !== true) throw new Error(`the envoy container runs ${envoy.command?.join(' ')}, not envoy`);
 
+  const binary = await ensureEnvoyBinary();
   const ports = await PortMap.reserve(fixedPorts(rendered));
   const volumes = new EmptyDirs(podSpec);
+  const configDir = mkdtempSync(join(tmpdir(), 'chart-envoy-'));
   const remapFor = (c: IContainer): Remap => ({ port: (port) => ports.port(port), path: (path) => volumes.pathIn(c, path) });
 
-  const envoyOptions = standInOptions(rendered.bootstrap, envoy.args ?? [], remapFor(envoy));
+  const podBootstrap = remapBootstrap(rendered.bootstrap, remapFor(envoy));
+  const podAdmin = podBootstrap.admin?.address;
+  if (podAdmin === undefined) throw new Error('the bootstrap has no admin address');
+  // Envoy's own admin API sits beside the pod's admin address, where the tap listens.
+  const host = podAdmin.socket_address?.address ?? '127.0.0.1';
+  const envoyAdmin: Address = podAdmin.pipe !== undefined ? { pipe: { path: `${podAdmin.pipe.path}.envoy` } } : { socket_address: { address: host, port_value: await freePort(host) } };
+  const bootstrap = withAdminAt(podBootstrap, envoyAdmin);
+  const configPath = join(configDir, 'envoy.json');
+  writeFileSync(configPath, JSON.stringify(bootstrap));
+  const envoyArgs = [...withConfigPath(envoy.args ?? [], configPath), '--use-dynamic-base-id'];
+  let tap: AdminTap | undefined;
+  const cleanup = async (): Promise<void> => {
+    await tap?.close();
+    volumes.remove();
+    rmSync(configDir, { recursive: true, force: true });
+  };
   const sidecarEnv = remapSidecarEnv(rendered.sidecarEnv, remapFor(sidecar));
   const envoyHook = renderedHook(envoy, remapFor(envoy));
   const sidecarHook = renderedHook(sidecar, remapFor(sidecar));
   const sidecarCommand = withBinary([...(sidecar.command ?? [IMAGE_ENTRYPOINT]), ...(sidecar.args ?? [])]);
   const envoySpec: ContainerSpec = {
     name: envoy.name,
-    command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(envoyOptions)],
-    ready: (c) => c.waitForLine((line) => line['event'] === 'ready'),
+    command: [binary, ...envoyArgs],
+    ready: () => adminUp(addressFlag(envoyAdmin)),
     ...(envoyHook === undefined ? {} : { preStop: envoyHook }),
   };
   const sidecarSpec: ContainerSpec = {
@@ -185,24 +211,29 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
 
   let pod: Pod;
   try {
+    tap = await startAdminTap(addressFlag(envoyAdmin), addressFlag(podAdmin));
     pod = await Pod.start({
       terminationGracePeriodSeconds: grace,
       ...(rendered.native ? { initContainers: [sidecarSpec], containers: [envoySpec] } : { containers: [envoySpec, sidecarSpec] }),
     });
   } catch (error) {
-    volumes.remove();
+    await cleanup();
     throw error;
   }
+  const calls = tap.calls;
   return {
     pod,
-    envoyOptions,
+    envoyArgs,
+    bootstrap,
+    adminAddress: tap.adminAddress,
+    adminCalls: () => calls.map((c) => `${c.method} ${c.path}${c.query === '' ? '' : `?${c.query}`}`),
     ports,
     sidecarEnv,
     managerPort: Number(sidecarEnv['ENVOY_SHUTDOWN_PORT']),
     envoyPath: (path) => volumes.pathIn(envoy, path),
     async destroy() {
       await pod.destroy();
-      volumes.remove();
+      await cleanup();
     },
   };
 }

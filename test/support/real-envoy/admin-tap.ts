@@ -27,7 +27,7 @@ export type AdminFault =
 const GARBAGE_BODY = '{"stats":[{"name":"server.total_connections","val';
 
 export interface AdminTap {
-  /** Where the binary under test should send admin requests: `127.0.0.1:PORT`. */
+  /** Where the binary under test should send admin requests: `127.0.0.1:PORT`, or the `listen` address. */
   readonly adminAddress: string;
   readonly calls: readonly AdminCall[];
   /** Every request from now on meets `fault` instead of (or, for 'delay', before) Envoy; undefined ends it. */
@@ -43,7 +43,12 @@ function destination(target: string): { host: string; port: number } | { socketP
   return { host: match[1] as string, port: Number(match[2]) };
 }
 
-export async function startAdminTap(target: string): Promise<AdminTap> {
+/**
+ * `target`: Envoy's admin address. `listen`: where the tap itself listens, as --admin-address
+ * spells it (default: a free port on 127.0.0.1), so a pod's containers can find it where they
+ * expect Envoy's admin API.
+ */
+export async function startAdminTap(target: string, listen?: string): Promise<AdminTap> {
   const to = destination(target);
   const calls: AdminCall[] = [];
   let fault: AdminFault | undefined;
@@ -76,9 +81,11 @@ export async function startAdminTap(target: string): Promise<AdminTap> {
     req.pipe(upstream);
   };
   const server: Server = createServer(handle);
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen({ host: '127.0.0.1', port: 0 }, resolve));
+  const at = listen === undefined ? { host: '127.0.0.1', port: 0 } : destination(listen);
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen('socketPath' in at ? { path: at.socketPath } : at, resolve));
+  const bound = server.address();
   return {
-    adminAddress: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    adminAddress: typeof bound === 'string' ? `unix:${bound}` : `${(bound as AddressInfo).address.includes(':') ? `[${(bound as AddressInfo).address}]` : (bound as AddressInfo).address}:${(bound as AddressInfo).port}`,
     calls,
     setFault: (next) => (fault = next),
     close: () =>

@@ -139,11 +139,27 @@ async function withFreeAdminPort(bootstrap: Bootstrap): Promise<Bootstrap> {
   const socket = bootstrap.admin?.address?.socket_address;
   if (socket === undefined) return bootstrap;
   const host = onLoopback(socket.address);
+  return withAdminAt(bootstrap, { socket_address: { address: host, port_value: await freePort(host) } });
+}
+
+/** A port free on `host` right now: Node binds port 0 there, notes the port and lets it go. */
+export async function freePort(host: string): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen({ host, port: 0 }, resolve));
   const port = (server.address() as AddressInfo).port;
   await new Promise((resolve) => server.close(resolve));
-  return withAdminAt(bootstrap, { socket_address: { address: host, port_value: port } });
+  return port;
+}
+
+/** Resolves once the admin API answers GET /ready (200 or 503: it is up); throws after `timeoutMs`. */
+export async function adminUp(adminAddress: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await get(adminAddress, '/ready').then((answer) => answer.status, () => 0);
+    if (status === 200 || status === 503) return;
+    if (Date.now() > deadline) throw new Error(`Envoy's admin API at ${adminAddress} did not answer within ${timeoutMs} ms`);
+    await sleep(20);
+  }
 }
 
 /** The bootstrap with its admin API at `address`, and every cluster endpoint that named the old admin address naming the new one. */
