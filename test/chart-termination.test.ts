@@ -3,8 +3,7 @@
 // binary, the rendered hooks and their headers are the kubelet stand-in's hooks, in classic or
 // native-sidecar mode, and the pod is deleted (or its sidecar restarted). In sidecar-less mode the
 // rendered init container runs the real single executable's `install`, and Envoy's rendered exec
-// hook runs the copy it made (Envoy there is still the stand-in, translated from the bootstrap).
-// Timeouts are shortened through chart values only.
+// hook runs the copy it made. Timeouts are shortened through chart values only.
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/duration.js';
@@ -55,14 +54,8 @@ function listenerPort(rendered: RenderedPod, chartPod: ChartPod, prefix: string)
   return chartPod.ports.port(listener.address.socket_address.port_value);
 }
 
-/** The admin calls made in the pod: recorded by the tap at its admin address, or printed by the Envoy stand-in (sidecar-less). */
-const adminCalls = (chartPod: ChartPod | SidecarlessChartPod): string[] =>
-  'adminCalls' in chartPod
-    ? chartPod.adminCalls()
-    : chartPod.pod
-        .container(ENVOY_CONTAINER)
-        .lines.filter((line) => line['event'] === 'admin-call')
-        .map((line) => `${String(line['method'])} ${String(line['path'])}${line['query'] === '' ? '' : `?${String(line['query'])}`}`);
+/** The admin calls made in the pod, recorded by the tap at its admin address. */
+const adminCalls = (chartPod: ChartPod | SidecarlessChartPod): string[] => chartPod.adminCalls();
 
 const sidecarLogs = (chartPod: ChartPod): JsonLine[] => chartPod.pod.container(SIDECAR_CONTAINER).logs();
 const sidecarLog = (chartPod: ChartPod, msg: string): JsonLine | undefined => sidecarLogs(chartPod).find((line) => line['msg'] === msg);

@@ -7,7 +7,7 @@
 // and each emptyDir becomes a fresh temporary directory (paths under its mount are rewritten to
 // it, in every container that mounts it). A recording tap answers at the pod's admin address and
 // forwards to Envoy's own, beside it, so tests see every admin call the sidecar made.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,12 +15,10 @@ import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import { BIN } from '../cli.js';
 import type { PreStopHook } from '../kubelet/hooks.js';
 import { Pod, type ContainerSpec } from '../kubelet/pod.js';
-import { type AdminTap, startAdminTap } from '../real-envoy/admin-tap.js';
-import { ensureEnvoyBinary } from '../real-envoy/binary.js';
-import { remapBootstrap, withConfigPath } from '../real-envoy/pod-bootstrap.js';
-import { adminUp, freePort, withAdminAt } from '../real-envoy/process.js';
-import { type Address, addressFlag, type Bootstrap, IDENTITY, type Remap } from './bootstrap.js';
+import { remapBootstrap } from '../real-envoy/pod-bootstrap.js';
+import { type Bootstrap, IDENTITY, type Remap } from './bootstrap.js';
 import { mountHolding, type RenderedPod } from './manifests.js';
+import { type PodEnvoy, startPodEnvoy } from './pod-envoy.js';
 
 /** The sidecar image's ENTRYPOINT: the executable, also on PATH. The built binary stands in for it. */
 export const IMAGE_ENTRYPOINT = 'envoy-shutdown-manager';
@@ -166,40 +164,18 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
   const { podSpec, envoy, sidecar } = rendered;
   const grace = podSpec.terminationGracePeriodSeconds;
   if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
-  if (envoy.command?.[0]?.endsWith('envoy') !== true) throw new Error(`the envoy container runs ${envoy.command?.join(' ')}, not envoy`);
-
-  const binary = await ensureEnvoyBinary();
   const ports = await PortMap.reserve(fixedPorts(rendered));
   const volumes = new EmptyDirs(podSpec);
-  const configDir = mkdtempSync(join(tmpdir(), 'chart-envoy-'));
   const remapFor = (c: IContainer): Remap => ({ port: (port) => ports.port(port), path: (path) => volumes.pathIn(c, path) });
-
-  const podBootstrap = remapBootstrap(rendered.bootstrap, remapFor(envoy));
-  const podAdmin = podBootstrap.admin?.address;
-  if (podAdmin === undefined) throw new Error('the bootstrap has no admin address');
-  // Envoy's own admin API sits beside the pod's admin address, where the tap listens.
-  const host = podAdmin.socket_address?.address ?? '127.0.0.1';
-  const envoyAdmin: Address = podAdmin.pipe !== undefined ? { pipe: { path: `${podAdmin.pipe.path}.envoy` } } : { socket_address: { address: host, port_value: await freePort(host) } };
-  const bootstrap = withAdminAt(podBootstrap, envoyAdmin);
-  const configPath = join(configDir, 'envoy.json');
-  writeFileSync(configPath, JSON.stringify(bootstrap));
-  const envoyArgs = [...withConfigPath(envoy.args ?? [], configPath), '--use-dynamic-base-id'];
-  let tap: AdminTap | undefined;
+  let envoyProcess: PodEnvoy | undefined;
   const cleanup = async (): Promise<void> => {
-    await tap?.close();
+    await envoyProcess?.close();
     volumes.remove();
-    rmSync(configDir, { recursive: true, force: true });
   };
   const sidecarEnv = remapSidecarEnv(rendered.sidecarEnv, remapFor(sidecar));
   const envoyHook = renderedHook(envoy, remapFor(envoy));
   const sidecarHook = renderedHook(sidecar, remapFor(sidecar));
   const sidecarCommand = withBinary([...(sidecar.command ?? [IMAGE_ENTRYPOINT]), ...(sidecar.args ?? [])]);
-  const envoySpec: ContainerSpec = {
-    name: envoy.name,
-    command: [binary, ...envoyArgs],
-    ready: () => adminUp(addressFlag(envoyAdmin)),
-    ...(envoyHook === undefined ? {} : { preStop: envoyHook }),
-  };
   const sidecarSpec: ContainerSpec = {
     name: sidecar.name,
     command: sidecarCommand,
@@ -210,8 +186,10 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
   };
 
   let pod: Pod;
+  let started: PodEnvoy;
   try {
-    tap = await startAdminTap(addressFlag(envoyAdmin), addressFlag(podAdmin));
+    envoyProcess = started = await startPodEnvoy(rendered.bootstrap, envoy, remapFor(envoy));
+    const envoySpec: ContainerSpec = { name: envoy.name, command: started.command, ready: () => started.ready(), ...(envoyHook === undefined ? {} : { preStop: envoyHook }) };
     pod = await Pod.start({
       terminationGracePeriodSeconds: grace,
       ...(rendered.native ? { initContainers: [sidecarSpec], containers: [envoySpec] } : { containers: [envoySpec, sidecarSpec] }),
@@ -220,13 +198,12 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
     await cleanup();
     throw error;
   }
-  const calls = tap.calls;
   return {
     pod,
-    envoyArgs,
-    bootstrap,
-    adminAddress: tap.adminAddress,
-    adminCalls: () => calls.map((c) => `${c.method} ${c.path}${c.query === '' ? '' : `?${c.query}`}`),
+    envoyArgs: started.command.slice(1),
+    bootstrap: started.bootstrap,
+    adminAddress: started.adminAddress,
+    adminCalls: () => started.adminCalls(),
     ports,
     sidecarEnv,
     managerPort: Number(sidecarEnv['ENVOY_SHUTDOWN_PORT']),

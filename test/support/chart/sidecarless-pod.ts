@@ -6,17 +6,19 @@
 // each fixed port becomes a free one, and each emptyDir a temporary directory (in every argument
 // that names a path on it, including each part of a colon-separated list).
 import type { IContainer } from 'kubernetes-models/v1';
-import type { EnvoyStandInOptions } from '../envoy/options.js';
-import { ENVOY_STAND_IN_BUNDLE } from '../envoy/process.js';
 import { SINGLE_EXECUTABLE, type EnvoyPod } from '../envoy-pod.js';
 import { Pod, type ContainerSpec } from '../kubelet/pod.js';
-import { IDENTITY, standInOptions, type Remap } from './bootstrap.js';
+import { remapBootstrap } from '../real-envoy/pod-bootstrap.js';
+import { IDENTITY, type Remap } from './bootstrap.js';
 import { EmptyDirs, IMAGE_ENTRYPOINT, PortMap, remapSidecarEnv } from './chart-pod.js';
 import type { RenderedSidecarlessPod } from './manifests.js';
+import { type PodEnvoy, startPodEnvoy } from './pod-envoy.js';
 
 export interface SidecarlessChartPod extends EnvoyPod {
-  /** What the Envoy stand-in was started with: the translated bootstrap. */
-  readonly envoyOptions: EnvoyStandInOptions;
+  /** Envoy's command line after the binary, as the pod ran it. */
+  readonly envoyArgs: readonly string[];
+  /** Every admin call made at the pod's admin address, as `METHOD /path?query`. */
+  adminCalls(): string[];
   /** Envoy's environment after remapping: what the hook ran with. */
   readonly envoyEnv: Readonly<Record<string, string>>;
   /** Envoy's exec hook after remapping, as kubelet runs it. */
@@ -52,45 +54,43 @@ export async function startSidecarlessChartPod(rendered: RenderedSidecarlessPod)
 
   const fixed: number[] = [];
   const collect: Remap = { port: (port) => (fixed.push(port), port), path: IDENTITY.path };
-  standInOptions(rendered.bootstrap, envoy.args ?? [], collect);
+  remapBootstrap(rendered.bootstrap, collect);
   remapSidecarEnv(rendered.envoyEnv, collect);
   const ports = await PortMap.reserve(fixed);
   const volumes = new EmptyDirs(podSpec);
   const remapFor = (c: IContainer): Remap => ({ port: (port) => ports.port(port), path: (path) => volumes.pathIn(c, path) });
 
-  const envoyOptions = standInOptions(rendered.bootstrap, envoy.args ?? [], remapFor(envoy));
   const envoyEnv = remapSidecarEnv(rendered.envoyEnv, remapFor(envoy));
   const hookCommand = remapArgs(rendered.hookCommand, remapFor(envoy));
   const installSpec: ContainerSpec = { name: install.name, command: installCommand(install, remapFor(install)), runToCompletion: true };
-  const envoySpec: ContainerSpec = {
-    name: envoy.name,
-    command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(envoyOptions)],
-    env: envoyEnv,
-    ready: (c) => c.waitForLine((line) => line['event'] === 'ready'),
-    preStop: { exec: { command: hookCommand } },
-  };
-
   let pod: Pod;
+  let started: PodEnvoy | undefined;
   try {
+    started = await startPodEnvoy(rendered.bootstrap, envoy, remapFor(envoy));
+    const ready = started.ready;
+    const envoySpec: ContainerSpec = { name: envoy.name, command: started.command, env: envoyEnv, ready: () => ready(), preStop: { exec: { command: hookCommand } } };
     pod = await Pod.start({ terminationGracePeriodSeconds: grace, initContainers: [installSpec], containers: [envoySpec] });
   } catch (error) {
+    await started?.close();
     volumes.remove();
     throw error;
   }
-  const ready = pod.container(envoy.name).lines.find((line) => line['event'] === 'ready') ?? {};
+  const envoyProcess = started;
   return {
     pod,
-    adminAddress: String(ready['adminAddress']),
-    listeners: ready['listeners'] as Record<string, number>,
+    adminAddress: envoyProcess.adminAddress,
+    listeners: envoyProcess.listeners,
     managerPort: undefined,
     readyFile: '',
-    envoyOptions,
+    envoyArgs: envoyProcess.command.slice(1),
+    adminCalls: () => envoyProcess.adminCalls(),
     envoyEnv,
     hookCommand,
     installPrinted: pod.container(install.name).lines.at(-1),
     envoyPath: (path) => volumes.pathIn(envoy, path),
     async destroy() {
       await pod.destroy();
+      await envoyProcess.close();
       volumes.remove();
     },
   };
