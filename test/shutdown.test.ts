@@ -47,6 +47,15 @@ function run(args: string[], env: Record<string, string> = {}): ReturnType<typeo
   return cli;
 }
 
+/** Resolves once the tap has seen a call matching `predicate` (answered, when the predicate asks for a status). */
+async function waitForCall(envoy: DrainTarget, predicate: (call: DrainTarget['calls'][number]) => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!envoy.calls.some(predicate)) {
+    if (Date.now() > deadline) throw new Error(`no such admin call within ${timeoutMs} ms: ${JSON.stringify(envoy.calls.slice(-5))}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 function report(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
 }
@@ -294,6 +303,25 @@ describe('shutdown when the admin API fails', () => {
     expect(result.code).toBe(1);
     expect(seen).toEqual(['POST /healthcheck/fail']);
     expect(result.logs.find((l) => l.level === 'error')?.['err']).toMatch(/answered 404: no such page/);
+  });
+
+  it('waits for a slow answer within --admin-timeout, and counts a slower one as a failed read', async () => {
+    const envoy = await standIn();
+    const ready = readyPath();
+    const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--admin-timeout', '500ms', '--drain-timeout', '30s', '--min-drain-duration', '100ms', '--connections', 'listeners']));
+    await cli.waitForLog((l) => l.msg === 'draining');
+    envoy.setAdminFault({ kind: 'delay', ms: 200 });
+    const slowFrom = Date.now();
+    await waitForCall(envoy, (c) => c.path === '/stats' && c.time >= slowFrom && c.status === 200);
+    expect(cli.logs.some((l) => l.msg === 'could not read connections')).toBe(false);
+    envoy.setAdminFault({ kind: 'delay', ms: 1_500 });
+    await cli.waitForLog((l) => l.msg === 'could not read connections');
+    envoy.setAdminFault(undefined);
+    await idle.close();
+    const result = await cli.result;
+    expect(result.code).toBe(0);
+    expect(report(ready)).toMatchObject({ result: 'drained', connections: 0 });
   });
 
   it('keeps polling through read errors, and assumes Envoy exited after several in a row', async () => {

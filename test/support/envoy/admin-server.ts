@@ -1,13 +1,12 @@
 // The admin listener: serves the admin API over TCP or a Unix socket, counts its own connections
-// under listener.admin.* / http.admin.* (never in server.total_connections), logs every call,
-// and can be told to misbehave.
-import { rmSync } from 'node:fs';
+// under listener.admin.* / http.admin.* (never in server.total_connections), and logs every call.
+// Admin faults are injected in front of real Envoy instead (test/support/real-envoy/admin-tap.ts).
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { type AdminContext, type AdminResult, routeAdminRequest } from './admin-handlers.js';
 import { readAdminRequest, sendAdminResponse, splitTarget } from './admin-request.js';
 import { HttpStats, ListenerStats } from './connection-stats.js';
-import type { AdminCall, AdminFault, ResolvedAdminAddress } from './options.js';
+import type { AdminCall, ResolvedAdminAddress } from './options.js';
 import type { StatsStore } from './stats-store.js';
 
 export interface AdminServerDeps {
@@ -18,17 +17,12 @@ export interface AdminServerDeps {
   onCall: (call: AdminCall) => void;
 }
 
-/** What a 'garbage' fault answers: cut-off JSON under a JSON content type. */
-const GARBAGE_BODY = '{"stats":[{"name":"server.total_connections","val';
-
 export class AdminServer {
   private server: http.Server | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly listenerStats: ListenerStats;
   private readonly httpStats: HttpStats;
-  private fault: AdminFault | undefined;
   private boundPort = 0;
-  private closed = false;
 
   constructor(private readonly deps: AdminServerDeps) {
     // Envoy's admin runs on the main thread, so its per-handler copy is main_thread, not worker_N.
@@ -60,8 +54,7 @@ export class AdminServer {
         const path = address.unixSocket.startsWith('@') ? `\0${address.unixSocket.slice(1)}` : address.unixSocket;
         server.listen({ path }, done);
       } else {
-        // Reopening after a 'refuse' fault binds the same port again.
-        server.listen({ host: address.host, port: this.boundPort || address.port, exclusive: true }, done);
+        server.listen({ host: address.host, port: address.port, exclusive: true }, done);
       }
     });
     const bound = server.address();
@@ -69,24 +62,7 @@ export class AdminServer {
     this.server = server;
   }
 
-  /** Applies a fault; resolves once the listen socket is closed or reopened as the fault requires. */
-  async setFault(fault: AdminFault | undefined): Promise<void> {
-    const wasRefusing = this.fault?.kind === 'refuse';
-    this.fault = fault;
-    if (this.closed) return;
-    if (fault?.kind === 'refuse' && !wasRefusing) {
-      // As if Envoy were gone: kept-alive connections must not keep working either.
-      this.closeListenSocket();
-      this.destroyConnections();
-    } else if (fault?.kind !== 'refuse' && wasRefusing) {
-      const address = this.deps.address;
-      if ('unixSocket' in address && !address.unixSocket.startsWith('@')) rmSync(address.unixSocket, { force: true });
-      await this.open();
-    }
-  }
-
   close(): void {
-    this.closed = true;
     this.closeListenSocket();
     this.destroyConnections();
   }
@@ -120,21 +96,6 @@ export class AdminServer {
     const finished = this.httpStats.requestStarted();
     res.once('close', () => finished(res.statusCode));
 
-    const fault = this.fault;
-    if (fault?.kind === 'hang') {
-      req.resume(); // accepted and read, never answered
-      return;
-    }
-    if (fault?.kind === 'status') {
-      req.resume();
-      sendAdminResponse(res, { status: fault.status, body: `stand-in fault: status ${fault.status}\n` });
-      return;
-    }
-    if (fault?.kind === 'garbage') {
-      req.resume();
-      sendAdminResponse(res, { status: 200, body: GARBAGE_BODY, contentType: 'application/json' });
-      return;
-    }
     readAdminRequest(req).then(
       (request) => {
         const result: AdminResult = routeAdminRequest(request, this.deps.context);

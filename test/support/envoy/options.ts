@@ -44,12 +44,6 @@ export interface AdminCall {
   time: number;
 }
 
-export type AdminFault =
-  | { kind: 'status'; status: number }
-  | { kind: 'hang' }
-  | { kind: 'garbage' }
-  | { kind: 'refuse' };
-
 export interface ResolvedListenerSpec {
   name: string;
   kind: 'http' | 'tcp';

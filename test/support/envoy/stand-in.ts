@@ -7,7 +7,6 @@ import { DrainSequence } from './drain.js';
 import { DataPlaneListener } from './listeners.js';
 import {
   type AdminCall,
-  type AdminFault,
   type EnvoyStandInOptions,
   type InitState,
   type ResolvedOptions,
@@ -20,7 +19,6 @@ import { StatsStore } from './stats-store.js';
 
 export type {
   AdminCall,
-  AdminFault,
   DrainStrategy,
   DrainType,
   EnvoyStandInOptions,
@@ -121,10 +119,6 @@ export class EnvoyStandIn {
   }
 
   /** Resolves once the admin listen socket is closed or reopened; callers may ignore it. */
-  setAdminFault(fault: AdminFault | undefined): Promise<void> {
-    return this.admin.setFault(fault);
-  }
-
   on(event: 'admin-call', listener: (call: AdminCall) => void): this;
   on(event: 'quit', listener: () => void): this;
   on(event: 'admin-call' | 'quit', listener: ((call: AdminCall) => void) | (() => void)): this {
