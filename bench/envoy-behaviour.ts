@@ -1,24 +1,24 @@
 // Measures what real Envoy does around a drain, for docs/envoy-behaviour.md:
-//   node scripts/run-ts.mjs bench/envoy-behaviour.ts
+//   node scripts/run-ts.mjs bench/envoy-behaviour.ts [startup|gauges|drain|long-requests|non-graceful]…
 // Each fact is observed on the pinned Envoy started from the chart's bootstrap and flags
 // (test/support/real-envoy/), on loopback, one worker, polling its admin API every 5 ms.
 import { once } from 'node:events';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import { connect as h2connect } from 'node:http2';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
-import { type ChartEnvoy, startChartEnvoy } from '../test/support/real-envoy/chart-envoy.js';
-import { get } from '../test/support/real-envoy/process.js';
+import { chartEnvoyArgs, renderedPod, startChartEnvoy } from '../test/support/real-envoy/chart-envoy.js';
+import { get, type RealEnvoy, startRealEnvoy } from '../test/support/real-envoy/process.js';
 
-async function stat(envoy: ChartEnvoy, name: string): Promise<number> {
+async function stat(envoy: RealEnvoy, name: string): Promise<number> {
   const answer = await get(envoy.adminAddress, `/stats?filter=^${name.replace(/\./g, '\\.')}$&format=json`);
   return (JSON.parse(answer.body) as { stats: Array<{ value: number }> }).stats[0]?.value ?? Number.NaN;
 }
 
 /** Milliseconds from `since` until the stat equals `want` (polled every 5 ms), or -1 after `limitMs`. */
-async function until(envoy: ChartEnvoy, name: string, want: number, since: number, limitMs = 12_000): Promise<number> {
+async function until(envoy: RealEnvoy, name: string, want: number, since: number, limitMs = 12_000): Promise<number> {
   for (;;) {
     if ((await stat(envoy, name)) === want) return Math.round(performance.now() - since);
     if (performance.now() - since > limitMs) return -1;
@@ -170,14 +170,72 @@ async function nonGraceful(query: string): Promise<void> {
   await envoy.stop();
 }
 
+/** The chart's bootstrap with its ingress routed to `upstreamPort` on loopback instead of its placeholder answer. */
+async function proxyingEnvoy(upstreamPort: number): Promise<RealEnvoy> {
+  const rendered = await renderedPod();
+  // The placeholder route's direct answer becomes a route to the upstream, on the ingress listener only.
+  const bootstrap = JSON.parse(JSON.stringify(rendered.bootstrap), (key, value: unknown) =>
+    key === 'routes' && JSON.stringify(value).includes('set `listeners`') ? [{ match: { prefix: '/' }, route: { cluster: 'upstream', timeout: '30s' } }] : value,
+  ) as typeof rendered.bootstrap;
+  const upstream = { name: 'upstream', type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: 'upstream', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstreamPort } } } }] }] } };
+  const clusters = [...(bootstrap.static_resources?.clusters ?? []), upstream];
+  return startRealEnvoy({ bootstrap: { ...bootstrap, static_resources: { ...bootstrap.static_resources, clusters } }, args: chartEnvoyArgs(rendered, 2) });
+}
+
+async function longRequests(): Promise<void> {
+  const holdMs = 1_500;
+  const server = createServer((_req, res) => void setTimeout(() => res.end('slow\n'), holdMs));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const envoy = await proxyingEnvoy((server.address() as { port: number }).port);
+  const port = envoy.ports['ingress'] as number;
+  const h2 = h2connect(`http://127.0.0.1:${port}`);
+  h2.on('error', () => undefined);
+  let goawayAt = 0;
+  h2.on('goaway', () => (goawayAt = performance.now()));
+  const t0 = performance.now();
+  const h1Answer = h1(port, new Agent({ keepAlive: true }));
+  const h2Stream = h2.request({ ':path': '/' });
+  h2Stream.resume();
+  h2Stream.end();
+  const h2Done = once(h2Stream, 'end').then(() => performance.now());
+  const seen = await until(envoy, 'http.ingress.downstream_rq_active', 2, t0);
+  const drainAt = performance.now();
+  await get(envoy.adminAddress, '/drain_listeners?graceful&skip_exit', 'POST');
+  const during = { rq: await stat(envoy, 'http.ingress.downstream_rq_active'), cx: await stat(envoy, 'listener.ingress.downstream_cx_active') };
+  const answer = await h1Answer;
+  const h1At = performance.now();
+  const h2At = await h2Done;
+  const afterRq = await until(envoy, 'http.ingress.downstream_rq_active', 0, h1At);
+  console.log(`two long requests (${holdMs} ms upstream), HTTP/1.1 and HTTP/2: http.ingress.downstream_rq_active reads 2 after ${seen} ms; right after the drain rq_active ${during.rq}, cx_active ${during.cx}`);
+  console.log(`  HTTP/1.1 answer ${answer.status} Connection=${answer.connection ?? '(none)'} ${Math.round(h1At - drainAt)} ms after the drain; HTTP/2 answer ${Math.round(h2At - drainAt)} ms after; GOAWAY ${goawayAt === 0 ? 'none' : `${Math.round(goawayAt - drainAt)} ms after the drain`}; rq_active back to 0 ${afterRq} ms after the HTTP/1.1 answer`);
+  h2.destroy();
+  await envoy.stop();
+  await new Promise((resolve) => server.close(resolve));
+}
+
+const SECTIONS: Readonly<Record<string, () => Promise<void>>> = {
+  startup: () => startup(10),
+  gauges,
+  drain: async () => {
+    await drain(2, true);
+    await drain(2, false);
+  },
+  'long-requests': longRequests,
+  'non-graceful': async () => {
+    await nonGraceful('?skip_exit');
+    await nonGraceful('');
+  },
+};
+
+/** Every section, or only those named on the command line. */
 async function main(): Promise<void> {
+  const names = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(SECTIONS);
   console.log(`Envoy ${await envoyVersion()}, chart bootstrap, --concurrency 1, ${new Date().toISOString()}`);
-  await startup(10);
-  await gauges();
-  await drain(2, true);
-  await drain(2, false);
-  await nonGraceful('?skip_exit');
-  await nonGraceful('');
+  for (const name of names) {
+    const section = SECTIONS[name];
+    if (section === undefined) throw new Error(`unknown section ${name}; one of ${Object.keys(SECTIONS).join(', ')}`);
+    await section();
+  }
 }
 
 void main().then(
