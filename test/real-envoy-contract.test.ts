@@ -39,6 +39,8 @@ function chartEnv(envoy: ChartEnvoy, ready: string, overrides: Record<string, st
     ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '10s',
     ENVOY_SHUTDOWN_QUIET_PERIOD: '0s',
     ENVOY_SHUTDOWN_CHECK_INTERVAL: '100ms',
+    // These tests count idle connections; ignoring them needs a quiet period, which they leave at 0.
+    ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS: 'false',
     ...overrides,
   });
 }

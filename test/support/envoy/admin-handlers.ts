@@ -91,7 +91,8 @@ function helpList(): string {
 function drainListeners(request: AdminRequest, ctx: AdminContext): AdminResult {
   const graceful = request.params.has('graceful');
   const skipExit = request.params.has('skip_exit');
-  // Envoy 1.40 accepts skip_exit alone too (200), and stops the listeners at once as for any non-graceful drain.
+  // Envoy 1.40 answers skip_exit without graceful with 200 OK, and its listeners stay open and serving.
+  if (skipExit && !graceful) return text(200, OK);
   ctx.drainListeners({ graceful, skipExit, inboundOnly: request.params.has('inboundonly') });
   return text(200, OK);
 }
