@@ -1,6 +1,7 @@
-// The Dockerfile, checked without a Docker engine: dockerfilelint, the image's structure (two
-// pinned stages, non-root, exec-form entrypoint, only the packaged executable copied into the
-// final stage) and a build context that holds every path the build copies.
+// The Dockerfile, checked without a Docker engine: dockerfilelint, the image's structure (a pinned
+// build stage, a FROM scratch runtime stage holding only the root filesystem the build stage lays
+// out, non-root, exec-form entrypoint) and a build context that holds every path the build copies.
+// test/image/ builds and runs the same runtime stage with podman.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
@@ -8,8 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { execForm, parseCopy, parseStages, type Instruction, type Stage } from './support/package/dockerfile.js';
 import { inContext, parseDockerignore } from './support/package/dockerignore.js';
 import { packagePaths } from './support/package/paths.js';
+import { imageScripts } from './image/support/scripts.js';
 
 const { EXECUTABLE } = await packagePaths();
+const { ROOTFS, IMAGE_EXECUTABLE } = (await imageScripts()).rootfs;
 const stages = parseStages(readFileSync('Dockerfile', 'utf8'));
 const [build, final] = stages as [Stage, Stage];
 const DIGEST = /^[^@\s]+:[^@\s]+@sha256:[0-9a-f]{64}$/;
@@ -40,37 +43,39 @@ describe('Dockerfile', () => {
     expect(lint.status).toBe(0);
   });
 
-  it('has a named build stage on Node 24 and a distroless final stage, both pinned by digest', () => {
+  it('has a named build stage on Node 24 pinned by digest, and a runtime stage with no base image', () => {
     expect(stages).toHaveLength(2);
     expect(build.image).toMatch(DIGEST);
     expect(build.image).toMatch(/^node:24[.-]/);
     expect(build.name).toBeDefined();
-    expect(final.image).toMatch(DIGEST);
-    expect(final.image).toMatch(/^gcr\.io\/distroless\/cc-debian12:nonroot@/);
-    // The executable holds an x64 Node binary: both stages build for that platform.
-    expect(stages.map((stage) => stage.platform)).toEqual(['linux/amd64', 'linux/amd64']);
-    expect(all(build, 'RUN').map((run) => run.args)).toEqual(expect.arrayContaining([expect.stringMatching(/^npm ci\b/), 'npm run package']));
+    // Nothing unverified in what runs: the runtime stage starts empty.
+    expect(final.image).toBe('scratch');
+    // The executable holds an x64 Node binary: the build runs on that platform.
+    expect(build.platform).toBe('linux/amd64');
+    expect(all(build, 'RUN').map((run) => run.args)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^npm ci\b/), 'npm run package', `node scripts/image-rootfs.mjs ${EXECUTABLE} ${ROOTFS}`]),
+    );
   });
 
   it('runs the final stage as 65532:65532 with an exec-form entrypoint on PATH', () => {
     expect(last(final, 'USER').args).toBe('65532:65532');
     const entrypoint = execForm(last(final, 'ENTRYPOINT'));
-    expect(entrypoint).toEqual(['/usr/local/bin/envoy-shutdown-manager']);
+    expect(entrypoint).toEqual([IMAGE_EXECUTABLE]);
     expect(execForm(last(final, 'CMD'))).toEqual(['shutdown-manager']);
     const path = /^PATH=(\S+)$/.exec(last(final, 'ENV').args)?.[1] ?? '';
     expect(path.split(':')).toContain(posix.dirname(entrypoint?.[0] ?? ''));
-    // Distroless has no shell: nothing may run in the final stage.
+    // The runtime stage has no shell: nothing may run in it.
     expect(all(final, 'RUN')).toEqual([]);
   });
 
-  it('copies into the final stage only the executable `npm run package` writes', () => {
+  it('copies into the runtime stage only the root filesystem the build stage lays out', () => {
     const copies = final.instructions.filter((instruction) => instruction.keyword === 'COPY' || instruction.keyword === 'ADD');
     expect(copies.map((copy) => copy.keyword)).toEqual(['COPY']);
     const copy = parseCopy(copies[0] as Instruction);
     expect(copy.from).toBe(build.name);
     const workdir = last(build, 'WORKDIR').args;
-    expect(copy.sources).toEqual([posix.join(workdir, EXECUTABLE)]);
-    expect(copy.destination).toBe(execForm(last(final, 'ENTRYPOINT'))?.[0]);
+    expect(copy.sources).toEqual([`${posix.join(workdir, ROOTFS)}/`]);
+    expect(copy.destination).toBe('/');
   });
 
   it('copies from the build context only paths a clean checkout holds and .dockerignore lets through', () => {
@@ -88,9 +93,10 @@ describe('Dockerfile', () => {
 
   it('copies every script that `npm run package` runs', () => {
     const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
-    const needed = [scripts['build'], scripts['package']].flatMap((line) => [...(line ?? '').matchAll(/\bnode (\S+\.mjs)\b/g)].map((match) => match[1]));
+    const runs = all(build, 'RUN').map((run) => run.args).join(' ');
+    const needed = [scripts['build'], scripts['package'], runs].flatMap((line) => [...(line ?? '').matchAll(/\bnode (\S+\.mjs)\b/g)].map((match) => match[1]));
     const copied = all(build, 'COPY').map(parseCopy).flatMap((copy) => copy.sources);
-    expect(needed).toContain('scripts/package.mjs');
+    expect(needed).toEqual(expect.arrayContaining(['scripts/package.mjs', 'scripts/image-rootfs.mjs']));
     for (const script of needed) expect(copied, `${script} is not copied into the build stage`).toContain(script);
   });
 

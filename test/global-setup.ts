@@ -1,17 +1,22 @@
 // Builds the test fixtures that run as their own processes (the Envoy and kubelet stand-ins)
 // into test/.build/, and fetches the pinned real Envoy, once per test run. The product itself is built by `npm run build`,
 // which `npm test` runs first, so tests always exercise the real bundle; the single executable
-// is repackaged from that bundle here whenever it is missing or older.
+// is repackaged from that bundle here whenever it is missing or older. The container tests' images
+// are built here too (podman's layer cache makes an unchanged rebuild take about 2 s), and whatever
+// containers, pods and volumes this run labelled are removed when it ends.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { buildTestImages } from './image/support/images.js';
+import { removeRun } from './image/support/podman-run.js';
 import { packagePaths } from './support/package/paths.js';
 import { ensureEnvoyBinary } from './support/real-envoy/binary.js';
 
 const SUPPORT = 'test/support';
 
-export default async function setup(): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   if (!existsSync('dist/envoy-shutdown-manager.cjs')) {
     throw new Error('dist/envoy-shutdown-manager.cjs is missing: run `npm test`, which builds first');
   }
@@ -19,6 +24,17 @@ export default async function setup(): Promise<void> {
   await buildFixtures();
   // No fall-back to a stand-in: a missing or mismatched Envoy fails the whole run with its reason.
   await ensureEnvoyBinary();
+  // No podman, no run: the image, pod and sidecar-less tests fail here with one reason, never skip.
+  const images = await buildTestImages((line) => console.log(line));
+  const runId = `${process.pid}${Date.now().toString(36)}`;
+  project.provide('managerImage', images.manager);
+  project.provide('managerImageTag', images.managerTag);
+  project.provide('envoyImage', images.envoy);
+  project.provide('podmanRunId', runId);
+  return async () => {
+    const left = await removeRun(runId);
+    if (left.length > 0) console.warn(`removed ${left.length} podman objects a test left behind`);
+  };
 }
 
 /** Bundles every test/support/*-main.ts (processes the tests start: the Envoy stand-in) into test/.build/. */

@@ -1,0 +1,117 @@
+// Lays out the runtime image's whole root filesystem in a directory, from files this project makes:
+// the single executable in /usr/local/bin, its dynamic loader and exactly the libraries it links
+// (as `envoy-shutdown-manager install` finds and copies them), the loader again at the path the
+// executable names (PT_INTERP), a passwd and group with the nonroot user 65532, an empty /tmp that
+// any user may write (mode 1777, like a distroless base) and nothing else: no shell, no package
+// manager. Both image builds copy this directory into a FROM scratch stage: `npm run image` here,
+// and the Dockerfile's build stage, so what users build is what the tests run.
+//
+//   node scripts/image-rootfs.mjs [executable] [directory]    # defaults: dist/envoy-shutdown-manager dist/image/rootfs
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readSync, closeSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const ROOTFS = 'dist/image/rootfs';
+export const IMAGE_EXECUTABLE = '/usr/local/bin/envoy-shutdown-manager';
+/** The image's only unprivileged user, as in distroless `:nonroot`. */
+export const NONROOT = 65532;
+const LIB_DIR = '/lib/x86_64-linux-gnu';
+
+const PASSWD = 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n';
+const GROUP = 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n';
+
+export class RootfsError extends Error {}
+
+/**
+ * Writes a root filesystem into `into` (emptied first) that runs each `binaries` entry from its
+ * `to` path. `libraries` are the real files (soname → path) the loader needs; `interpreter` is the
+ * loader's path as the binaries name it. Shared by the manager's image and the tests' Envoy image.
+ */
+export function layoutRootfs(into, { binaries, libraries, loader, interpreter }) {
+  rmSync(into, { recursive: true, force: true });
+  const at = (path) => join(into, path);
+  for (const dir of ['etc', 'home/nonroot', 'usr/local/bin', LIB_DIR.slice(1), dirname(interpreter).slice(1)]) mkdirSync(at(dir), { recursive: true });
+  for (const { from, to } of binaries) copy(from, at(to), 0o755);
+  copy(loader.path, at(join(LIB_DIR, loader.name)), 0o755);
+  for (const [soname, path] of libraries) copy(path, at(join(LIB_DIR, soname)), 0o644);
+  // The kernel starts the loader by the path written in the executable; Debian links it the same way.
+  if (interpreter !== join(LIB_DIR, loader.name)) symlinkSync(relative(dirname(interpreter), join(LIB_DIR, loader.name)), at(interpreter));
+  writeFileSync(at('etc/passwd'), PASSWD, { mode: 0o644 });
+  writeFileSync(at('etc/group'), GROUP, { mode: 0o644 });
+  mkdirSync(at('tmp'));
+  // Sticky and world-writable, as on any Linux: where the root filesystem is writable, every user may use it.
+  chmodSync(at('tmp'), 0o1777);
+  for (const dir of ['.', 'etc', 'home', 'home/nonroot', 'usr', 'usr/local', 'usr/local/bin', 'lib', LIB_DIR.slice(1)]) chmodSync(at(dir), 0o755);
+}
+
+/** The manager's loader and libraries, exactly as `install` lays them out for a sidecar-less hook. */
+function installedRuntime(executable) {
+  const work = mkdtempSync(join(tmpdir(), 'esm-rootfs-'));
+  try {
+    const result = spawnSync(executable, ['install', work], { env: {}, encoding: 'utf8', timeout: 60_000 });
+    if (result.status !== 0) throw new RootfsError(`${executable} install failed (exit ${result.status ?? result.signal}): ${result.stdout}${result.stderr}`);
+    const lib = join(work, 'current', 'lib');
+    const loaderName = readdirSync(lib).find((name) => name.startsWith('ld-'));
+    if (loaderName === undefined) throw new RootfsError(`install laid out no loader in ${lib}`);
+    const libraries = new Map(readdirSync(lib).filter((name) => name !== loaderName).map((name) => [name, join(lib, name)]));
+    return { loader: { name: loaderName, path: join(lib, loaderName) }, libraries, cleanup: () => rmSync(work, { recursive: true, force: true }) };
+  } catch (error) {
+    rmSync(work, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The ELF program interpreter (PT_INTERP) an x86-64 executable names, e.g. /lib64/ld-linux-x86-64.so.2. */
+export function elfInterpreter(path) {
+  const fd = openSync(path, 'r');
+  try {
+    const read = (offset, length) => {
+      const buffer = Buffer.alloc(length);
+      readSync(fd, buffer, 0, length, offset);
+      return buffer;
+    };
+    const header = read(0, 64);
+    if (header.readUInt32BE(0) !== 0x7f454c46 || header[4] !== 2) throw new RootfsError(`${path} is not a 64-bit ELF file`);
+    const phoff = Number(header.readBigUInt64LE(0x20));
+    const phentsize = header.readUInt16LE(0x36);
+    for (let index = 0; index < header.readUInt16LE(0x38); index += 1) {
+      const entry = read(phoff + index * phentsize, phentsize);
+      if (entry.readUInt32LE(0) !== 3) continue; // PT_INTERP
+      const text = read(Number(entry.readBigUInt64LE(8)), Number(entry.readBigUInt64LE(32))).toString('latin1');
+      return text.replace(/\0.*$/s, '');
+    }
+    throw new RootfsError(`${path} names no program interpreter: it is not dynamically linked`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The manager image's root filesystem from the packaged executable. */
+export function managerRootfs(executable, into) {
+  const runtime = installedRuntime(executable);
+  try {
+    layoutRootfs(into, { binaries: [{ from: executable, to: IMAGE_EXECUTABLE }], libraries: runtime.libraries, loader: runtime.loader, interpreter: elfInterpreter(executable) });
+  } finally {
+    runtime.cleanup();
+  }
+}
+
+function copy(from, to, mode) {
+  copyFileSync(from, to);
+  chmodSync(to, mode);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+  const [executable = join(root, 'dist/envoy-shutdown-manager'), into = join(root, ROOTFS)] = process.argv.slice(2);
+  try {
+    managerRootfs(executable, into);
+    console.log(`${into}: root filesystem for ${IMAGE_EXECUTABLE}`);
+  } catch (error) {
+    if (!(error instanceof RootfsError)) throw error;
+    console.error(`image-rootfs: ${error.message}`);
+    process.exit(1);
+  }
+}
