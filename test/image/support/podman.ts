@@ -17,6 +17,7 @@ export class PodmanObjects {
   private readonly containers: string[] = [];
   private readonly pods: string[] = [];
   private readonly volumes: string[] = [];
+  private readonly others: Array<() => void> = [];
   private readonly prefix = `esm-${testImages().runId}-${randomBytes(3).toString('hex')}`;
   private count = 0;
 
@@ -39,6 +40,11 @@ export class PodmanObjects {
     return name;
   }
 
+  /** Something else to undo once the containers are gone (a host directory they mounted). */
+  onRemove(cleanup: () => void): void {
+    this.others.push(cleanup);
+  }
+
   /** Containers first (a pod's own are removed with it), then pods, then volumes; never throws. */
   async removeAll(): Promise<void> {
     const problems: string[] = [];
@@ -49,6 +55,7 @@ export class PodmanObjects {
     for (const name of this.containers.splice(0)) await remove(['rm', '--force', '--time', '0', name]);
     for (const name of this.pods.splice(0)) await remove(['pod', 'rm', '--force', '--time', '0', name]);
     for (const name of this.volumes.splice(0)) await remove(['volume', 'rm', '--force', name]);
+    for (const cleanup of this.others.splice(0)) cleanup();
     if (problems.length > 0) throw new Error(`podman objects left behind:\n${problems.join('\n')}`);
   }
 

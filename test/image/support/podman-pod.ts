@@ -1,0 +1,215 @@
+// The chart's pod, rendered by `helm template`, run as a podman pod of real containers: the
+// manager from the project's image, Envoy from the test Envoy image, the rendered commands, args,
+// environment (Secrets resolved), volume mounts, securityContext and memory limits; the bootstrap
+// ConfigMap as a read-only directory, each emptyDir as a podman volume shared by the containers
+// that mount it. Init containers run to completion first, in order, as kubelet runs them.
+//
+// What has to differ from a cluster, and only that: the pod shares the host's network (podman's
+// bridge is off limits here), so every fixed port becomes a free loopback port of this machine,
+// every 0.0.0.0 becomes 127.0.0.1, the manager listens on 127.0.0.1, and Envoy gets
+// --use-dynamic-base-id (its hot-restart socket is an abstract socket of the network namespace,
+// which every Envoy on the host shares here, and each pod has its own in a cluster).
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { IContainer, IPodSpec, IProbe, ISecurityContext } from 'kubernetes-models/v1';
+import { PortMap } from '../../support/chart/chart-pod.js';
+import type { Bootstrap } from '../../support/chart/bootstrap.js';
+import type { RenderedEnvoyPod } from '../../support/chart/manifests.js';
+import { envOf } from '../../support/chart/manifests.js';
+import { podman, type PodmanObjects } from './podman.js';
+import { waitForHttp } from './wait.js';
+
+export type Hook = { readonly exec: readonly string[] } | { readonly httpGet: { readonly port: number; readonly path: string; readonly headers: Record<string, string> } };
+
+export interface PodContainer {
+  /** The name in the pod spec. */
+  readonly name: string;
+  /** The podman container's name. */
+  readonly id: string;
+  readonly preStop: Hook | undefined;
+}
+
+export interface PodmanPod {
+  readonly name: string;
+  readonly terminationGracePeriodSeconds: number;
+  /** The regular containers, in pod order. */
+  readonly containers: readonly PodContainer[];
+  readonly ports: PortMap;
+  container(name: string): PodContainer;
+}
+
+export interface PodImages {
+  /** The image each rendered image reference runs as (by id), e.g. the chart's Envoy image → the test Envoy image. */
+  readonly [rendered: string]: string;
+}
+
+/**
+ * Starts the pod; `objects` removes it, its containers and volumes. `images` maps each rendered
+ * image to the one to run; the manager's rendered image must be the tag `npm run image` builds.
+ */
+export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: PodmanObjects, images: PodImages): Promise<PodmanPod> {
+  const spec = rendered.podSpec;
+  const grace = spec.terminationGracePeriodSeconds;
+  if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
+  const ports = await PortMap.reserve(fixedPorts(spec, rendered.bootstrap));
+  const bootstrapDir = mkdtempSync(join(tmpdir(), 'esm-bootstrap-'));
+  objects.onRemove(() => rmSync(bootstrapDir, { recursive: true, force: true }));
+  const volumes = await podVolumes(spec, rendered, bootstrapDir, ports, objects);
+
+  const name = objects.pod('pod');
+  await podman(['pod', 'create', '--name', name, '--network', 'host', ...objects.labelArgs]);
+  const run = (c: IContainer, detach: boolean): Promise<string> => {
+    const id = objects.container(c.name);
+    const image = images[c.image ?? ''];
+    if (image === undefined) throw new Error(`${c.name}: no image to run for ${c.image}`);
+    const args = [
+      'run', ...(detach ? ['--detach'] : []), '--pod', name, '--name', id, ...objects.labelArgs,
+      ...securityArgs(c.securityContext, spec), ...memoryArgs(c),
+      ...(c.command === undefined ? [] : ['--entrypoint', JSON.stringify(c.command.slice(0, 1))]),
+      ...Object.entries(containerEnv(c, rendered, ports)).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
+      ...(c.volumeMounts ?? []).flatMap((m) => ['--volume', `${volumes.get(m.name) ?? missing(c, m.name)}:${m.mountPath}${m.readOnly === true ? ':ro' : ''}`]),
+      image,
+      ...(c.command ?? []).slice(1), ...(c.args ?? []), ...(isEnvoy(c) ? ['--use-dynamic-base-id'] : []),
+    ];
+    return podman(args, 60_000).then(() => id);
+  };
+
+  for (const c of spec.initContainers ?? []) {
+    if (c.restartPolicy === 'Always') throw new Error(`${c.name}: native sidecars are not run by the podman pod`);
+    const id = await run(c, false);
+    const code = (await podman(['inspect', '--format', '{{.State.ExitCode}}', id])).trim();
+    if (code !== '0') throw new Error(`init container ${c.name} exited ${code}`);
+  }
+  const containers: PodContainer[] = [];
+  for (const c of spec.containers) {
+    const id = await run(c, true);
+    containers.push({ name: c.name, id, preStop: hookOf(c, ports) });
+  }
+  // kubelet's startup and readiness probes: the pod serves once every container answers its probe.
+  await Promise.all(spec.containers.map(async (c, index) => {
+    const probe = httpProbe(c.startupProbe) ?? httpProbe(c.readinessProbe);
+    if (probe !== undefined) await waitForHttp(containers[index]?.id ?? '', ports.port(containerPort(c, probe.port)), probe.path);
+  }));
+  return {
+    name,
+    terminationGracePeriodSeconds: grace,
+    containers,
+    ports,
+    container(wanted) {
+      const found = containers.find((c) => c.name === wanted);
+      if (found === undefined) throw new Error(`no container ${wanted} in the pod`);
+      return found;
+    },
+  };
+}
+
+function missing(c: IContainer, volume: string): never {
+  throw new Error(`${c.name} mounts ${volume}, which is neither a ConfigMap nor an emptyDir of the pod`);
+}
+
+function isEnvoy(c: IContainer): boolean {
+  return c.command?.[0]?.endsWith('/envoy') === true;
+}
+
+/** Every volume as podman mounts it: the ConfigMap as a directory of its keys, each emptyDir as a named volume. */
+async function podVolumes(spec: IPodSpec, rendered: RenderedEnvoyPod, bootstrapDir: string, ports: PortMap, objects: PodmanObjects): Promise<Map<string, string>> {
+  const volumes = new Map<string, string>();
+  for (const volume of spec.volumes ?? []) {
+    if (volume.emptyDir !== undefined) volumes.set(volume.name, await objects.volume(volume.name));
+    else if (volume.configMap?.name === rendered.configMap.metadata?.name) {
+      for (const key of Object.keys(rendered.configMap.data ?? {})) {
+        // The bootstrap as JSON (YAML's subset), its ports remapped; the key name is kept.
+        writeFileSync(join(bootstrapDir, key), JSON.stringify(onHostPorts(rendered.bootstrap, ports)), { mode: 0o644 });
+      }
+      chmodSync(bootstrapDir, 0o755);
+      volumes.set(volume.name, bootstrapDir);
+    }
+  }
+  return volumes;
+}
+
+/** Every fixed port the pod uses: its containers' ports and every port_value of the bootstrap. */
+function fixedPorts(spec: IPodSpec, bootstrap: Bootstrap): number[] {
+  const ports = [...(spec.initContainers ?? []), ...spec.containers].flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
+  walk(bootstrap, (object) => {
+    if (typeof object['port_value'] === 'number') ports.push(object['port_value']);
+  });
+  return ports;
+}
+
+/** A copy of the bootstrap with each port on this machine's free one and each wildcard address on loopback. */
+export function onHostPorts(bootstrap: Bootstrap, ports: PortMap): Bootstrap {
+  const copy = JSON.parse(JSON.stringify(bootstrap)) as Bootstrap;
+  walk(copy, (object) => {
+    if (typeof object['port_value'] === 'number') object['port_value'] = ports.port(object['port_value']);
+    if (object['address'] === '0.0.0.0') object['address'] = '127.0.0.1';
+    if (object['address'] === '::') object['address'] = '::1';
+  });
+  return copy;
+}
+
+function walk(value: unknown, visit: (object: Record<string, unknown>) => void): void {
+  if (Array.isArray(value)) value.forEach((item) => walk(item, visit));
+  else if (typeof value === 'object' && value !== null) {
+    visit(value as Record<string, unknown>);
+    Object.values(value).forEach((item) => walk(item, visit));
+  }
+}
+
+/** The container's environment as kubelet resolves it, with the drain's ports moved, plus what a cluster adds. */
+function containerEnv(c: IContainer, rendered: RenderedEnvoyPod, ports: PortMap): Record<string, string> {
+  const env = envOf(c, rendered.objects);
+  const admin = /^(.*):(\d+)$/.exec(env['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] ?? '');
+  if (admin !== null) env['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] = `${admin[1]}:${ports.port(Number(admin[2]))}`;
+  if (env['ENVOY_SHUTDOWN_PORT'] !== undefined) {
+    env['ENVOY_SHUTDOWN_PORT'] = String(ports.port(Number(env['ENVOY_SHUTDOWN_PORT'])));
+    env['ENVOY_SHUTDOWN_HOST'] = '127.0.0.1';
+  }
+  // kubelet sets it in every pod of a cluster (the hook copies its lines to the container log only then).
+  env['KUBERNETES_SERVICE_HOST'] = '127.0.0.1';
+  return env;
+}
+
+/** runAsUser/Group, readOnlyRootFilesystem, capabilities and allowPrivilegeEscalation as podman flags. */
+function securityArgs(context: ISecurityContext | undefined, spec: IPodSpec): string[] {
+  const user = context?.runAsUser ?? spec.securityContext?.runAsUser;
+  const group = context?.runAsGroup ?? spec.securityContext?.runAsGroup;
+  return [
+    ...(user === undefined ? [] : ['--user', group === undefined ? String(user) : `${user}:${group}`]),
+    // podman's plain --read-only adds a tmpfs on /tmp, /var/tmp and /run; readOnlyRootFilesystem does not.
+    ...(context?.readOnlyRootFilesystem === true ? ['--read-only', '--read-only-tmpfs=false'] : []),
+    ...(context?.capabilities?.drop ?? []).flatMap((cap) => ['--cap-drop', cap]),
+    ...(context?.allowPrivilegeEscalation === false ? ['--security-opt', 'no-new-privileges'] : []),
+  ];
+}
+
+function memoryArgs(c: IContainer): string[] {
+  const limit = c.resources?.limits?.['memory'];
+  const match = /^(\d+)(Mi|Gi)$/.exec(String(limit ?? ''));
+  if (match === null) return [];
+  return ['--memory', `${Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1)}m`];
+}
+
+function containerPort(c: IContainer, port: number | string): number {
+  if (typeof port === 'number') return port;
+  const found = c.ports?.find((p) => p.name === port)?.containerPort;
+  if (found === undefined) throw new Error(`${c.name}: no port named ${port}`);
+  return found;
+}
+
+function httpProbe(probe: IProbe | undefined): { port: number | string; path: string } | undefined {
+  const get = probe?.httpGet;
+  return get === undefined ? undefined : { port: get.port, path: get.path ?? '/' };
+}
+
+function hookOf(c: IContainer, ports: PortMap): Hook | undefined {
+  const preStop = c.lifecycle?.preStop;
+  if (preStop === undefined) return undefined;
+  if (preStop.exec?.command !== undefined) return { exec: preStop.exec.command };
+  if (preStop.httpGet !== undefined) {
+    const headers = Object.fromEntries((preStop.httpGet.httpHeaders ?? []).map((h) => [h.name, h.value]));
+    return { httpGet: { port: ports.port(containerPort(c, preStop.httpGet.port)), path: preStop.httpGet.path ?? '/', headers } };
+  }
+  throw new Error(`${c.name}: a preStop hook the podman kubelet cannot run: ${JSON.stringify(preStop)}`);
+}
