@@ -13,6 +13,8 @@ const HOOK_EXTENSION_S = 2;
 
 export interface ContainerTermination {
   readonly name: string;
+  /** The podman container, kept (stopped) until the test removes it: its log can still be read. */
+  readonly id: string;
   /** `exec exit 0`, `httpGet 200`, `httpGet error ECONNRESET`, `cut at the grace period`, or `none`. */
   readonly hook: string;
   /** Milliseconds from the start of termination. */
@@ -52,7 +54,7 @@ export async function terminatePod(pod: PodmanPod, options: { hooks: boolean }):
       await podman(['stop', '--time', String(seconds), c.id], (seconds + 30) * 1000);
       const exitedMs = since();
       const exitCode = Number((await podman(['inspect', '--format', '{{.State.ExitCode}}', c.id])).trim());
-      return { name: c.name, hook, hookEndedMs, sigtermMs, exitedMs, exitCode };
+      return { name: c.name, id: c.id, hook, hookEndedMs, sigtermMs, exitedMs, exitCode };
     }),
   );
   return { startedAt, containers: Object.fromEntries(results.map((result) => [result.name, result])) };

@@ -1,0 +1,42 @@
+// One termination of a rendered pod in podman under load: clients and a load balancer send
+// HTTP/1.1 and HTTP/2 traffic to the pod's Envoy, with a second replica (real Envoy from the same
+// bootstrap) behind the same load balancer; at time zero kubelet starts terminating the pod and the
+// load balancer starts its deprogramming delay, both at once, as when a pod is deleted.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RenderedEnvoyPod } from '../../support/chart/manifests.js';
+import { startRealEnvoy } from '../../support/real-envoy/process.js';
+import { Traffic, type TrafficStats } from '../../support/traffic/traffic.js';
+import { terminatePod, type PodTermination } from './podman-kubelet.js';
+import { startPodmanPod, type PodImages } from './podman-pod.js';
+import type { PodmanObjects } from './podman.js';
+
+/** How long the load balancer keeps sending new connections to the pod after its deletion. */
+export const DEPROGRAMMING_DELAY_MS = 1_500;
+/** Clients keep going this long after the load balancer let go: a pod that died early must show it. */
+const AFTER_DEPROGRAMMED_MS = 300;
+
+export interface LoadedTermination {
+  readonly termination: PodTermination;
+  readonly traffic: TrafficStats;
+}
+
+export async function terminateUnderLoad(rendered: RenderedEnvoyPod, objects: PodmanObjects, images: PodImages, options: { hooks: boolean; listenerPort?: number }): Promise<LoadedTermination> {
+  const pod = await startPodmanPod(rendered, objects, images);
+  const other = await startRealEnvoy({ bootstrap: rendered.bootstrap });
+  let traffic: Traffic | undefined;
+  try {
+    traffic = await Traffic.start({
+      terminating: { host: '127.0.0.1', port: pod.ports.port(options.listenerPort ?? 8080) },
+      healthy: { host: '127.0.0.1', port: other.ports['ingress'] ?? 0 },
+      requestTimeoutMs: 5_000,
+    });
+    traffic.terminationStarted(DEPROGRAMMING_DELAY_MS);
+    const termination = await terminatePod(pod, { hooks: options.hooks });
+    const lettingGo = (traffic.deprogrammedAt ?? Date.now()) + AFTER_DEPROGRAMMED_MS - Date.now();
+    if (lettingGo > 0) await sleep(lettingGo);
+    return { termination, traffic: await traffic.stop() };
+  } finally {
+    await traffic?.stop();
+    await other.stop();
+  }
+}
