@@ -192,3 +192,25 @@ each call of randAlphaNum yields a new value. In order:
 {{- end }}
 {{- get $ "envoyShutdownManagerHookToken" }}
 {{- end }}
+
+{{/*
+The rollout strategy: updateStrategy as given, or, when empty, one that works with the pod's
+ports. Host ports stay taken until a terminating pod has drained and exited, so with hostNetwork
+a surge pod would wait for a node with the ports free, forever where there is none: replace one
+pod at a time instead. Otherwise surge first, so capacity never drops while old pods drain.
+*/}}
+{{- define "envoy-shutdown-manager.updateStrategy" -}}
+{{- if .Values.updateStrategy }}
+{{- toYaml .Values.updateStrategy }}
+{{- else if .Values.hostNetwork }}
+type: RollingUpdate
+rollingUpdate:
+  maxSurge: 0
+  maxUnavailable: 1
+{{- else }}
+type: RollingUpdate
+rollingUpdate:
+  maxSurge: 1
+  maxUnavailable: 0
+{{- end }}
+{{- end }}

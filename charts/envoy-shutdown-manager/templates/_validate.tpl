@@ -233,13 +233,23 @@ in one pass. Renders nothing when the values are consistent.
 {{- else if not (or $hasMin $hasMax) }}
 {{- $errors = append $errors "podDisruptionBudget: set minAvailable or maxUnavailable" }}
 {{- end }}
-{{- if and $hasMin (not $v.autoscaling.enabled) (not (kindIs "string" $pdb.minAvailable)) }}
+{{- if and $hasMin (not $v.autoscaling.enabled) (ne $v.kind "DaemonSet") (not (kindIs "string" $pdb.minAvailable)) }}
 {{- if ge (float64 $pdb.minAvailable) (float64 $v.replicaCount) }}
 {{- $errors = append $errors (printf "podDisruptionBudget.minAvailable (%v) must be below replicaCount (%v), or no pod can ever be evicted and node drains hang" $pdb.minAvailable $v.replicaCount) }}
 {{- end }}
 {{- end }}
 {{- end }}
 {{- $hpa := $v.autoscaling }}
+{{- if and $hpa.enabled (eq $v.kind "DaemonSet") }}
+{{- $errors = append $errors "autoscaling.enabled needs kind Deployment: a DaemonSet runs one pod per node and cannot be scaled" }}
+{{- end }}
+{{- if eq $v.kind "DaemonSet" }}
+{{- with $v.updateStrategy }}{{ if eq (toString .type) "Recreate" }}
+{{- $errors = append $errors "updateStrategy.type Recreate is a Deployment strategy: a DaemonSet takes RollingUpdate or OnDelete" }}
+{{- end }}{{ end }}
+{{- else if eq (toString $v.updateStrategy.type) "OnDelete" }}
+{{- $errors = append $errors "updateStrategy.type OnDelete is a DaemonSet strategy: a Deployment takes RollingUpdate or Recreate" }}
+{{- end }}
 {{- if $hpa.enabled }}
 {{- if gt (float64 $hpa.minReplicas) (float64 $hpa.maxReplicas) }}
 {{- $errors = append $errors (printf "autoscaling.minReplicas (%v) must not exceed autoscaling.maxReplicas (%v)" $hpa.minReplicas $hpa.maxReplicas) }}

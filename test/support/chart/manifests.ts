@@ -4,7 +4,7 @@
 // native sidecar among the init containers), the manager's environment as kubelet resolves it, the
 // bootstrap behind Envoy's --config-path; in sidecar-less mode, Envoy's exec hook, its environment,
 // the volume holding the executable and the init container that fills it.
-import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
+import { DaemonSet, Deployment, type IDaemonSet, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Secret, Service, type IConfigMap, type IContainer, type IPodSpec, type ISecret, type IService, type IVolume, type IVolumeMount } from 'kubernetes-models/v1';
@@ -17,6 +17,7 @@ type Validator = (object: K8sObject) => void;
 /** One model class per apiVersion/kind the chart may render; any other kind fails the test. */
 const VALIDATORS: Readonly<Record<string, Validator>> = {
   'apps/v1/Deployment': (o) => new Deployment(o as unknown as IDeployment).validate(),
+  'apps/v1/DaemonSet': (o) => new DaemonSet(o as unknown as IDaemonSet).validate(),
   'v1/ConfigMap': (o) => new ConfigMap(o as unknown as IConfigMap).validate(),
   'v1/Service': (o) => new Service(o as unknown as IService).validate(),
   'v1/Secret': (o) => new Secret(o as unknown as ISecret).validate(),
@@ -38,7 +39,7 @@ export function validateAgainstKubernetes(objects: readonly K8sObject[]): void {
     } catch (error) {
       problems.push(`${object.kind} ${object.metadata.name}: ${(error as Error).message}`);
     }
-    const podSpec = object.kind === 'Deployment' ? (object as unknown as IDeployment).spec?.template.spec : undefined;
+    const podSpec = WORKLOADS.includes(object.kind) ? (object as unknown as IDeployment).spec?.template.spec : undefined;
     if (podSpec !== undefined) problems.push(...podSpecProblems(podSpec).map((problem) => `${object.kind} ${object.metadata.name}: ${problem}`));
   }
   if (problems.length > 0) throw new Error(`invalid Kubernetes objects:\n  ${problems.join('\n  ')}`);
@@ -95,10 +96,15 @@ export const SIDECAR_CONTAINER = 'shutdown-manager';
 /** Sidecar-less mode's init container, which runs `install` (source copy). */
 export const INSTALL_CONTAINER = 'install-shutdown-manager';
 
-/** What every mode renders: the Deployment, its pod, Envoy and the bootstrap Envoy reads. */
+/** The kinds the chart runs its pods as (value `kind`). */
+const WORKLOADS: readonly string[] = ['Deployment', 'DaemonSet'];
+
+/** What every mode renders: the Deployment (or DaemonSet), its pod, Envoy and the bootstrap Envoy reads. */
 export interface RenderedEnvoyPod {
   readonly objects: readonly K8sObject[];
+  /** The Deployment, or the DaemonSet read through what both kinds share (metadata, selector, template). */
   readonly deployment: IDeployment;
+  readonly workloadKind: 'Deployment' | 'DaemonSet';
   readonly podSpec: IPodSpec;
   readonly envoy: IContainer;
   readonly configMap: IConfigMap;
@@ -128,12 +134,6 @@ export interface RenderedSidecarlessPod extends RenderedEnvoyPod {
 
 export function findObjects<T>(objects: readonly K8sObject[], kind: string): T[] {
   return objects.filter((o) => o.kind === kind) as unknown as T[];
-}
-
-function only<T>(objects: readonly K8sObject[], kind: string): T {
-  const found = findObjects<T>(objects, kind);
-  if (found.length !== 1) throw new Error(`expected one ${kind}, rendered ${found.length}`);
-  return found[0] as T;
 }
 
 function container(spec: IPodSpec, name: string): IContainer {
@@ -194,11 +194,15 @@ function bootstrapOf(objects: readonly K8sObject[], spec: IPodSpec, envoy: ICont
 }
 
 function readEnvoyPod(objects: readonly K8sObject[]): RenderedEnvoyPod {
-  const deployment = only<IDeployment>(objects, 'Deployment');
+  const workloads = objects.filter((o) => WORKLOADS.includes(o.kind));
+  if (workloads.length !== 1) throw new Error(`expected one Deployment or DaemonSet, rendered ${workloads.map((o) => o.kind).join(', ') || 'none'}`);
+  const workload = workloads[0] as K8sObject;
+  const deployment = workload as unknown as IDeployment;
   const podSpec = deployment.spec?.template.spec;
-  if (podSpec === undefined) throw new Error('the Deployment has no pod spec');
+  if (podSpec === undefined) throw new Error(`the ${workload.kind} has no pod spec`);
   const envoy = container(podSpec, ENVOY_CONTAINER);
-  return { objects, deployment, podSpec, envoy, ...bootstrapOf(objects, podSpec, envoy) };
+  const workloadKind = workload.kind === 'DaemonSet' ? 'DaemonSet' : 'Deployment';
+  return { objects, deployment, workloadKind, podSpec, envoy, ...bootstrapOf(objects, podSpec, envoy) };
 }
 
 export function readPod(objects: readonly K8sObject[]): RenderedPod {
