@@ -11,7 +11,7 @@ import { parseAdminAddress } from '../src/envoy/address.js';
 import { addressFlag, healthCheckPath, listenerKind, listeners, statPrefix, type Bootstrap } from './support/chart/bootstrap.js';
 import { CASES, type ChartCase } from './support/chart/cases.js';
 import { RELEASE, renderChart, type K8sObject } from './support/chart/helm.js';
-import { findObjects, flagValue, mountHolding, readPod, secretValue, validateAgainstKubernetes, type RenderedPod } from './support/chart/manifests.js';
+import { findObjects, flagValue, mountHolding, readPod, releaseObjects, secretValue, validateAgainstKubernetes, type RenderedPod } from './support/chart/manifests.js';
 
 const FULLNAME = `${RELEASE}-envoy-shutdown-manager`;
 const TOKEN_HEADER = 'X-Envoy-Shutdown-Token';
@@ -84,7 +84,7 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
   });
 
   it('labels every object with the app.kubernetes.io labels and helm.sh/chart', () => {
-    for (const object of objects) {
+    for (const object of releaseObjects(objects)) {
       expect(object.metadata.labels).toMatchObject({
         'app.kubernetes.io/name': 'envoy-shutdown-manager',
         'app.kubernetes.io/instance': RELEASE,

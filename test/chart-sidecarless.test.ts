@@ -13,7 +13,7 @@ import { addressFlag } from './support/chart/bootstrap.js';
 import { SIDECARLESS_CASES } from './support/chart/cases.js';
 import { helmTemplate, renderChart } from './support/chart/helm.js';
 import { expectProblems } from './support/chart/validation.js';
-import { ENVOY_CONTAINER, INSTALL_CONTAINER, mountHolding, readSidecarlessPod, SIDECAR_CONTAINER, validateAgainstKubernetes, type RenderedSidecarlessPod } from './support/chart/manifests.js';
+import { ENVOY_CONTAINER, INSTALL_CONTAINER, mountHolding, readSidecarlessPod, releaseObjects, SIDECAR_CONTAINER, validateAgainstKubernetes, type RenderedSidecarlessPod } from './support/chart/manifests.js';
 import { remapArgs } from './support/chart/sidecarless-pod.js';
 import { tempDir } from './support/cli.js';
 import { SINGLE_EXECUTABLE } from './support/envoy-pod.js';
@@ -84,7 +84,7 @@ describe.each(SIDECARLESS_CASES)('helm template with $name', (chartCase) => {
       expect(c.name).not.toBe(SIDECAR_CONTAINER);
       expect(c.restartPolicy).toBeUndefined(); // no native sidecar either
     }
-    expect(objects.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'Service']);
+    expect(releaseObjects(objects).map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'Service']);
     const spec = JSON.stringify(deployment);
     for (const absent of ['X-Envoy-Shutdown-Token', 'secretKeyRef', 'hook-token', 'httpGet":{"path":"/shutdown', '--require-envoy-prestop', ENV.readyFile, ENV.hookToken, ENV.port]) {
       expect(spec, absent).not.toContain(absent);

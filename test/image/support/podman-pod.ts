@@ -2,7 +2,9 @@
 // manager from the project's image, Envoy from the test Envoy image, the rendered commands, args,
 // environment (Secrets resolved), volume mounts, securityContext and memory limits; the bootstrap
 // ConfigMap as a read-only directory, each emptyDir as a podman volume shared by the containers
-// that mount it. Init containers run to completion first, in order, as kubelet runs them.
+// that mount it. Init containers run to completion first, in order, as kubelet runs them; a native
+// sidecar among them is started and probed instead. Runs any rendered pod: the workload's, or
+// the `helm test` pod.
 //
 // What has to differ from a cluster, and only that: the pod shares the host's network (podman's
 // bridge is off limits here), so every fixed port becomes a free loopback port of this machine,
@@ -35,6 +37,8 @@ export interface PodmanPod {
   readonly terminationGracePeriodSeconds: number;
   /** The regular containers, in pod order. */
   readonly containers: readonly PodContainer[];
+  /** Native sidecars (init containers with restartPolicy Always), in pod order; the termination does not stop them. */
+  readonly sidecars: readonly PodContainer[];
   readonly ports: PortMap;
   container(name: string): PodContainer;
 }
@@ -75,8 +79,20 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
     return podman(args, 60_000).then(() => id);
   };
 
+  // kubelet's startup and readiness probes: a container counts as started once it answers its probe.
+  const probed = async (c: IContainer, id: string): Promise<void> => {
+    const probe = httpProbe(c.startupProbe) ?? httpProbe(c.readinessProbe);
+    if (probe !== undefined) await waitForHttp(id, ports.port(containerPort(c, probe.port)), probe.path);
+  };
+  const sidecars: PodContainer[] = [];
   for (const c of spec.initContainers ?? []) {
-    if (c.restartPolicy === 'Always') throw new Error(`${c.name}: native sidecars are not run by the podman pod`);
+    if (c.restartPolicy === 'Always') {
+      // A native sidecar: the next container starts once this one has passed its startup probe.
+      const id = await run(c, true);
+      await probed(c, id);
+      sidecars.push({ name: c.name, id, preStop: hookOf(c, ports) });
+      continue;
+    }
     const id = await run(c, false);
     const code = (await podman(['inspect', '--format', '{{.State.ExitCode}}', id])).trim();
     if (code !== '0') throw new Error(`init container ${c.name} exited ${code}`);
@@ -86,15 +102,12 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
     const id = await run(c, true);
     containers.push({ name: c.name, id, preStop: hookOf(c, ports) });
   }
-  // kubelet's startup and readiness probes: the pod serves once every container answers its probe.
-  await Promise.all(spec.containers.map(async (c, index) => {
-    const probe = httpProbe(c.startupProbe) ?? httpProbe(c.readinessProbe);
-    if (probe !== undefined) await waitForHttp(containers[index]?.id ?? '', ports.port(containerPort(c, probe.port)), probe.path);
-  }));
+  await Promise.all(spec.containers.map((c, index) => probed(c, containers[index]?.id ?? '')));
   return {
     name,
     terminationGracePeriodSeconds: grace,
     containers,
+    sidecars,
     ports,
     container(wanted) {
       const found = containers.find((c) => c.name === wanted);

@@ -7,7 +7,7 @@
 import { DaemonSet, Deployment, type IDaemonSet, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Secret, Service, type IConfigMap, type IContainer, type IPodSpec, type ISecret, type IService, type IVolume, type IVolumeMount } from 'kubernetes-models/v1';
+import { ConfigMap, Pod, Secret, Service, type IConfigMap, type IContainer, type IPod, type IPodSpec, type ISecret, type IService, type IVolume, type IVolumeMount } from 'kubernetes-models/v1';
 import { parse } from 'yaml';
 import type { Bootstrap } from './bootstrap.js';
 import type { K8sObject } from './helm.js';
@@ -19,6 +19,8 @@ const VALIDATORS: Readonly<Record<string, Validator>> = {
   'apps/v1/Deployment': (o) => new Deployment(o as unknown as IDeployment).validate(),
   'apps/v1/DaemonSet': (o) => new DaemonSet(o as unknown as IDaemonSet).validate(),
   'v1/ConfigMap': (o) => new ConfigMap(o as unknown as IConfigMap).validate(),
+  // The `helm test` pod.
+  'v1/Pod': (o) => new Pod(o as unknown as IPod).validate(),
   'v1/Service': (o) => new Service(o as unknown as IService).validate(),
   'v1/Secret': (o) => new Secret(o as unknown as ISecret).validate(),
   'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as unknown as IPodDisruptionBudget).validate(),
@@ -39,7 +41,7 @@ export function validateAgainstKubernetes(objects: readonly K8sObject[]): void {
     } catch (error) {
       problems.push(`${object.kind} ${object.metadata.name}: ${(error as Error).message}`);
     }
-    const podSpec = WORKLOADS.includes(object.kind) ? (object as unknown as IDeployment).spec?.template.spec : undefined;
+    const podSpec = WORKLOADS.includes(object.kind) ? (object as unknown as IDeployment).spec?.template.spec : object.kind === 'Pod' ? (object as unknown as IPod).spec : undefined;
     if (podSpec !== undefined) problems.push(...podSpecProblems(podSpec).map((problem) => `${object.kind} ${object.metadata.name}: ${problem}`));
   }
   if (problems.length > 0) throw new Error(`invalid Kubernetes objects:\n  ${problems.join('\n  ')}`);
@@ -130,6 +132,11 @@ export interface RenderedSidecarlessPod extends RenderedEnvoyPod {
   readonly executableMount: IVolumeMount;
   /** The init container that fills the volume; undefined when the volume is the image itself. */
   readonly install: IContainer | undefined;
+}
+
+/** The release's own objects: everything but hooks (the `helm test` pod), which `helm install` does not create. */
+export function releaseObjects(objects: readonly K8sObject[]): K8sObject[] {
+  return objects.filter((o) => o.metadata.annotations?.['helm.sh/hook'] === undefined);
 }
 
 export function findObjects<T>(objects: readonly K8sObject[], kind: string): T[] {
