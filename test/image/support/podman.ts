@@ -45,7 +45,7 @@ export class PodmanObjects {
     this.others.push(cleanup);
   }
 
-  /** Containers first (a pod's own are removed with it), then pods, then volumes; never throws. */
+  /** Containers first (a pod's own are removed with it), then pods, then volumes; throws at the end, once, naming what stayed. */
   async removeAll(): Promise<void> {
     const problems: string[] = [];
     const remove = async (args: string[]): Promise<void> => {
