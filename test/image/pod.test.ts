@@ -15,8 +15,8 @@ const VALUES = { hookToken: { value: TOKEN }, shutdown: { minDrainDuration: 1, q
 const objects = new PodmanObjects();
 afterEach(() => objects.removeAll());
 
-async function run(hooks: boolean): Promise<LoadedTermination> {
-  const rendered = readPod(await renderChart({ values: VALUES }));
+async function run(hooks: boolean, native = false): Promise<LoadedTermination> {
+  const rendered = readPod(await renderChart(native ? { values: { ...VALUES, nativeSidecar: true }, kubeVersion: '1.33.0' } : { values: VALUES }));
   // The chart's manager image is the one `npm run image` builds; its Envoy image (a registry's) is played by the pinned Envoy's image.
   expect(`localhost/${rendered.sidecar.image}`).toBe(images.managerTag);
   return terminateUnderLoad(rendered, objects, { [rendered.sidecar.image ?? '']: images.manager, [rendered.envoy.image ?? '']: images.envoy }, { hooks });
@@ -34,6 +34,17 @@ describe('the chart pod in podman, terminated as kubelet does under load', () =>
     // Envoy was held past the load balancer's delay, and stopped only after its own hook returned.
     expect(envoy?.hookEndedMs).toBeGreaterThan(DEPROGRAMMING_DELAY_MS);
     for (const c of [envoy, manager]) expect(c?.sigtermMs).toBeGreaterThanOrEqual(c?.hookEndedMs ?? Infinity);
+  });
+
+  it('native sidecar: Envoy\'s hook runs the drain in the manager, and the manager is stopped only after Envoy exited; no request lost', async () => {
+    const { termination, traffic } = await run(true, true);
+    const { envoy, 'shutdown-manager': manager } = termination.containers;
+    expect(traffic.failures).toEqual([]);
+    expect(traffic.requests.terminating).toBeGreaterThan(50);
+    expect(envoy).toMatchObject({ hook: 'httpGet 200', exitCode: 0 });
+    expect(envoy?.hookEndedMs).toBeGreaterThan(DEPROGRAMMING_DELAY_MS);
+    expect(manager).toMatchObject({ hook: 'none', exitCode: 0 });
+    expect(manager?.sigtermMs).toBeGreaterThanOrEqual(envoy?.exitedMs ?? Infinity);
   });
 
   it('without the preStop hooks (negative control) loses requests', async () => {

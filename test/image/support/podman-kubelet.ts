@@ -4,6 +4,7 @@
 // gets SIGTERM (`podman stop -t <grace left>`, SIGKILL when that runs out) right after ITS OWN hook
 // returns, whatever the hook's result, never while the hook still runs. A hook still running at
 // the grace period is cut and its container killed 2 s later (kubelet's one-time extension).
+// Native sidecars go last, once every regular container has exited.
 import { request } from 'node:http';
 import type { Hook, PodContainer, PodmanPod } from './podman-pod.js';
 import { podman, podmanRun } from './podman.js';
@@ -29,34 +30,38 @@ export interface PodTermination {
   readonly containers: Readonly<Record<string, ContainerTermination>>;
 }
 
-/** Terminates the pod; `hooks: false` is a pod without preStop hooks (SIGTERM to every container at once). */
+/**
+ * Terminates the pod; `hooks: false` is a pod without preStop hooks (SIGTERM to every container at
+ * once). Native sidecars are stopped after every regular container has exited, in reverse order
+ * (their own hooks first), with the grace period that is left.
+ */
 export async function terminatePod(pod: PodmanPod, options: { hooks: boolean }): Promise<PodTermination> {
   const startedAt = Date.now();
   const since = (): number => Date.now() - startedAt;
   const graceMs = pod.terminationGracePeriodSeconds * 1000;
-  const results = await Promise.all(
-    pod.containers.map(async (c): Promise<ContainerTermination> => {
-      let hook = 'none';
-      let hookEndedMs: number | undefined;
-      let cut = false;
-      if (options.hooks && c.preStop !== undefined) {
-        const abort = new AbortController();
-        let timer: NodeJS.Timeout | undefined;
-        const graceEnds = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('cut at the grace period'), graceMs - since())));
-        hook = await Promise.race([runHook(c, c.preStop, abort.signal, graceMs), graceEnds]);
-        clearTimeout(timer);
-        cut = hook === 'cut at the grace period';
-        if (cut) abort.abort();
-        hookEndedMs = since();
-      }
-      const seconds = cut ? HOOK_EXTENSION_S : Math.max(0, Math.ceil((graceMs - since()) / 1000));
-      const sigtermMs = since();
-      await podman(['stop', '--time', String(seconds), c.id], (seconds + 30) * 1000);
-      const exitedMs = since();
-      const exitCode = Number((await podman(['inspect', '--format', '{{.State.ExitCode}}', c.id])).trim());
-      return { name: c.name, id: c.id, hook, hookEndedMs, sigtermMs, exitedMs, exitCode };
-    }),
-  );
+  const terminate = async (c: PodContainer): Promise<ContainerTermination> => {
+    let hook = 'none';
+    let hookEndedMs: number | undefined;
+    let cut = false;
+    if (options.hooks && c.preStop !== undefined) {
+      const abort = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      const graceEnds = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('cut at the grace period'), graceMs - since())));
+      hook = await Promise.race([runHook(c, c.preStop, abort.signal, graceMs), graceEnds]);
+      clearTimeout(timer);
+      cut = hook === 'cut at the grace period';
+      if (cut) abort.abort();
+      hookEndedMs = since();
+    }
+    const seconds = cut ? HOOK_EXTENSION_S : Math.max(0, Math.ceil((graceMs - since()) / 1000));
+    const sigtermMs = since();
+    await podman(['stop', '--time', String(seconds), c.id], (seconds + 30) * 1000);
+    const exitedMs = since();
+    const exitCode = Number((await podman(['inspect', '--format', '{{.State.ExitCode}}', c.id])).trim());
+    return { name: c.name, id: c.id, hook, hookEndedMs, sigtermMs, exitedMs, exitCode };
+  };
+  const results = await Promise.all(pod.containers.map(terminate));
+  for (const sidecar of [...pod.sidecars].reverse()) results.push(await terminate(sidecar));
   return { startedAt, containers: Object.fromEntries(results.map((result) => [result.name, result])) };
 }
 
