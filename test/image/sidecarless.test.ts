@@ -1,6 +1,7 @@
 // Sidecar-less mode in real containers: the chart's init container runs the image's `install`
-// onto a shared volume, and the Envoy container, a different image with no Node and no shell,
-// runs the installed copy as its exec preStop hook. The claim "runs in any image", shown.
+// onto a shared volume (or the image itself is mounted as a volume), and the Envoy container, a
+// different image with no Node and no shell, runs the executable from there as its exec preStop
+// hook. The claim "runs in any image", shown.
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderChart } from '../support/chart/helm.js';
 import { readSidecarlessPod } from '../support/chart/manifests.js';
@@ -12,12 +13,18 @@ const images = testImages();
 const objects = new PodmanObjects();
 afterEach(() => objects.removeAll());
 
+const MANAGER_IMAGE = images.managerTag.replace(/^localhost\//, '');
+
 describe('sidecar-less pod in podman', () => {
-  it("drains Envoy from its own exec hook, the executable copied from the manager's image: no request lost", async () => {
-    const rendered = readSidecarlessPod(await renderChart({ values: { mode: 'sidecarless', shutdown: { minDrainDuration: 1, quietPeriod: 1, checkInterval: 0.2 } } }));
-    expect(rendered.install?.image).toBe(images.managerTag.replace(/^localhost\//, ''));
+  it.each([
+    ["the executable copied by the image's install init container", 'copy', '1.25.0'],
+    ['the image itself mounted as a volume (podman image mount)', 'imageVolume', '1.33.0'],
+  ])('drains Envoy from its own exec hook, %s: no request lost', async (_, source, kubeVersion) => {
+    const values = { mode: 'sidecarless', sidecarless: { source }, shutdown: { minDrainDuration: 1, quietPeriod: 1, checkInterval: 0.2 } };
+    const rendered = readSidecarlessPod(await renderChart({ values, kubeVersion }));
+    expect(rendered.install?.image ?? (rendered.executableVolume as { image?: { reference?: string } }).image?.reference).toBe(MANAGER_IMAGE);
     expect(rendered.hookCommand[0]).toMatch(new RegExp(`^${rendered.executableMount.mountPath}/`));
-    const { termination, traffic } = await terminateUnderLoad(rendered, objects, { [rendered.install?.image ?? '']: images.manager, [rendered.envoy.image ?? '']: images.envoy }, { hooks: true });
+    const { termination, traffic } = await terminateUnderLoad(rendered, objects, { [MANAGER_IMAGE]: images.manager, [rendered.envoy.image ?? '']: images.envoy }, { hooks: true });
     expect(traffic.failures).toEqual([]);
     expect(traffic.requests.terminating).toBeGreaterThan(50);
     const envoy = termination.containers['envoy'];

@@ -43,10 +43,10 @@ Envoy's preStop command, as JSON: the loader, the library path, the executable, 
 --no-ready-file`. Every setting comes from the Envoy container's ENVOY_SHUTDOWN_* variables, so
 the command stays short, and a manual `kubectl exec -c envoy -- <the same command>` drains alike.
   - copy: exactly what `install` prints for this mount path (its last line), plus --no-ready-file.
-  - imageVolume: the image's own layout under the mount (distroless cc-debian12: the loader in
-    /lib/x86_64-linux-gnu, named there and not through /lib64, whose absolute symlink would resolve
-    in Envoy's root filesystem; libstdc++ in /usr/lib/x86_64-linux-gnu; the executable in
-    /usr/local/bin).
+  - imageVolume: the image's own layout under the mount (the loader and libraries in
+    /lib/x86_64-linux-gnu, the loader named there and not through /lib64, whose symlink is not
+    meant to be followed from another root filesystem; /usr/lib/x86_64-linux-gnu too, where a
+    Debian-based build of the image keeps libstdc++; the executable in /usr/local/bin).
 */}}
 {{- define "envoy-shutdown-manager.hookCommand" -}}
 {{- $mount := include "envoy-shutdown-manager.sidecarlessMountPath" . }}

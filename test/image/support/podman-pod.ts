@@ -37,7 +37,7 @@ export interface PodmanPod {
   readonly terminationGracePeriodSeconds: number;
   /** The regular containers, in pod order. */
   readonly containers: readonly PodContainer[];
-  /** Native sidecars (init containers with restartPolicy Always), in pod order; the termination does not stop them. */
+  /** Native sidecars (init containers with restartPolicy Always), in pod order; stopped after every regular container. */
   readonly sidecars: readonly PodContainer[];
   readonly ports: PortMap;
   container(name: string): PodContainer;
@@ -59,7 +59,7 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
   const ports = await PortMap.reserve(fixedPorts(spec, rendered.bootstrap));
   const bootstrapDir = mkdtempSync(join(tmpdir(), 'esm-bootstrap-'));
   objects.onRemove(() => rmSync(bootstrapDir, { recursive: true, force: true }));
-  const volumes = await podVolumes(spec, rendered, bootstrapDir, ports, objects);
+  const volumes = await podVolumes(spec, rendered, bootstrapDir, ports, objects, images);
 
   const name = objects.pod('pod');
   await podman(['pod', 'create', '--name', name, '--network', 'host', ...objects.labelArgs]);
@@ -72,7 +72,7 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
       ...securityArgs(c.securityContext, spec), ...memoryArgs(c),
       ...(c.command === undefined ? [] : ['--entrypoint', JSON.stringify(c.command.slice(0, 1))]),
       ...Object.entries(containerEnv(c, rendered, ports)).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
-      ...(c.volumeMounts ?? []).flatMap((m) => ['--volume', `${volumes.get(m.name) ?? missing(c, m.name)}:${m.mountPath}${m.readOnly === true ? ':ro' : ''}`]),
+      ...(c.volumeMounts ?? []).flatMap((m) => mountArgs(volumes.get(m.name) ?? missing(c, m.name), m.mountPath, m.readOnly === true)),
       image,
       ...(c.command ?? []).slice(1), ...(c.args ?? []), ...(isEnvoy(c) ? ['--use-dynamic-base-id'] : []),
     ];
@@ -117,26 +117,37 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
   };
 }
 
-function missing(c: IContainer, volume: string): never {
-  throw new Error(`${c.name} mounts ${volume}, which is neither a ConfigMap nor an emptyDir of the pod`);
+function missing(c: { name: string }, what: string): never {
+  throw new Error(`${c.name}: ${what} is neither a ConfigMap, an emptyDir nor an image the test can run`);
 }
 
 function isEnvoy(c: IContainer): boolean {
   return c.command?.[0]?.endsWith('/envoy') === true;
 }
 
-/** Every volume as podman mounts it: the ConfigMap as a directory of its keys, each emptyDir as a named volume. */
-async function podVolumes(spec: IPodSpec, rendered: RenderedEnvoyPod, bootstrapDir: string, ports: PortMap, objects: PodmanObjects): Promise<Map<string, string>> {
-  const volumes = new Map<string, string>();
+/** A volume as podman mounts it: a named volume or host directory, or an image (read-only). */
+type PodVolume = { readonly source: string } | { readonly image: string };
+
+function mountArgs(volume: PodVolume, mountPath: string, readOnly: boolean): string[] {
+  if ('image' in volume) return ['--mount', `type=image,source=${volume.image},destination=${mountPath}`];
+  return ['--volume', `${volume.source}:${mountPath}${readOnly ? ':ro' : ''}`];
+}
+
+/** Every volume as podman mounts it: the ConfigMap as a directory of its keys, each emptyDir as a named volume, an image volume as an image mount. */
+async function podVolumes(spec: IPodSpec, rendered: RenderedEnvoyPod, bootstrapDir: string, ports: PortMap, objects: PodmanObjects, images: PodImages): Promise<Map<string, PodVolume>> {
+  const volumes = new Map<string, PodVolume>();
   for (const volume of spec.volumes ?? []) {
-    if (volume.emptyDir !== undefined) volumes.set(volume.name, await objects.volume(volume.name));
+    // kubernetes-models 4.5.1 predates image volumes (Kubernetes 1.31+).
+    const reference = (volume as { image?: { reference?: string } }).image?.reference;
+    if (volume.emptyDir !== undefined) volumes.set(volume.name, { source: await objects.volume(volume.name) });
+    else if (reference !== undefined) volumes.set(volume.name, { image: images[reference] ?? missing({ name: volume.name }, reference) });
     else if (volume.configMap?.name === rendered.configMap.metadata?.name) {
       for (const key of Object.keys(rendered.configMap.data ?? {})) {
         // The bootstrap as JSON (YAML's subset), its ports remapped; the key name is kept.
         writeFileSync(join(bootstrapDir, key), JSON.stringify(onHostPorts(rendered.bootstrap, ports)), { mode: 0o644 });
       }
       chmodSync(bootstrapDir, 0o755);
-      volumes.set(volume.name, bootstrapDir);
+      volumes.set(volume.name, { source: bootstrapDir });
     }
   }
   return volumes;
