@@ -12,7 +12,8 @@ import { packagePaths } from './support/package/paths.js';
 import { imageScripts } from './image/support/scripts.js';
 
 const { EXECUTABLE } = await packagePaths();
-const { ROOTFS, IMAGE_EXECUTABLE } = (await imageScripts()).rootfs;
+const scripts = await imageScripts();
+const { ROOTFS, IMAGE_EXECUTABLE } = scripts.rootfs;
 const stages = parseStages(readFileSync('Dockerfile', 'utf8'));
 const [build, final] = stages as [Stage, Stage];
 const DIGEST = /^[^@\s]+:[^@\s]+@sha256:[0-9a-f]{64}$/;
@@ -76,6 +77,16 @@ describe('Dockerfile', () => {
     const workdir = last(build, 'WORKDIR').args;
     expect(copy.sources).toEqual([`${posix.join(workdir, ROOTFS)}/`]);
     expect(copy.destination).toBe('/');
+  });
+
+  it('has the runtime stage that `npm run image` builds, word for word, behind the layout it prepares', () => {
+    const dockerfile = readFileSync('Dockerfile', 'utf8');
+    const local = scripts.image.localContainerfile(dockerfile);
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM ') + 1);
+    expect(local.endsWith(runtime)).toBe(true);
+    const copy = parseCopy(last(final, 'COPY'));
+    expect(local).toContain(`FROM scratch AS ${copy.from}\nCOPY rootfs/ ${copy.sources[0]}\n`);
+    expect(() => scripts.image.localContainerfile(dockerfile.replace(/^FROM scratch$/m, 'FROM debian:12'))).toThrow(/FROM scratch/);
   });
 
   it('copies from the build context only paths a clean checkout holds and .dockerignore lets through', () => {
