@@ -22,6 +22,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 export type ErrorCode =
   | 'ESM_USAGE'
   | 'ESM_ADMIN_UNREACHABLE'
+  | 'ESM_ADMIN_TIMEOUT'
   | 'ESM_ADMIN_STATUS'
   | 'ESM_ADMIN_BAD_RESPONSE'
   | 'ESM_READY_FILE';
@@ -45,10 +46,13 @@ export class UsageError extends ShutdownManagerError {
   }
 }
 
-/** A call to Envoy's admin API that failed: connection error, timeout, bad status or unreadable body. */
+/**
+ * A call to Envoy's admin API that failed. UNREACHABLE: refused or cut without an answer (nothing
+ * is there); TIMEOUT: no answer in time; STATUS: not 200; BAD_RESPONSE: an answer that cannot be used.
+ */
 export class AdminError extends ShutdownManagerError {
   constructor(
-    code: 'ESM_ADMIN_UNREACHABLE' | 'ESM_ADMIN_STATUS' | 'ESM_ADMIN_BAD_RESPONSE',
+    code: 'ESM_ADMIN_UNREACHABLE' | 'ESM_ADMIN_TIMEOUT' | 'ESM_ADMIN_STATUS' | 'ESM_ADMIN_BAD_RESPONSE',
     message: string,
     /** A status or body that will not change on retry (a 4xx: wrong endpoint, wrong server). */
     readonly permanent: boolean,

@@ -25,17 +25,21 @@ Timeouts must nest: --min-drain-duration <= --drain-timeout < the manager's --re
 
 Exit codes:
   0    drained
-  1    Envoy's admin API unreachable or misbehaving: no drain could start (after a few retries,
-       seconds), or Envoy stopped answering during the drain. The ready file is still written.
+  1    no drain could start: the calls that start it were refused, failed or not answered for
+       3 s (or one --admin-timeout, if longer; a 4xx is not retried); or Envoy exited during
+       the drain: its admin API refused 3 times in a row (about 0.5 s). The ready file is still
+       written. Any answer from Envoy (a 5xx, a body that is not the stats) or a read that times
+       out means Envoy is alive: the count is unknown, and the drain goes on (exit 3).
   2    usage error: bad flag, value or environment variable, or an unusable ready-file
        directory. Nothing was sent to Envoy.
-  3    the drain timeout ended with connections left (ready file written)
+  3    the drain timeout ended with connections left, or with their count unknown (ready file
+       written); each admin call is bounded by --admin-timeout and 1 MiB
   4    the ready file could not be written
   130  interrupted by SIGINT/SIGTERM before the drain ended (no ready file written)
 
 --dry-run prints the effective configuration (with where each value came from), the steps a
 drain would take and the current counts, and changes nothing; exit 0, or 1 when Envoy's admin
-API cannot be reached.
+API cannot be reached or its connection count cannot be read.
 
 Every option also reads the environment variable shown as "env:"; flags win. Logs are JSON lines
 on stdout; run as a hook inside Kubernetes they are also copied to /proc/1/fd/1, so that
@@ -78,7 +82,8 @@ in progress in this container (started when and by whom, time left) and how the 
 
 Exit codes:
   0  report printed (with --watch: stopped by SIGINT/SIGTERM)
-  1  Envoy's admin API unreachable (the rest of the report is still printed)
+  1  Envoy's admin API unreachable, or its connection count unusable (the report says why,
+     and the rest of it is still printed)
   2  usage error`,
 } as const;
 

@@ -74,11 +74,11 @@ describe('status', () => {
     expect(after.stdout).toMatch(/^envoy\s+DRAINING, health check failing$/m);
   });
 
-  it('ignores a drain-in-progress file whose process is gone', async () => {
+  it('reports a drain-in-progress file whose process is gone as a drain that ended without finishing', async () => {
     const { envoy, ready } = await setup();
     writeFileSync(`${ready}.draining`, JSON.stringify({ pid: 2 ** 22 + 1, startedAt: new Date().toISOString(), startedBy: 'hook', minDrainMs: 1, drainTimeoutMs: 2, quietPeriodMs: 0 }));
     const result = await run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--interval', '100ms', '--output', 'json']).result;
-    expect(json(result.stdout)['drain']).toEqual({ inProgress: false });
+    expect(json(result.stdout)['drain']).toEqual({ inProgress: false, abandoned: { pid: 2 ** 22 + 1, startedAt: expect.any(String), why: 'process gone' } });
   });
 
   it('exits 1 with a clear message when the admin API is unreachable, still reporting the last drain', async () => {

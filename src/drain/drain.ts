@@ -3,29 +3,34 @@
 // is made by the pure functions in policy.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyControl } from '../envoy/envoy-control.js';
+import { isEnvoyGone } from '../envoy/admin-client.js';
 import { AdminError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DrainResult } from '../ready-file.js';
-import { type DrainPolicy, decideDrain, newConnectionsBetween, nextReadDelay } from './policy.js';
+import {
+  type DrainPolicy,
+  decideDrain,
+  envoyGone,
+  newConnectionsBetween,
+  nextReadDelay,
+  readTimeoutMs,
+  startGiveUpMs,
+  startRetryDelayMs,
+} from './policy.js';
 
 export interface DrainOptions extends DrainPolicy {
   /** 0: fail the health check first. Above 0: drain first, fail the health check after this delay unless the drain is over. */
   readonly healthCheckFailureDelayMs: number;
+  /** Bound on each admin call. */
+  readonly adminTimeoutMs: number;
 }
 
 export interface DrainOutcome {
   readonly result: DrainResult | 'interrupted';
-  /** The last count read; null when none could be read. */
+  /** The count the drain ended on; null when unknown (the last read failed, or none succeeded). */
   readonly connections: number | null;
   readonly elapsedMs: number;
 }
-
-/** Calls that start the drain are retried this often before we give up and release Envoy. */
-export const START_ATTEMPTS = 5;
-const START_RETRY_BASE_MS = 250;
-const START_RETRY_MAX_MS = 1_000;
-/** This many failed reads in a row once draining: Envoy is assumed to have exited. */
-export const MAX_CONSECUTIVE_READ_FAILURES = 5;
 
 export interface DrainDeps {
   readonly envoy: EnvoyControl;
@@ -44,12 +49,13 @@ export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<
   const outcome = (result: DrainOutcome['result']): DrainOutcome => ({ result, connections: lastCount, elapsedMs: Math.round(elapsed()) });
 
   const failHealthCheckFirst = options.healthCheckFailureDelayMs === 0;
+  const startBy = { at: startedAt + startGiveUpMs(options.adminTimeoutMs), now };
   try {
     if (failHealthCheckFirst) {
-      await withRetries('fail health check', (s) => envoy.failHealthCheck(s), log, signal);
+      await withRetries('fail health check', (s, t) => envoy.failHealthCheck(s, t), log, signal, startBy);
       log.info('health check failed: Envoy reports itself unhealthy');
     }
-    await withRetries('start graceful drain', (s) => envoy.startGracefulDrain(s), log, signal);
+    await withRetries('start graceful drain', (s, t) => envoy.startGracefulDrain(s, t), log, signal, startBy);
   } catch (error) {
     if (signal.aborted) return outcome('interrupted');
     log.error({ err: errorMessage(error), elapsedMs: Math.round(elapsed()) }, 'envoy admin API unreachable or misbehaving: no drain started');
@@ -57,7 +63,7 @@ export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<
   }
   log.info({ elapsedMs: Math.round(elapsed()) }, 'graceful drain started');
 
-  const lateHealthCheck = failHealthCheckFirst ? undefined : scheduleLateHealthCheck(options.healthCheckFailureDelayMs - elapsed(), envoy, log);
+  const lateHealthCheck = failHealthCheckFirst ? undefined : scheduleLateHealthCheck(options.healthCheckFailureDelayMs - elapsed(), options.adminTimeoutMs, envoy, log);
   try {
     return await pollUntilDrained(options, deps, elapsed, (count) => (lastCount = count), outcome);
   } finally {
@@ -69,11 +75,11 @@ async function pollUntilDrained(
   options: DrainOptions,
   { envoy, log, signal }: DrainDeps,
   elapsed: () => number,
-  remember: (count: number) => void,
+  remember: (count: number | null) => void,
   outcome: (result: DrainOutcome['result']) => DrainOutcome,
 ): Promise<DrainOutcome> {
   const quietPeriodOn = options.quietPeriodMs > 0;
-  let failures = 0;
+  let refusedReads = 0;
   let minimumLogged = false;
   let quietReachedLogged = false;
   let lastProgressAt = -Infinity;
@@ -83,10 +89,10 @@ async function pollUntilDrained(
   for (;;) {
     let connections: number | undefined;
     try {
-      const reading = await envoy.readConnections(signal);
+      const reading = await envoy.readConnections(signal, readTimeoutMs(options, elapsed(), options.adminTimeoutMs));
       connections = reading.connections;
       remember(connections);
-      failures = 0;
+      refusedReads = 0;
       if (quietPeriodOn && reading.accepted !== undefined) {
         const fresh = newConnectionsBetween(accepted, reading.accepted);
         accepted = reading.accepted;
@@ -98,14 +104,18 @@ async function pollUntilDrained(
       }
     } catch (error) {
       if (signal.aborted) return outcome('interrupted');
-      failures += 1;
-      log.warn({ err: errorMessage(error), failures, elapsedMs: Math.round(elapsed()) }, 'could not read connections');
-      if (failures >= MAX_CONSECUTIVE_READ_FAILURES) {
-        log.error({ failures, elapsedMs: Math.round(elapsed()) }, 'envoy stopped answering: assuming it exited');
+      // Unknown is not zero: the drain goes on, and can now end only at its timeout or a later good read.
+      remember(null);
+      refusedReads = isEnvoyGone(error) ? refusedReads + 1 : 0;
+      const fields = { err: errorMessage(error), elapsedMs: Math.round(elapsed()) };
+      if (envoyGone(refusedReads)) {
+        log.error({ ...fields, refusedReads }, 'envoy is gone: its admin API refuses connections, so its connections are closed too');
         return outcome('envoy-unreachable');
       }
+      if (refusedReads > 0) log.warn({ ...fields, refusedReads }, 'could not reach envoy: checking whether it exited');
+      else log.warn(fields, 'connection count unknown: still waiting (unknown is not zero)');
     }
-    const now = { elapsedMs: elapsed(), connections, lastNewConnectionMs };
+    const now = { elapsedMs: elapsed(), connections, lastNewConnectionMs, refusedReads };
     const fields = { connections, elapsedMs: Math.round(now.elapsedMs) };
     if (!minimumLogged && now.elapsedMs >= options.minDrainMs) {
       log.info(fields, 'minimum drain period reached');
@@ -121,7 +131,7 @@ async function pollUntilDrained(
       return outcome('drained');
     }
     if (decision === 'timeout') {
-      log.warn(fields, 'drain timeout exceeded');
+      log.warn({ ...fields, connections: connections ?? null }, 'drain timeout exceeded');
       return outcome('timeout');
     }
     if (connections !== undefined) {
@@ -141,21 +151,27 @@ async function pollUntilDrained(
   }
 }
 
-/** Retries transient failures with a short backoff; a permanent one (a 4xx) ends at once. */
+/**
+ * Retries transient failures with a short backoff until `by.at`; a permanent one (a 4xx) ends at
+ * once. Each attempt is cut at `by.at`, so the bound holds even when Envoy accepts and never answers.
+ */
 async function withRetries(
   what: string,
-  action: (signal: AbortSignal) => Promise<void>,
+  action: (signal: AbortSignal, timeoutMs: number) => Promise<void>,
   log: Logger,
   signal: AbortSignal,
+  by: { readonly at: number; readonly now: () => number },
 ): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
+    const left = by.at - by.now();
+    if (left <= 0) throw new AdminError('ESM_ADMIN_TIMEOUT', `could not ${what}: no time left to start the drain`, false);
     try {
-      await action(signal);
+      await action(signal, left);
       return;
     } catch (error) {
       const permanent = error instanceof AdminError && error.permanent;
-      if (signal.aborted || permanent || attempt >= START_ATTEMPTS) throw error;
-      const delayMs = Math.min(START_RETRY_BASE_MS * 2 ** (attempt - 1), START_RETRY_MAX_MS);
+      const delayMs = startRetryDelayMs(attempt);
+      if (signal.aborted || permanent || by.now() + delayMs >= by.at) throw error;
       log.warn({ err: errorMessage(error), attempt, retryInMs: delayMs }, `could not ${what}, retrying`);
       await sleep(delayMs, undefined, { signal });
     }
@@ -163,11 +179,12 @@ async function withRetries(
 }
 
 /** Fails the health check after `delayMs` unless cancelled first (the drain ended). */
-function scheduleLateHealthCheck(delayMs: number, envoy: EnvoyControl, log: Logger): { cancel(): Promise<void> } {
+function scheduleLateHealthCheck(delayMs: number, adminTimeoutMs: number, envoy: EnvoyControl, log: Logger): { cancel(): Promise<void> } {
   const controller = new AbortController();
   let inFlight: Promise<void> | undefined;
   const timer = setTimeout(() => {
-    inFlight = withRetries('fail health check', (s) => envoy.failHealthCheck(s), log, controller.signal).then(
+    const by = { at: Date.now() + startGiveUpMs(adminTimeoutMs), now: Date.now };
+    inFlight = withRetries('fail health check', (s, t) => envoy.failHealthCheck(s, t), log, controller.signal, by).then(
       () => log.info('health check failed after the configured delay'),
       (error: unknown) => {
         if (!controller.signal.aborted) log.error({ err: errorMessage(error) }, 'could not fail health check');

@@ -23,7 +23,7 @@ export interface DryRunReport {
 }
 
 export async function runDryRun(config: ShutdownConfig, sources: OptionSources, output: OutputFormat, signal: AbortSignal): Promise<ExitCode> {
-  const { report: now } = await withEnvoy(config, true, (envoy) =>
+  const { report: now } = await withEnvoy(config, 'if-available', (envoy) =>
     gatherStatus({ envoy, readyFile: config.readyFile, source: config.connections }, undefined, config.checkIntervalMs, signal),
   );
   const described = describeShutdownConfig(config);
@@ -35,7 +35,7 @@ export async function runDryRun(config: ShutdownConfig, sources: OptionSources, 
     now,
   };
   process.stdout.write(output === 'json' ? `${JSON.stringify(report)}\n` : `${formatDryRun(report)}\n`);
-  return now.envoy.reachable ? ExitCode.Drained : ExitCode.EnvoyUnreachable;
+  return now.envoy.reachable && now.connections?.total !== null ? ExitCode.Drained : ExitCode.EnvoyUnreachable;
 }
 
 export function plan(config: ShutdownConfig): string[] {

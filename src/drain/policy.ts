@@ -20,6 +20,8 @@ export interface DrainObservation {
   readonly connections: number | undefined;
   /** When a new connection was last seen accepted (0: none since the drain began). */
   readonly lastNewConnectionMs: number;
+  /** Reads in a row that found nothing there (refused, or cut before an answer). */
+  readonly refusedReads?: number;
 }
 
 export type DrainDecision = 'wait' | 'drained' | 'timeout';
@@ -36,6 +38,43 @@ export const FAST_READ_MARGIN = 5;
 /** The earliest moment the drain may finish: minimum drain and quiet period both over. */
 export function earliestFinishMs(policy: DrainPolicy, lastNewConnectionMs: number): number {
   return policy.quietPeriodMs === 0 ? policy.minDrainMs : Math.max(policy.minDrainMs, lastNewConnectionMs + policy.quietPeriodMs);
+}
+
+/**
+ * Reads in a row that find nothing listening (connection refused, or cut before any answer) after
+ * which Envoy is taken to have exited: its connections are gone with it, so the drain ends. Only
+ * these count: an answer of any kind (a 5xx, a redirect, a body that is not the stats) or a read
+ * that times out means something is alive there, and the count is unknown, not zero.
+ */
+export const GONE_AFTER_REFUSED_READS = 3;
+/** After a refused read the next one comes this soon: a dead Envoy is recognised within about 0.5 s. */
+export const REFUSED_READ_INTERVAL_MS = 250;
+/** A read in flight at the drain timeout gets at least this long before it is cut. */
+export const LAST_READ_MIN_MS = 500;
+
+/** Starting the drain (its admin calls, retried) gives up after this long, or one --admin-timeout if longer. */
+export const START_GIVE_UP_MS = 3_000;
+const START_RETRY_BASE_MS = 250;
+const START_RETRY_MAX_MS = 1_000;
+
+/** When starting the drain gives up: the documented bound of "no drain could start". */
+export function startGiveUpMs(adminTimeoutMs: number): number {
+  return Math.max(START_GIVE_UP_MS, adminTimeoutMs);
+}
+
+/** Pause before attempt `attempt + 1` of a start call: 0.25 s, 0.5 s, then 1 s. */
+export function startRetryDelayMs(attempt: number): number {
+  return Math.min(START_RETRY_BASE_MS * 2 ** (attempt - 1), START_RETRY_MAX_MS);
+}
+
+/** The bound of one read: --admin-timeout, cut so that a hanging Envoy cannot stretch the drain timeout. */
+export function readTimeoutMs(policy: DrainPolicy, elapsedMs: number, adminTimeoutMs: number): number {
+  return Math.min(adminTimeoutMs, Math.max(LAST_READ_MIN_MS, policy.drainTimeoutMs - elapsedMs));
+}
+
+/** Envoy is gone: enough reads in a row found nothing listening. */
+export function envoyGone(refusedReads: number): boolean {
+  return refusedReads >= GONE_AFTER_REFUSED_READS;
 }
 
 export function decideDrain(policy: DrainPolicy, now: DrainObservation): DrainDecision {
@@ -56,6 +95,8 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation): numbe
   } else if (now.connections !== undefined && now.connections <= policy.exitAtConnections + FAST_READ_MARGIN) {
     delay = Math.min(delay, FAST_READ_INTERVAL_MS);
   }
+  // Confirm or rule out a dead Envoy quickly, whatever the phase.
+  if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);
   return Math.max(0, Math.min(delay, policy.drainTimeoutMs - now.elapsedMs));
 }
 

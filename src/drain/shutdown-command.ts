@@ -52,7 +52,7 @@ export async function runShutdown(config: ShutdownConfig, log: Logger, signal: A
 
 async function drainAndReport(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<ExitCode> {
   log.info(describeShutdownConfig(config), 'shutdown started');
-  const outcome = await withEnvoy(config, config.quietPeriodMs > 0, (envoy) => runDrain(config, { envoy, log, signal }));
+  const outcome = await withEnvoy(config, config.quietPeriodMs > 0 ? 'required' : 'no', (envoy) => runDrain(config, { envoy, log, signal }));
   if (outcome.result === 'interrupted') {
     log.warn(
       { connections: outcome.connections, elapsedMs: outcome.elapsedMs },

@@ -1,9 +1,30 @@
 // Envoy's admin API over HTTP/1.1, on loopback TCP or a Unix socket. One keep-alive connection
-// serves every call, so a fast poll costs one request, not one handshake, per read.
+// serves every call, so a fast poll costs one request, not one handshake, per read. Every call is
+// bounded in time (--admin-timeout) and in size (MAX_ADMIN_BODY_BYTES).
 // undici is loaded on first use: the long-running manager never pays for it.
-import type { Client } from 'undici';
+import type { Client, Dispatcher } from 'undici';
 import { AdminError, errorMessage } from '../errors.js';
 import { type AdminAddress, formatAdminAddress } from './address.js';
+
+/**
+ * The largest admin answer read. The filtered /stats and /server_info answers are a few KB; a
+ * body past this is not one of them, and buffering it could get the hook OOM-killed mid-drain.
+ */
+export const MAX_ADMIN_BODY_BYTES = 1024 * 1024;
+/** Of an error answer, only the start is kept, for the log. */
+const ERROR_BODY_BYTES = 4 * 1024;
+
+/**
+ * Socket errors that mean nothing is there to answer: nothing listens on the port or socket path
+ * (Envoy exited), or the connection was cut before any answer (Envoy died mid-call). A timeout or
+ * an HTTP answer of any kind is not on this list: something is alive there.
+ */
+const GONE_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/** True only for a call that found nothing there to answer: the one sign that Envoy has exited. */
+export function isEnvoyGone(error: unknown): boolean {
+  return error instanceof AdminError && error.code === 'ESM_ADMIN_UNREACHABLE';
+}
 
 export interface AdminClientOptions {
   readonly address: AdminAddress;
@@ -12,10 +33,10 @@ export interface AdminClientOptions {
 }
 
 export interface EnvoyAdmin {
-  /** `POST <path>`, expecting 200. */
-  post(path: string, signal?: AbortSignal): Promise<string>;
-  /** `GET <path>`, expecting 200; returns the body. */
-  get(path: string, signal?: AbortSignal): Promise<string>;
+  /** `POST <path>`, expecting 200. `timeoutMs` shortens the bound of this call only. */
+  post(path: string, signal?: AbortSignal, timeoutMs?: number): Promise<string>;
+  /** `GET <path>`, expecting 200; returns the body. `timeoutMs` shortens the bound of this call only. */
+  get(path: string, signal?: AbortSignal, timeoutMs?: number): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -31,9 +52,10 @@ export async function createAdminClient(options: AdminClientOptions): Promise<En
     keepAliveTimeout: 10_000,
   });
   const where = formatAdminAddress(address);
+  const bound = (callTimeoutMs: number | undefined): number => Math.max(1, Math.min(timeoutMs, callTimeoutMs ?? timeoutMs));
   return {
-    post: (path, signal) => call(client, where, 'POST', path, timeoutMs, signal),
-    get: (path, signal) => call(client, where, 'GET', path, timeoutMs, signal),
+    post: (path, signal, callTimeoutMs) => call(client, where, 'POST', path, bound(callTimeoutMs), signal),
+    get: (path, signal, callTimeoutMs) => call(client, where, 'GET', path, bound(callTimeoutMs), signal),
     close: () => client.destroy(),
   };
 }
@@ -48,25 +70,60 @@ async function call(
 ): Promise<string> {
   const deadline = AbortSignal.timeout(timeoutMs);
   const combined = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
+  const what = `${method} ${path} to Envoy admin at ${where}`;
   let status: number;
-  let body: string;
+  let body: { text: string; complete: boolean };
   try {
     const response = await client.request({ method, path, signal: combined });
     status = response.statusCode;
-    body = await response.body.text();
+    body = await readCapped(response.body, status === 200 ? MAX_ADMIN_BODY_BYTES : ERROR_BODY_BYTES);
   } catch (error) {
     if (signal?.aborted === true) throw signal.reason;
-    const why = deadline.aborted ? `no answer within ${timeoutMs} ms` : describe(error);
-    throw new AdminError('ESM_ADMIN_UNREACHABLE', `${method} ${path} to Envoy admin at ${where} failed: ${why}`, false, {
-      cause: error,
-    });
+    if (deadline.aborted) throw new AdminError('ESM_ADMIN_TIMEOUT', `${what} failed: no answer within ${timeoutMs} ms`, false, { cause: error });
+    const code = socketErrorCode(error);
+    // Any other failure (a reply that is not HTTP, say) came from something alive: not proof Envoy is gone.
+    const gone = code !== undefined && GONE_CODES.has(code);
+    throw new AdminError(gone ? 'ESM_ADMIN_UNREACHABLE' : 'ESM_ADMIN_BAD_RESPONSE', `${what} failed: ${describe(error)}`, false, { cause: error });
   }
   if (status !== 200) {
-    const firstLine = body.split('\n', 1)[0]?.slice(0, 120) ?? '';
+    const firstLine = body.text.split('\n', 1)[0]?.slice(0, 120) ?? '';
     // 4xx means the endpoint or the server is wrong: retrying cannot help.
-    throw new AdminError('ESM_ADMIN_STATUS', `${method} ${path} to Envoy admin at ${where} answered ${status}: ${firstLine}`, status < 500);
+    throw new AdminError('ESM_ADMIN_STATUS', `${what} answered ${status}: ${firstLine}`, status < 500);
   }
-  return body;
+  if (!body.complete) {
+    throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${what} answered with more than ${MAX_ADMIN_BODY_BYTES} bytes: not the answer expected, not read`, false);
+  }
+  return body.text;
+}
+
+/**
+ * Reads at most `maxBytes` of a body, then drops the rest (and with it the connection): a huge or
+ * endless answer costs `maxBytes` of memory, never more. A declared length past the cap is not
+ * read at all.
+ */
+async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<{ text: string; complete: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    const room = maxBytes - size;
+    if (chunk.length > room) {
+      chunks.push(chunk.subarray(0, room));
+      body.destroy();
+      return { text: Buffer.concat(chunks).toString('utf8'), complete: false };
+    }
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), complete: true };
+}
+
+/** undici wraps the socket error: the code is on it or on its cause. */
+function socketErrorCode(error: unknown): string | undefined {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 3; current = current.cause, depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_ABORTED') return code;
+  }
+  return undefined;
 }
 
 /** undici wraps the socket error; its code (ECONNREFUSED, ENOENT for a missing socket) is what a person needs. */

@@ -29,10 +29,11 @@ export interface ConnectionReading {
   readonly accepted?: number;
 }
 
+/** `timeoutMs` shortens --admin-timeout for one call (never lengthens it). */
 export interface EnvoyControl {
-  failHealthCheck(signal?: AbortSignal): Promise<void>;
-  startGracefulDrain(signal?: AbortSignal): Promise<void>;
-  readConnections(signal?: AbortSignal): Promise<ConnectionReading>;
+  failHealthCheck(signal?: AbortSignal, timeoutMs?: number): Promise<void>;
+  startGracefulDrain(signal?: AbortSignal, timeoutMs?: number): Promise<void>;
+  readConnections(signal?: AbortSignal, timeoutMs?: number): Promise<ConnectionReading>;
   /** /server_info's `state`: LIVE, DRAINING (health check failed), PRE_INITIALIZING, INITIALIZING. */
   readServerState(signal?: AbortSignal): Promise<string>;
 }
@@ -41,28 +42,49 @@ export interface ConnectionCounting {
   readonly source: ConnectionSource;
   /** Listener names (stat prefixes) never counted, matched exactly. */
   readonly ignoreListeners: ReadonlySet<string>;
-  /** Also read the listeners' accepted-connection counters (for --quiet-period). */
-  readonly countAccepted: boolean;
+  /** Also read the listeners' accepted-connection counters: `required` for --quiet-period, `if-available` for a report. */
+  readonly countAccepted: AcceptedCounting;
 }
 
+/**
+ * A quiet period judged without the counters would read "no new connections": there they are
+ * `required`, and a reading without them fails. A report takes them `if-available`.
+ */
+export type AcceptedCounting = 'no' | 'if-available' | 'required';
+
 export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounting): EnvoyControl {
-  const needsListeners = counting.source === 'listeners' || counting.countAccepted;
+  const needsListeners = counting.source === 'listeners' || counting.countAccepted !== 'no';
   const filter = counting.source === 'listeners' ? LISTENER_STATS_FILTER : needsListeners ? TOTAL_AND_LISTENER_STATS_FILTER : TOTAL_CONNECTIONS_FILTER;
   // Sent unencoded, as Envoy's own docs write it; Envoy decodes either form.
   const statsPath = `/stats?filter=${filter}&format=json`;
   return {
-    async failHealthCheck(signal) {
-      await admin.post(HEALTHCHECK_FAIL_PATH, signal);
+    async failHealthCheck(signal, timeoutMs) {
+      await admin.post(HEALTHCHECK_FAIL_PATH, signal, timeoutMs);
     },
-    async startGracefulDrain(signal) {
-      await admin.post(GRACEFUL_DRAIN_PATH, signal);
+    async startGracefulDrain(signal, timeoutMs) {
+      await admin.post(GRACEFUL_DRAIN_PATH, signal, timeoutMs);
     },
-    async readConnections(signal) {
-      const stats = parseStatsJson(await admin.get(statsPath, signal));
+    async readConnections(signal, timeoutMs) {
+      const stats = parseStatsJson(await admin.get(statsPath, signal, timeoutMs));
       if (!needsListeners) return { connections: totalConnections(stats) };
-      const listeners = countByListener(stats, counting.ignoreListeners);
-      const connections = counting.source === 'total' ? totalConnections(stats) : sumActive(listeners);
-      return { connections, listeners, accepted: sumAccepted(listeners) };
+      const total = counting.source === 'total' ? totalConnections(stats) : undefined;
+      const required = counting.countAccepted === 'required';
+      let listeners: Map<string, ListenerCounts>;
+      try {
+        listeners = countByListener(stats, counting.ignoreListeners);
+      } catch (error) {
+        // A report shows what it can: the total without the listeners.
+        if (total === undefined || required) throw error;
+        return { connections: total };
+      }
+      const connections = total ?? sumActive(listeners);
+      if (counting.countAccepted === 'no') return { connections, listeners };
+      try {
+        return { connections, listeners, accepted: sumAccepted(listeners) };
+      } catch (error) {
+        if (required) throw error;
+        return { connections, listeners };
+      }
     },
     async readServerState(signal) {
       const body = await admin.get(SERVER_INFO_PATH, signal);
@@ -87,7 +109,7 @@ export interface EnvoyConnection {
 }
 
 /** Opens the admin connection, hands Envoy to `use`, and closes the connection however `use` ends. */
-export async function withEnvoy<T>(config: EnvoyConnection, countAccepted: boolean, use: (envoy: EnvoyControl) => Promise<T>): Promise<T> {
+export async function withEnvoy<T>(config: EnvoyConnection, countAccepted: AcceptedCounting, use: (envoy: EnvoyControl) => Promise<T>): Promise<T> {
   const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
   try {
     return await use(createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted }));

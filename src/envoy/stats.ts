@@ -1,5 +1,6 @@
 // Reading connection counts out of Envoy's /stats JSON. Pure functions: the admin client fetches,
-// these decide what the numbers mean.
+// these decide what the numbers mean. A count that cannot be read with certainty is an error,
+// never a zero: a drain that reads "0" releases Envoy.
 import { AdminError } from '../errors.js';
 
 export interface Stat {
@@ -23,24 +24,45 @@ export const CONNECTION_SOURCES: readonly ConnectionSource[] = ['total', 'listen
 const ADMIN_LISTENER = 'admin';
 /** Per-thread copies of a listener's stats (`listener.<name>.worker_3.*`), already in the listener's sum. */
 const PER_THREAD_COPY = /\.(worker_\d+|main_thread)$/;
+const LISTENER_STAT = /^listener\.(.+)\.downstream_cx_(active|total)$/;
 
-/** Parses `{"stats":[{"name":…,"value":…},…]}`. Entries without a numeric value (histograms) are skipped. */
+/** What to tell a person whose Envoy does not export the listener stats (a stats_matcher in the bootstrap). */
+const LISTENER_STATS_HINT =
+  'if the bootstrap has a stats_config.stats_matcher, let ^listener\\..*\\.downstream_cx_(active|total)$ through; or use --connections total';
+
+/** The stats a count is made of: their values must be counts, and each may appear once. */
+function isCountedStat(name: string): boolean {
+  return name === TOTAL_CONNECTIONS_STAT || LISTENER_STAT.test(name);
+}
+
+/**
+ * Parses `{"stats":[{"name":…,"value":…},…]}`. Entries without a name (the histograms block) and
+ * stats that are no part of a count (text readouts have string values) are skipped. A counted
+ * stat must be a whole number >= 0 and appear once: Envoy's gauges are unsigned, so anything else
+ * is not Envoy's answer, and reading it would be a guess.
+ */
 export function parseStatsJson(body: string): Stat[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch (error) {
-    throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `/stats returned a body that is not JSON: ${preview(body)}`, false, { cause: error });
+    throw malformed(`/stats returned a body that is not JSON: ${preview(body)}`, { cause: error });
   }
   const entries = isRecord(parsed) ? parsed['stats'] : undefined;
-  if (!Array.isArray(entries)) {
-    throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `/stats returned JSON without a "stats" list: ${preview(body)}`, false);
-  }
+  if (!Array.isArray(entries)) throw malformed(`/stats returned JSON without a "stats" list: ${preview(body)}`);
   const stats: Stat[] = [];
+  const seen = new Set<string>();
   for (const entry of entries) {
-    if (isRecord(entry) && typeof entry['name'] === 'string' && typeof entry['value'] === 'number') {
-      stats.push({ name: entry['name'], value: entry['value'] });
+    if (!isRecord(entry) || typeof entry['name'] !== 'string') continue;
+    const { name, value } = entry as { name: string; value: unknown };
+    if (!isCountedStat(name)) {
+      if (isCount(value)) stats.push({ name, value });
+      continue;
     }
+    if (!isCount(value)) throw malformed(`/stats: ${name} is ${preview(JSON.stringify(value) ?? 'missing')}, not a whole number >= 0`);
+    if (seen.has(name)) throw malformed(`/stats: ${name} appears more than once`);
+    seen.add(name);
+    stats.push({ name, value });
   }
   return stats;
 }
@@ -48,47 +70,69 @@ export function parseStatsJson(body: string): Stat[] {
 export function totalConnections(stats: readonly Stat[]): number {
   const stat = stats.find((s) => s.name === TOTAL_CONNECTIONS_STAT);
   if (stat === undefined) {
-    throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `/stats has no ${TOTAL_CONNECTIONS_STAT} gauge`, false);
+    throw malformed(`/stats has no ${TOTAL_CONNECTIONS_STAT} gauge: if the bootstrap has a stats_config.stats_matcher, let it through`);
   }
   return stat.value;
 }
 
 export interface ListenerCounts {
-  /** Live connections on this listener (downstream_cx_active). */
-  readonly active: number;
-  /** Connections ever accepted on this listener (downstream_cx_total). */
-  readonly accepted: number;
+  /** Live connections on this listener (downstream_cx_active); undefined when Envoy did not report it. */
+  readonly active: number | undefined;
+  /** Connections ever accepted on this listener (downstream_cx_total); undefined when Envoy did not report it. */
+  readonly accepted: number | undefined;
 }
 
 /**
  * Groups `listener.<name>.downstream_cx_active|total` by listener name, leaving out the admin
  * listener, per-worker copies and every listener in `ignore` (exact names). Names may contain
  * dots (`0.0.0.0_10000`), so the name is everything between the prefix and the stat's suffix.
+ * No data-plane listener stat at all is an error: every Envoy worth draining has a listener, so
+ * their absence means the stats are filtered out, not that nothing is connected.
  */
 export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<string>): Map<string, ListenerCounts> {
   const byListener = new Map<string, ListenerCounts>();
+  let dataPlaneStats = 0;
   for (const { name, value } of stats) {
-    const match = /^listener\.(.+)\.downstream_cx_(active|total)$/.exec(name);
+    const match = LISTENER_STAT.exec(name);
     if (match === null) continue;
     const listener = match[1] as string;
     if (listener === ADMIN_LISTENER || listener.startsWith(`${ADMIN_LISTENER}.`)) continue;
-    if (PER_THREAD_COPY.test(listener) || ignore.has(listener)) continue;
-    const counts = byListener.get(listener) ?? { active: 0, accepted: 0 };
+    if (PER_THREAD_COPY.test(listener)) continue;
+    dataPlaneStats += 1;
+    if (ignore.has(listener)) continue;
+    const counts = byListener.get(listener) ?? { active: undefined, accepted: undefined };
     byListener.set(listener, match[2] === 'active' ? { ...counts, active: value } : { ...counts, accepted: value });
   }
+  if (dataPlaneStats === 0) throw malformed(`/stats has no listener.<name>.downstream_cx_active gauges: ${LISTENER_STATS_HINT}`);
   return byListener;
 }
 
+/** Live connections on every counted listener; fails when one of them has no live gauge. */
 export function sumActive(counts: ReadonlyMap<string, ListenerCounts>): number {
   let total = 0;
-  for (const { active } of counts.values()) total += active;
+  for (const [listener, { active }] of counts) {
+    if (active === undefined) throw malformed(`/stats has no listener.${listener}.downstream_cx_active gauge: ${LISTENER_STATS_HINT}`);
+    total += active;
+  }
   return total;
 }
 
+/** Connections ever accepted on every counted listener; fails when one of them has no counter. */
 export function sumAccepted(counts: ReadonlyMap<string, ListenerCounts>): number {
   let total = 0;
-  for (const { accepted } of counts.values()) total += accepted;
+  for (const [listener, { accepted }] of counts) {
+    if (accepted === undefined) throw malformed(`/stats has no listener.${listener}.downstream_cx_total counter: ${LISTENER_STATS_HINT}`);
+    total += accepted;
+  }
   return total;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function malformed(message: string, options?: { cause?: unknown }): AdminError {
+  return new AdminError('ESM_ADMIN_BAD_RESPONSE', message, false, options);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -17,13 +17,18 @@ function envoyLine(report: StatusReport): string {
 }
 
 function connectionsLine(connections: NonNullable<StatusReport['connections']>): string {
+  if (connections.total === null) return `unknown: ${connections.error}`;
   const split = Object.entries(connections.listeners ?? {}).map(([name, active]) => `${name} ${active}`);
   const detail = split.length === 0 ? '' : ` (${split.join(', ')})`;
   return `${connections.total} ${connections.source === 'total' ? 'in server.total_connections' : 'active on counted listeners'}${detail}`;
 }
 
 function drainLine(drain: StatusReport['drain']): string {
-  if (!drain.inProgress) return 'none in progress in this container';
+  if (!drain.inProgress) {
+    const { abandoned } = drain;
+    if (abandoned === undefined) return 'none in progress in this container';
+    return `none in progress; the drain started at ${abandoned.startedAt} (pid ${abandoned.pid}) ended without finishing: ${abandoned.why}`;
+  }
   const minimum = drain.minDrainLeftMs > 0 ? `minimum drain ends in ${formatDuration(roundTo(drain.minDrainLeftMs))}` : 'minimum drain over';
   const quiet = drain.quietPeriodMs > 0 ? `, quiet period ${formatDuration(drain.quietPeriodMs)}` : '';
   return `in progress since ${drain.startedAt} (${drain.startedBy}, pid ${drain.pid}): ${formatDuration(roundTo(drain.elapsedMs))} elapsed, ${minimum}, timeout in ${formatDuration(roundTo(drain.timeoutLeftMs))}${quiet}`;

@@ -9,15 +9,16 @@ export type OutputFormat = 'text' | 'json';
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'json'];
 
 export async function runStatus(config: StatusConfig, signal: AbortSignal, write: (text: string) => void = (text) => process.stdout.write(text)): Promise<ExitCode> {
-  let reachable = true;
+  let ok = true;
   try {
-    await withEnvoy(config, true, async (envoy) => {
+    await withEnvoy(config, 'if-available', async (envoy) => {
       const from = { envoy, readyFile: config.readyFile, source: config.connections };
       let baseline: Baseline | undefined;
       do {
         const gathered = await gatherStatus(from, baseline, config.intervalMs, signal);
         baseline = gathered.baseline;
-        reachable = gathered.report.envoy.reachable;
+        // An unusable count is a failure too: the operator must not read the report as fine.
+        ok = gathered.report.envoy.reachable && gathered.report.connections?.total !== null;
         write(config.output === 'json' ? `${JSON.stringify(gathered.report)}\n` : `${formatStatus(gathered.report)}\n${config.watch ? '\n' : ''}`);
         if (config.watch) await sleepUnlessAborted(config.intervalMs, signal);
       } while (config.watch && !signal.aborted);
@@ -27,7 +28,7 @@ export async function runStatus(config: StatusConfig, signal: AbortSignal, write
   }
   // --watch ends by interruption, which is how a person stops it: not a failure.
   if (config.watch) return ExitCode.Drained;
-  return reachable ? ExitCode.Drained : ExitCode.EnvoyUnreachable;
+  return ok ? ExitCode.Drained : ExitCode.EnvoyUnreachable;
 }
 
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {

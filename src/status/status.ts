@@ -1,18 +1,28 @@
 // `envoy-shutdown-manager status`: where Envoy and its drain stand, for an operator.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readDrainState, type DrainInProgress } from '../drain-state.js';
+import { isEnvoyGone } from '../envoy/admin-client.js';
 import type { ConnectionReading, EnvoyControl } from '../envoy/envoy-control.js';
+import type { ListenerCounts } from '../envoy/stats.js';
 import { errorMessage } from '../errors.js';
 import { readReadyReport, type ReadyReport } from '../ready-file.js';
 
 export interface StatusReport {
   readonly at: string;
   readonly envoy: { readonly reachable: true; readonly state: string; readonly healthCheck: 'passing' | 'failing' } | { readonly reachable: false; readonly error: string };
-  /** Counted as `shutdown` would count them, with the per-listener split when known. */
-  readonly connections: { readonly source: string; readonly total: number; readonly listeners?: Readonly<Record<string, number>> } | null;
+  /**
+   * Counted as `shutdown` would count them, with the per-listener split when known. `total: null`
+   * with `error`: Envoy answered, but not with a count (a `shutdown` would wait to its timeout).
+   */
+  readonly connections:
+    | { readonly source: string; readonly total: number; readonly listeners?: Readonly<Record<string, number>> }
+    | { readonly source: string; readonly total: null; readonly error: string }
+    | null;
   /** New connections accepted on the counted listeners since the previous reading. */
   readonly newConnections: { readonly count: number; readonly intervalMs: number } | null;
-  readonly drain: ({ readonly inProgress: true; readonly elapsedMs: number; readonly minDrainLeftMs: number; readonly timeoutLeftMs: number } & DrainInProgress) | { readonly inProgress: false };
+  readonly drain:
+    | ({ readonly inProgress: true; readonly elapsedMs: number; readonly minDrainLeftMs: number; readonly timeoutLeftMs: number } & DrainInProgress)
+    | { readonly inProgress: false; readonly abandoned?: { readonly pid: number; readonly startedAt: string; readonly why: string } };
   readonly lastDrain: ReadyReport | { readonly result: 'unknown' } | null;
 }
 
@@ -32,8 +42,8 @@ export interface Baseline {
 export async function gatherStatus(from: StatusSource, baseline: Baseline | undefined, intervalMs: number, signal: AbortSignal): Promise<{ report: StatusReport; baseline: Baseline | undefined }> {
   const { readyFile } = from;
   const [drainState, lastDrain] = readyFile === undefined ? [undefined, undefined] : await Promise.all([readDrainState(readyFile), readReadyReport(readyFile)]);
-  let envoy: StatusReport['envoy'];
-  let reading: ConnectionReading | undefined;
+  let envoy: StatusReport['envoy'] | undefined;
+  let connections: StatusReport['connections'] = null;
   let next = baseline;
   let newConnections: StatusReport['newConnections'] = null;
   try {
@@ -43,7 +53,8 @@ export async function gatherStatus(from: StatusSource, baseline: Baseline | unde
       next = toBaseline(await from.envoy.readConnections(signal));
       await sleep(intervalMs, undefined, { signal });
     }
-    reading = await from.envoy.readConnections(signal);
+    const reading = await from.envoy.readConnections(signal);
+    connections = { source: from.source, total: reading.connections, ...(reading.listeners === undefined ? {} : { listeners: activeByListener(reading.listeners) }) };
     const current = toBaseline(reading);
     if (next !== undefined && current !== undefined) {
       newConnections = { count: Math.max(0, current.accepted - next.accepted), intervalMs: current.at - next.at };
@@ -51,7 +62,12 @@ export async function gatherStatus(from: StatusSource, baseline: Baseline | unde
     next = current;
   } catch (error) {
     if (signal.aborted) throw error;
-    envoy = { reachable: false, error: errorMessage(error) };
+    if (envoy === undefined || isEnvoyGone(error)) {
+      envoy = { reachable: false, error: errorMessage(error) };
+    } else {
+      // Envoy answers, just not with a count: say so, never print a number that was not read.
+      connections = { source: from.source, total: null, error: errorMessage(error) };
+    }
   }
   const now = Date.now();
   return {
@@ -59,12 +75,21 @@ export async function gatherStatus(from: StatusSource, baseline: Baseline | unde
     report: {
       at: new Date(now).toISOString(),
       envoy,
-      connections: reading === undefined ? null : { source: from.source, total: reading.connections, ...(reading.listeners === undefined ? {} : { listeners: Object.fromEntries([...reading.listeners].map(([name, counts]) => [name, counts.active])) }) },
+      connections,
       newConnections,
-      drain: drainState === undefined ? { inProgress: false } : { inProgress: true, ...drainState, ...remaining(drainState, now) },
+      drain: drainReport(drainState, now),
       lastDrain: lastDrain === undefined ? null : lastDrain === 'unreadable' ? { result: 'unknown' } : lastDrain,
     },
   };
+}
+
+function drainReport(state: DrainInProgress | undefined, now: number): StatusReport['drain'] {
+  return state === undefined ? { inProgress: false } : { inProgress: true, ...state, ...remaining(state, now) };
+}
+
+/** Listeners whose live gauge was read (in `total` mode, one without it is merely left out). */
+function activeByListener(listeners: ReadonlyMap<string, ListenerCounts>): Record<string, number> {
+  return Object.fromEntries([...listeners].flatMap(([name, { active }]) => (active === undefined ? [] : [[name, active]])));
 }
 
 function toBaseline(reading: ConnectionReading): Baseline | undefined {

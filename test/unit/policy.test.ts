@@ -2,8 +2,16 @@ import { describe, expect, it } from 'vitest';
 import {
   FAST_READ_INTERVAL_MS,
   FAST_READ_MARGIN,
+  GONE_AFTER_REFUSED_READS,
+  LAST_READ_MIN_MS,
+  REFUSED_READ_INTERVAL_MS,
+  START_GIVE_UP_MS,
   decideDrain,
   earliestFinishMs,
+  envoyGone,
+  readTimeoutMs,
+  startGiveUpMs,
+  startRetryDelayMs,
   newConnectionsBetween,
   nextReadDelay,
   type DrainPolicy,
@@ -100,6 +108,29 @@ describe('nextReadDelay', () => {
     expect(nextReadDelay(quiet, at(7_600, 0, 3_000))).toBe(400);
     expect(nextReadDelay(quiet, at(4_000, 0, 3_000))).toBe(1_000);
     expect(nextReadDelay(quiet, at(8_000, 0, 3_000))).toBe(FAST_READ_INTERVAL_MS);
+  });
+});
+
+describe('a dead Envoy, a hanging Envoy and the start of the drain', () => {
+  it('takes Envoy for gone only after several refused reads in a row, read in quick succession', () => {
+    expect(envoyGone(GONE_AFTER_REFUSED_READS - 1)).toBe(false);
+    expect(envoyGone(GONE_AFTER_REFUSED_READS)).toBe(true);
+    expect(nextReadDelay(policy, { ...at(2_000, undefined), refusedReads: 1 })).toBe(REFUSED_READ_INTERVAL_MS);
+    // Refused reads in a row take well under the minimum drain to conclude.
+    expect((GONE_AFTER_REFUSED_READS - 1) * REFUSED_READ_INTERVAL_MS).toBeLessThanOrEqual(1_000);
+  });
+
+  it('never lets a hanging read stretch the drain timeout beyond a last short read', () => {
+    expect(readTimeoutMs(policy, 0, 2_000)).toBe(2_000);
+    expect(readTimeoutMs(policy, 59_000, 2_000)).toBe(1_000);
+    expect(readTimeoutMs(policy, 60_000, 2_000)).toBe(LAST_READ_MIN_MS);
+    expect(readTimeoutMs(policy, 59_000, 200)).toBe(200);
+  });
+
+  it('gives up starting the drain after 3 s, or one admin timeout if longer; backoff 0.25, 0.5, 1, 1 s', () => {
+    expect(startGiveUpMs(2_000)).toBe(START_GIVE_UP_MS);
+    expect(startGiveUpMs(10_000)).toBe(10_000);
+    expect([1, 2, 3, 4].map(startRetryDelayMs)).toEqual([250, 500, 1_000, 1_000]);
   });
 });
 

@@ -2,7 +2,8 @@
 // (method, path, query, body) and Envoy's answer comes back untouched, so the binary under test
 // talks to real Envoy while the test sees which calls it made, in order, and what Envoy answered.
 // On demand it injects the faults real Envoy cannot be made to show: a 5xx, a hang, a cut-off
-// JSON body, a slow answer. (Envoy dying is real: kill it.)
+// JSON body, a slow answer, any other answer (a redirect, odd JSON), an endless body; on every
+// path or on one. (Envoy dying is real: kill it.)
 import { type IncomingMessage, type Server, type ServerResponse, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -21,7 +22,29 @@ export type AdminFault =
   | { readonly kind: 'status'; readonly status: number }
   | { readonly kind: 'hang' }
   | { readonly kind: 'garbage' }
-  | { readonly kind: 'delay'; readonly ms: number };
+  | { readonly kind: 'delay'; readonly ms: number }
+  /** Any answer at all: a redirect, a JSON body with odd values, a 200 that is not JSON. */
+  | { readonly kind: 'answer'; readonly status: number; readonly body: string; readonly location?: string }
+  /** A 200 whose body never ends (bounded at 256 MiB), sent as fast as the client reads. */
+  | { readonly kind: 'flood' };
+
+/** A 'flood' fault: 64 KiB chunks, with backpressure, until the client goes away or 256 MiB are out. */
+const FLOOD_CHUNK = Buffer.alloc(64 * 1024, 0x20);
+const FLOOD_MAX_CHUNKS = 4096;
+
+function flood(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write('{"stats":[');
+  let sent = 0;
+  const pump = (): void => {
+    while (!res.destroyed && sent < FLOOD_MAX_CHUNKS) {
+      sent += 1;
+      if (!res.write(FLOOD_CHUNK)) return void res.once('drain', pump);
+    }
+    if (!res.destroyed) res.end(']}');
+  };
+  pump();
+}
 
 /** What a 'garbage' fault answers: cut-off JSON under a JSON content type. */
 const GARBAGE_BODY = '{"stats":[{"name":"server.total_connections","val';
@@ -30,8 +53,8 @@ export interface AdminTap {
   /** Where the binary under test should send admin requests: `127.0.0.1:PORT`, or the `listen` address. */
   readonly adminAddress: string;
   readonly calls: readonly AdminCall[];
-  /** Every request from now on meets `fault` instead of (or, for 'delay', before) Envoy; undefined ends it. */
-  setFault(fault: AdminFault | undefined): void;
+  /** Every request from now on (to `onlyPath`, when given) meets `fault` instead of (or, for 'delay', before) Envoy; undefined ends it. */
+  setFault(fault: AdminFault | undefined, onlyPath?: string): void;
   close(): Promise<void>;
 }
 
@@ -52,13 +75,25 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
   const to = destination(target);
   const calls: AdminCall[] = [];
   let fault: AdminFault | undefined;
+  let faultPath: string | undefined;
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const at = url.indexOf('?');
     const call: AdminCall = { method: req.method ?? 'GET', path: at < 0 ? url : url.slice(0, at), query: at < 0 ? '' : url.slice(at + 1), time: Date.now(), status: 0 };
     calls.push(call);
-    const now = fault;
+    const now = faultPath === undefined || faultPath === call.path ? fault : undefined;
     if (now?.kind === 'hang') return void req.resume(); // read, never answered
+    if (now?.kind === 'answer') {
+      req.resume();
+      call.status = now.status;
+      res.writeHead(now.status, { 'content-type': 'application/json', ...(now.location === undefined ? {} : { location: now.location }) }).end(now.body);
+      return;
+    }
+    if (now?.kind === 'flood') {
+      req.resume();
+      call.status = 200;
+      return flood(res);
+    }
     if (now?.kind === 'status' || now?.kind === 'garbage') {
       req.resume();
       call.status = now.kind === 'status' ? now.status : 200;
@@ -87,7 +122,10 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
   return {
     adminAddress: typeof bound === 'string' ? `unix:${bound}` : `${(bound as AddressInfo).address.includes(':') ? `[${(bound as AddressInfo).address}]` : (bound as AddressInfo).address}:${(bound as AddressInfo).port}`,
     calls,
-    setFault: (next) => (fault = next),
+    setFault: (next, onlyPath) => {
+      fault = next;
+      faultPath = onlyPath;
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

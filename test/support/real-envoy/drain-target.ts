@@ -21,8 +21,8 @@ export interface DrainTarget {
   waitForStat(name: string, predicate: (value: number | undefined) => boolean, timeoutMs?: number): Promise<void>;
   /** Envoy's `state` in /server_info: LIVE, DRAINING, ... */
   state(): Promise<string>;
-  /** Faults the tap injects in front of Envoy; undefined ends them. */
-  setAdminFault(fault: AdminFault | undefined): void;
+  /** Faults the tap injects in front of Envoy (on `onlyPath` alone, when given); undefined ends them. */
+  setAdminFault(fault: AdminFault | undefined, onlyPath?: string): void;
   /** Envoy dies at once (SIGKILL), as when its container is killed; the tap then resets every admin connection. */
   kill(): Promise<void>;
   /** Stops Envoy (SIGTERM) and the tap: afterwards the admin address refuses connections. */
@@ -69,7 +69,7 @@ export async function startDrainTarget(options: ChartEnvoyOptions = {}): Promise
     async state() {
       return (JSON.parse((await get(envoy.adminAddress, '/server_info')).body) as { state: string }).state;
     },
-    setAdminFault: (fault) => tap.setFault(fault),
+    setAdminFault: (fault, onlyPath) => tap.setFault(fault, onlyPath),
     async kill() {
       envoy.child.kill('SIGKILL');
       await envoy.exited;
