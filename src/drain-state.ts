@@ -1,11 +1,16 @@
 // While `shutdown` drains, a small file beside the ready file says so: `status` reports it, and
-// the manager learns from it that a drain has started. Removed when the drain ends; a file whose
-// process is gone (killed mid-drain) is treated as absent.
-import { readFile, rm } from 'node:fs/promises';
+// the manager learns from it that a drain has started. Removed when the drain ends. The file names
+// its process by pid and start time: a file whose process is gone (killed mid-drain), or whose pid
+// now belongs to another process, is a drain that ended without finishing, never a running one.
+import { rm } from 'node:fs/promises';
 import { writeFileAtomically } from './atomic-file.js';
+import { processState, type ProcessIdentity } from './process-identity.js';
+import { readSmallFile } from './small-file.js';
 
 export interface DrainInProgress {
   readonly pid: number;
+  /** The process's start time (see process-identity.ts): with the pid, it names the process. */
+  readonly pidStartTime?: string;
   readonly startedAt: string;
   /** `hook`: run as a preStop hook; `manual`: by hand (kubectl exec). */
   readonly startedBy: 'hook' | 'manual';
@@ -15,6 +20,17 @@ export interface DrainInProgress {
   readonly drainTimeoutMs: number;
   readonly quietPeriodMs: number;
 }
+
+/** What the file says, checked against the processes that run now. */
+export type DrainStateReading =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'running'; readonly state: DrainInProgress }
+  /** The file outlived its drain: the process was killed before it could write the ready file. */
+  | { readonly kind: 'abandoned'; readonly state: DrainInProgress; readonly why: 'process gone' | 'pid reused or unverifiable' }
+  | { readonly kind: 'unreadable' };
+
+/** The file holds one short JSON line; anything larger is not ours. */
+const MAX_DRAIN_STATE_BYTES = 4 * 1024;
 
 /** `/tmp/shutdown-ready` → `/tmp/shutdown-ready.draining`: same volume, found from the same option. */
 export function drainStatePath(readyFile: string): string {
@@ -29,23 +45,33 @@ export async function removeDrainState(readyFile: string): Promise<void> {
   await rm(drainStatePath(readyFile), { force: true });
 }
 
-export async function readDrainState(readyFile: string): Promise<DrainInProgress | undefined> {
+export async function readDrainState(readyFile: string): Promise<DrainStateReading> {
+  const file = await readSmallFile(drainStatePath(readyFile), MAX_DRAIN_STATE_BYTES);
+  if (file === 'absent') return { kind: 'none' };
+  if (file === 'unusable') return { kind: 'unreadable' };
   let state: Partial<DrainInProgress>;
   try {
-    state = JSON.parse(await readFile(drainStatePath(readyFile), 'utf8')) as Partial<DrainInProgress>;
+    state = JSON.parse(file.text) as Partial<DrainInProgress>;
   } catch {
-    return undefined;
+    return { kind: 'unreadable' };
   }
-  if (typeof state.pid !== 'number' || typeof state.startedAt !== 'string' || !isAlive(state.pid)) return undefined;
-  return state as DrainInProgress;
+  if (!isDrainState(state)) return { kind: 'unreadable' };
+  const identity: ProcessIdentity = { pid: state.pid, startTime: state.pidStartTime };
+  const process = processState(identity);
+  if (process === 'running') return { kind: 'running', state };
+  return { kind: 'abandoned', state, why: process === 'gone' ? 'process gone' : 'pid reused or unverifiable' };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to another user.
-    return (error as { code?: unknown }).code === 'EPERM';
-  }
+function isDrainState(state: Partial<DrainInProgress>): state is DrainInProgress {
+  return (
+    typeof state === 'object' &&
+    state !== null &&
+    Number.isSafeInteger(state.pid) &&
+    (state.pid as number) > 0 &&
+    (state.pidStartTime === undefined || typeof state.pidStartTime === 'string') &&
+    typeof state.startedAt === 'string' &&
+    typeof state.minDrainMs === 'number' &&
+    typeof state.drainTimeoutMs === 'number' &&
+    typeof state.quietPeriodMs === 'number'
+  );
 }

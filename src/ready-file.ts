@@ -1,11 +1,11 @@
 // The ready file: `shutdown` writes it when the drain ends, the manager releases Envoy's preStop
 // hook when it appears.
 import { rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { writeFileAtomically } from './atomic-file.js';
 import { assertWritableDirectory } from './fs-checks.js';
 import { ShutdownManagerError, UsageError, errorMessage } from './errors.js';
+import { readSmallFile } from './small-file.js';
 
 /** Where the file lives unless --ready-file says otherwise (an emptyDir shared by both containers). */
 export const DEFAULT_READY_FILE = '/tmp/shutdown-ready';
@@ -15,7 +15,7 @@ export type DrainResult = 'drained' | 'timeout' | 'envoy-unreachable';
 /** What the file says about how the drain ended, for the manager's log. */
 export interface ReadyReport {
   readonly result: DrainResult;
-  /** Connections left when the drain ended; null when they could not be read. */
+  /** Connections left when the drain ended; null when unknown (the last read failed, or none succeeded). */
   readonly connections: number | null;
   readonly elapsedMs: number;
   readonly exitCode: number;
@@ -50,16 +50,19 @@ export function removeReadyFile(path: string): boolean {
   }
 }
 
-/** The report in the file; undefined when the file is absent; `unreadable` when it is not a report. */
+/** A report is one JSON line of about 130 bytes: nothing larger is read. */
+export const MAX_READY_FILE_BYTES = 4 * 1024;
+
+/**
+ * The report in the file; undefined when the file is absent; `unreadable` when it is not a report
+ * (too large, not a regular file, not JSON). Reads at most MAX_READY_FILE_BYTES, whatever is there.
+ */
 export async function readReadyReport(path: string): Promise<ReadyReport | 'unreadable' | undefined> {
-  let text: string;
+  const file = await readSmallFile(path, MAX_READY_FILE_BYTES);
+  if (file === 'absent') return undefined;
+  if (file === 'unusable') return 'unreadable';
   try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    return (error as { code?: unknown }).code === 'ENOENT' ? undefined : 'unreadable';
-  }
-  try {
-    const parsed = JSON.parse(text) as Partial<ReadyReport>;
+    const parsed = JSON.parse(file.text) as Partial<ReadyReport>;
     return typeof parsed.result === 'string' && typeof parsed.elapsedMs === 'number' ? (parsed as ReadyReport) : 'unreadable';
   } catch {
     return 'unreadable';

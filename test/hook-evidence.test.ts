@@ -162,17 +162,19 @@ describe('no drain, no hostage', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ result: 'drained' });
   });
 
-  it('releases when the drain process died mid-drain', async () => {
+  it('releases when the drain process died mid-drain, and says so rather than "no drain started"', async () => {
     const envoy = await realEnvoy();
     const ready = readyFile();
-    const { port } = await manager(ready, ['--drain-start-timeout', '300ms']);
+    const { cli, port } = await manager(ready, ['--drain-start-timeout', '300ms']);
     const waiting = request({ port }, '/shutdown/ready');
     const drain = spawn(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '30s', '--drain-timeout', '60s']);
     await drain.waitForLog((l) => l.msg === 'graceful drain started');
     drain.child.kill('SIGKILL');
     const answer = await waiting;
     expect(answer.status).toBe(500);
-    expect(answer.body).toMatch(/no drain started/);
+    expect(answer.body).toBe(`the drain process (pid ${drain.child.pid}) ended without finishing (process gone): released undrained\n`);
+    const logged = await cli.waitForLog((l) => l.level === 'error' && l.msg.startsWith('a drain started, but its process ended without writing the ready file'));
+    expect(logged).toMatchObject({ kind: 'abandoned', pid: drain.child.pid, why: 'process gone' });
   });
 
   it('is off with --drain-start-timeout 0', async () => {

@@ -9,6 +9,7 @@ import { checkReadyFileDirectory, removeReadyFile, writeReadyFile, type DrainRes
 import { runDrain } from './drain.js';
 import { removeDrainState, writeDrainState, type DrainInProgress } from '../drain-state.js';
 import { waitForEnvoyPrestop } from '../envoy-prestop.js';
+import { ownIdentity } from '../process-identity.js';
 
 const EXIT_CODES: Readonly<Record<DrainResult, ExitCode>> = {
   drained: ExitCode.Drained,
@@ -23,8 +24,10 @@ export async function runShutdown(config: ShutdownConfig, log: Logger, signal: A
   const startedAt = Date.now();
   // Before touching Envoy: a drain whose end cannot be signalled would hold Envoy until the manager's timeout.
   await checkReadyFileDirectory(readyFile);
+  const self = ownIdentity();
   const drainState = (phase: DrainInProgress['phase']): DrainInProgress => ({
-    pid: process.pid,
+    pid: self.pid,
+    ...(self.startTime === undefined ? {} : { pidStartTime: self.startTime }),
     startedAt: new Date(startedAt).toISOString(),
     startedBy: config.startedBy,
     phase,

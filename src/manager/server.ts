@@ -4,8 +4,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { finished } from 'node:stream/promises';
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
-import type { DrainWatchdog } from './drain-watchdog.js';
+import type { DrainWatchdog, NoDrain } from './drain-watchdog.js';
 import type { HookTokenCheck } from './hook-token.js';
+import { LogSummary } from './log-summary.js';
 import type { ReadyContent, ReadyWatch } from './ready-watch.js';
 
 /** The path Envoy's preStop httpGet calls (Envoy Gateway's, so manifests carry over). */
@@ -51,6 +52,7 @@ export interface ManagerServer {
 
 export function createManagerServer(options: ManagerServerOptions): ManagerServer {
   const { log } = options;
+  const summary = new LogSummary(log);
   let pending = 0;
   let waiting = 0;
   let hookWaiters = 0;
@@ -59,7 +61,9 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
     pending += 1;
     void work.finally(() => {
       pending -= 1;
-      if (pending === 0) onIdle?.();
+      if (pending !== 0) return;
+      summary.flush();
+      onIdle?.();
     });
   };
 
@@ -78,25 +82,25 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
       } else if (path === READY_PATH) {
         if (!allow(request, response, ['GET'])) return;
         if (waiting >= options.maxWaiters) {
-          log.warn({ waiting, maxWaiters: options.maxWaiters }, 'too many waiters: refusing /shutdown/ready');
+          summary.event('warn', { waiting, maxWaiters: options.maxWaiters }, 'too many waiters: refusing /shutdown/ready');
           reply(response, 503, `too many waiters (${options.maxWaiters})\n`);
           return;
         }
         const fromHook = options.fromPodHook?.(request) ?? true;
         if (fromHook && ++hookWaiters === 1) options.onEnvoyPrestop(true);
         waiting += 1;
-        log.info({ remote: request.socket.remoteAddress, waiting, fromPodHook: fromHook }, 'waiting for the drain to finish');
+        // The pod hook's own request is evidence of termination: never folded into strangers' lines.
+        summary.event('info', { remote: request.socket.remoteAddress, waiting, fromPodHook: fromHook }, 'waiting for the drain to finish', `waiting:${fromHook}`);
         hold(
-          waitForReady(response, options).finally(() => {
+          waitForReady(response, options, summary).finally(() => {
             waiting -= 1;
-            if (waiting === 0) options.watchdog.disarm();
             if (fromHook && --hookWaiters === 0) options.onEnvoyPrestop(false);
           }),
         );
       } else if (path === DRAIN_PATH && options.runDrain !== undefined) {
         if (!allow(request, response, ['GET'])) return;
         if (options.fromPodHook?.(request) !== true) {
-          log.warn({ remote: request.socket.remoteAddress }, 'drain request refused: it does not carry the hook token');
+          summary.event('warn', { remote: request.socket.remoteAddress }, 'drain request refused: it does not carry the hook token');
           reply(response, 403, 'forbidden\n');
           return;
         }
@@ -117,38 +121,53 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
   };
 }
 
-async function waitForReady(response: ServerResponse, options: ManagerServerOptions): Promise<void> {
-  const { log, readyTimeoutMs } = options;
+async function waitForReady(response: ServerResponse, options: ManagerServerOptions, summary: LogSummary): Promise<void> {
+  const { readyTimeoutMs } = options;
   const startedAt = Date.now();
   const gone = new AbortController();
   // 'close' on the response before it finished: the client went away. Forget it at once.
   const onClose = (): void => gone.abort();
   response.on('close', onClose);
   const timeout = setTimeout(() => gone.abort('timeout'), readyTimeoutMs);
-  const noDrain = options.watchdog.watch().then(() => 'no-drain' as const);
+  let unwatch: () => void = () => undefined;
+  const noDrain = new Promise<NoDrain>((resolve) => (unwatch = options.watchdog.watch(resolve)));
   const outcome = await Promise.race([options.readyWatch.wait(gone.signal), noDrain]);
+  // Nothing of this waiter may stay behind in the shared watchdog, ready watch or timers.
+  unwatch();
   gone.abort('answered');
   clearTimeout(timeout);
   response.off('close', onClose);
   const waitedMs = Date.now() - startedAt;
-  if (outcome === 'no-drain') {
-    log.error(
-      { waitedMs, drainStartTimeout: formatDuration(options.drainStartTimeoutMs) },
-      "no drain is running and no ready file appeared: releasing envoy undrained (did the sidecar's preStop hook run?)",
-    );
-    reply(response, 500, 'no drain started: released undrained\n');
+  if (outcome !== undefined && outcome !== 'unreadable' && 'kind' in outcome) {
+    const { message, body } = describeNoDrain(outcome);
+    summary.event('error', { waitedMs, drainStartTimeout: formatDuration(options.drainStartTimeoutMs), ...outcome }, message);
+    reply(response, 500, body);
   } else if (outcome !== undefined) {
-    log.info({ waitedMs, ...describe(outcome) }, 'drain finished: releasing envoy');
+    summary.event('info', { waitedMs, ...describe(outcome) }, 'drain finished: releasing envoy');
     reply(response, 200, `${JSON.stringify(outcome === 'unreadable' ? { result: 'unknown' } : outcome)}\n`, 'application/json');
   } else if (gone.signal.reason === 'timeout') {
-    log.error({ waitedMs, readyTimeout: formatDuration(readyTimeoutMs) }, 'ready file did not appear before --ready-timeout: releasing envoy undrained');
+    summary.event('error', { waitedMs, readyTimeout: formatDuration(readyTimeoutMs) }, 'ready file did not appear before --ready-timeout: releasing envoy undrained');
     // A 5xx makes kubelet record a FailedPreStopHook event: the drain did not finish.
     reply(response, 500, `ready file did not appear within ${formatDuration(readyTimeoutMs)}\n`);
   } else {
-    log.info({ waitedMs }, 'waiter went away');
+    summary.event('info', { waitedMs }, 'waiter went away');
   }
   // Count the waiter as answered only once its bytes are out: the process may exit right after.
   await finished(response).catch(() => undefined);
+}
+
+/** The log line and the answer's body for a drain that never started, or started and died. */
+function describeNoDrain(noDrain: NoDrain): { message: string; body: string } {
+  if (noDrain.kind === 'never-started') {
+    return {
+      message: "no drain is running and no ready file appeared: releasing envoy undrained (did the sidecar's preStop hook run?)",
+      body: 'no drain started: released undrained\n',
+    };
+  }
+  return {
+    message: 'a drain started, but its process ended without writing the ready file: releasing envoy undrained (was the hook killed?)',
+    body: `the drain process (pid ${noDrain.pid}) ended without finishing (${noDrain.why}): released undrained\n`,
+  };
 }
 
 async function drainFor(response: ServerResponse, runDrain: DrainRunner, log: Logger): Promise<void> {

@@ -1,6 +1,6 @@
 // `envoy-shutdown-manager status`: where Envoy and its drain stand, for an operator.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readDrainState, type DrainInProgress } from '../drain-state.js';
+import { readDrainState, type DrainInProgress, type DrainStateReading } from '../drain-state.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import type { ConnectionReading, EnvoyControl } from '../envoy/envoy-control.js';
 import type { ListenerCounts } from '../envoy/stats.js';
@@ -83,8 +83,10 @@ export async function gatherStatus(from: StatusSource, baseline: Baseline | unde
   };
 }
 
-function drainReport(state: DrainInProgress | undefined, now: number): StatusReport['drain'] {
-  return state === undefined ? { inProgress: false } : { inProgress: true, ...state, ...remaining(state, now) };
+function drainReport(reading: DrainStateReading | undefined, now: number): StatusReport['drain'] {
+  if (reading?.kind === 'running') return { inProgress: true, ...reading.state, ...remaining(reading.state, now) };
+  if (reading?.kind === 'abandoned') return { inProgress: false, abandoned: { pid: reading.state.pid, startedAt: reading.state.startedAt, why: reading.why } };
+  return { inProgress: false };
 }
 
 /** Listeners whose live gauge was read (in `total` mode, one without it is merely left out). */
