@@ -5,12 +5,14 @@
 // when such a record exists and is fresh. See the README for why this cannot be fooled in a
 // harmful way.
 import { rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileAtomically } from './atomic-file.js';
+import { readSmallFile } from './small-file.js';
 
 /** Evidence older than this, when the hook starts, is from some other event. */
 export const EVIDENCE_MAX_AGE_MS = 30_000;
+/** The record is one short JSON line; nothing larger is read. */
+const MAX_EVIDENCE_BYTES = 1024;
 /** How often `shutdown` looks for the evidence while it waits (a short, bounded wait). */
 const EVIDENCE_POLL_MS = 50;
 
@@ -29,8 +31,10 @@ export function clearEnvoyPrestop(readyFile: string): void {
 
 /** When Envoy's preStop last reached the manager, or undefined. */
 export async function readEnvoyPrestop(readyFile: string): Promise<number | undefined> {
+  const file = await readSmallFile(evidencePath(readyFile), MAX_EVIDENCE_BYTES);
+  if (typeof file !== 'object') return undefined;
   try {
-    const { at } = JSON.parse(await readFile(evidencePath(readyFile), 'utf8')) as { at?: unknown };
+    const { at } = JSON.parse(file.text) as { at?: unknown };
     const time = typeof at === 'string' ? Date.parse(at) : Number.NaN;
     return Number.isNaN(time) ? undefined : time;
   } catch {

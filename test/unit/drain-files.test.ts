@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readDrainState, writeDrainState, type DrainInProgress } from '../../src/drain-state.js';
+import { evidencePath, readEnvoyPrestop } from '../../src/envoy-prestop.js';
 import { DrainWatchdog } from '../../src/manager/drain-watchdog.js';
 import { LogSummary } from '../../src/manager/log-summary.js';
 import { ownIdentity, parseStartTime } from '../../src/process-identity.js';
@@ -47,6 +48,17 @@ describe('readReadyReport reads only what a report needs', () => {
 
   it('absent is absent', async () => {
     expect(await readReadyReport(path('ready'))).toBeUndefined();
+  });
+});
+
+describe("the record of Envoy's preStop is read bounded too", () => {
+  it('a record padded past 1 KiB is no record', async () => {
+    const ready = path('ready');
+    const at = new Date().toISOString();
+    writeFileSync(evidencePath(ready), JSON.stringify({ at }));
+    expect(await readEnvoyPrestop(ready)).toBe(Date.parse(at));
+    writeFileSync(evidencePath(ready), `${JSON.stringify({ at })}${' '.repeat(2_000)}`);
+    expect(await readEnvoyPrestop(ready)).toBeUndefined();
   });
 });
 
