@@ -20,6 +20,8 @@ const ERROR_BODY_BYTES = 4 * 1024;
  * an HTTP answer of any kind is not on this list: something is alive there.
  */
 const GONE_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+/** undici's own timers, set to the same bound as the call's deadline, may fire first. */
+const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /** True only for a call that found nothing there to answer: the one sign that Envoy has exited. */
 export function isEnvoyGone(error: unknown): boolean {
@@ -79,8 +81,10 @@ async function call(
     body = await readCapped(response.body, status === 200 ? MAX_ADMIN_BODY_BYTES : ERROR_BODY_BYTES);
   } catch (error) {
     if (signal?.aborted === true) throw signal.reason;
-    if (deadline.aborted) throw new AdminError('ESM_ADMIN_TIMEOUT', `${what} failed: no answer within ${timeoutMs} ms`, false, { cause: error });
     const code = socketErrorCode(error);
+    if (deadline.aborted || (code !== undefined && TIMEOUT_CODES.has(code))) {
+      throw new AdminError('ESM_ADMIN_TIMEOUT', `${what} failed: no answer within ${timeoutMs} ms`, false, { cause: error });
+    }
     // Any other failure (a reply that is not HTTP, say) came from something alive: not proof Envoy is gone.
     const gone = code !== undefined && GONE_CODES.has(code);
     throw new AdminError(gone ? 'ESM_ADMIN_UNREACHABLE' : 'ESM_ADMIN_BAD_RESPONSE', `${what} failed: ${describe(error)}`, false, { cause: error });
