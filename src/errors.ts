@@ -4,13 +4,13 @@
 export const ExitCode = {
   /** Drain finished: connections at or under the threshold after the minimum drain. */
   Drained: 0,
-  /** Envoy's admin API was unreachable or misbehaving: no drain could start, or Envoy stopped answering during it. */
+  /** No drain could start (the admin API refused, failed or did not answer the start calls), or Envoy exited during it. */
   EnvoyUnreachable: 1,
   /** install: the copy could not be made or does not run. */
   Failed: 1,
   /** Bad flag, environment variable or configuration: nothing was sent to Envoy. */
   Usage: 2,
-  /** The drain timeout ended with connections still open. */
+  /** The drain timeout ended with connections still open, or with their count unknown. */
   Timeout: 3,
   /** The drain ended but the ready file could not be written: Envoy's hook waits for its own timeout. */
   ReadyFileFailed: 4,
