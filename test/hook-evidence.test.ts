@@ -166,9 +166,10 @@ describe('no drain, no hostage', () => {
     const envoy = await realEnvoy();
     const ready = readyFile();
     const { cli, port } = await manager(ready, ['--drain-start-timeout', '300ms']);
-    const waiting = request({ port }, '/shutdown/ready');
     const drain = spawn(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '30s', '--drain-timeout', '60s']);
     await drain.waitForLog((l) => l.msg === 'graceful drain started');
+    const waiting = request({ port }, '/shutdown/ready');
+    await cli.waitForLog((l) => l.msg === 'waiting for the drain to finish');
     drain.child.kill('SIGKILL');
     const answer = await waiting;
     expect(answer.status).toBe(500);
