@@ -109,7 +109,7 @@ async function pollUntilDrained(
       refusedReads = isEnvoyGone(error) ? refusedReads + 1 : 0;
       const fields = { err: errorMessage(error), elapsedMs: Math.round(elapsed()) };
       if (envoyGone(refusedReads)) {
-        log.error({ ...fields, refusedReads }, 'envoy is gone: its admin API refuses connections, so its connections are closed too');
+        log.error({ ...fields, refusedReads }, 'envoy is gone: its admin API refuses or drops every connection, so its connections are closed too');
         return outcome('envoy-unreachable');
       }
       if (refusedReads > 0) log.warn({ ...fields, refusedReads }, 'could not reach envoy: checking whether it exited');
