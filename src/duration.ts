@@ -37,8 +37,9 @@ export function parseDuration(text: string): number {
   return total;
 }
 
-/** Formats milliseconds the way Go prints durations, for help text and logs: 1m30s, 250ms, 0s. */
+/** Formats milliseconds the way Go prints durations, for help text and logs: 1m30s, 250ms, 0s (`none` for no limit). */
 export function formatDuration(ms: number): string {
+  if (ms === Number.POSITIVE_INFINITY) return 'none';
   if (ms === 0) return '0s';
   if (ms < 1_000) return `${trim(ms)}ms`;
   const hours = Math.floor(ms / 3_600_000);

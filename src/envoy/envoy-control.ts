@@ -5,6 +5,7 @@ import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
 import {
   type ConnectionSource,
   type ListenerCounts,
+  HTTP_STATS_FILTER,
   LISTENER_STATS_FILTER,
   TOTAL_AND_LISTENER_STATS_FILTER,
   TOTAL_CONNECTIONS_FILTER,
@@ -12,6 +13,7 @@ import {
   parseStatsJson,
   sumAccepted,
   sumActive,
+  sumHttpActive,
   totalConnections,
 } from './stats.js';
 
@@ -40,7 +42,7 @@ export interface EnvoyControl {
 
 export interface ConnectionCounting {
   readonly source: ConnectionSource;
-  /** Listener names (stat prefixes) never counted, matched exactly. */
+  /** Listener names (stat prefixes) never counted, matched exactly; with `http`, connection managers' stat prefixes. */
   readonly ignoreListeners: ReadonlySet<string>;
   /** Also read the listeners' accepted-connection counters: `required` for --quiet-period, `if-available` for a report. */
   readonly countAccepted: AcceptedCounting;
@@ -53,8 +55,9 @@ export interface ConnectionCounting {
 export type AcceptedCounting = 'no' | 'if-available' | 'required';
 
 export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounting): EnvoyControl {
+  const http = counting.source === 'http';
   const needsListeners = counting.source === 'listeners' || counting.countAccepted !== 'no';
-  const filter = counting.source === 'listeners' ? LISTENER_STATS_FILTER : needsListeners ? TOTAL_AND_LISTENER_STATS_FILTER : TOTAL_CONNECTIONS_FILTER;
+  const filter = http ? HTTP_STATS_FILTER : counting.source === 'listeners' ? LISTENER_STATS_FILTER : needsListeners ? TOTAL_AND_LISTENER_STATS_FILTER : TOTAL_CONNECTIONS_FILTER;
   // Sent unencoded, as Envoy's own docs write it; Envoy decodes either form.
   const statsPath = `/stats?filter=${filter}&format=json`;
   return {
@@ -66,6 +69,7 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
     },
     async readConnections(signal, timeoutMs) {
       const stats = parseStatsJson(await admin.get(statsPath, signal, timeoutMs));
+      if (http) return { connections: sumHttpActive(stats, counting.ignoreListeners) };
       if (!needsListeners) return { connections: totalConnections(stats) };
       const total = counting.source === 'total' ? totalConnections(stats) : undefined;
       const required = counting.countAccepted === 'required';

@@ -16,8 +16,14 @@ export const LISTENER_STATS_FILTER = '^listener\\..*\\.downstream_cx_(active|tot
 /** Both of the above in one request, for `total` with a quiet period. */
 export const TOTAL_AND_LISTENER_STATS_FILTER = '^(server\\.total_connections|listener\\..*\\.downstream_cx_(active|total))$';
 
-/** Where a connection count comes from: see --connections. */
-export type ConnectionSource = 'total' | 'listeners';
+/** Live gauges of every HTTP connection manager (`http.<stat_prefix>.downstream_cx_active`): Contour's count. */
+export const HTTP_STATS_FILTER = '^http\\..*\\.downstream_cx_active$';
+
+/**
+ * Where a connection count comes from: see --connections. `http` is not offered on our command
+ * line: it counts only HTTP connection managers, which is what Contour's shutdown waits for.
+ */
+export type ConnectionSource = 'total' | 'listeners' | 'http';
 export const CONNECTION_SOURCES: readonly ConnectionSource[] = ['total', 'listeners'];
 
 /** The admin listener's own stats scope: our polling connection lives here, never count it. */
@@ -105,6 +111,23 @@ export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<stri
   }
   if (dataPlaneStats === 0) throw malformed(`/stats has no listener.<name>.downstream_cx_active gauges: ${LISTENER_STATS_HINT}`);
   return byListener;
+}
+
+/**
+ * Sums `http.<prefix>.downstream_cx_active` over every connection manager whose stat prefix is not
+ * in `ignore` (exact). None at all means the reading is unknown: Envoy's admin listener always has one.
+ */
+export function sumHttpActive(stats: readonly Stat[], ignore: ReadonlySet<string>): number {
+  let total = 0;
+  let seen = 0;
+  for (const { name, value } of stats) {
+    const match = /^http\.(.+)\.downstream_cx_active$/.exec(name);
+    if (match === null) continue;
+    seen += 1;
+    if (!ignore.has(match[1] as string)) total += value;
+  }
+  if (seen === 0) throw malformed('/stats has no http.*.downstream_cx_active gauge');
+  return total;
 }
 
 /** Live connections on every counted listener; fails when one of them has no live gauge. */

@@ -3,6 +3,7 @@ import { ENV, fromEnv, shutdownConfigFromEnv, type ShutdownConfig } from '../con
 import { formatDuration, parseDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
 import { parseHookToken } from './hook-token.js';
+import type { Endpoints } from './server.js';
 
 export interface ManagerConfig {
   /** Undefined: every interface, IPv4 and IPv6. */
@@ -18,6 +19,8 @@ export interface ManagerConfig {
   readonly hookToken: string | undefined;
   /** Native-sidecar mode: serve /shutdown/drain, which runs this drain for the pod's own hook. */
   readonly drain: ShutdownConfig | undefined;
+  /** Undefined: our own paths and bodies. */
+  readonly endpoints?: Endpoints;
 }
 
 export interface ManagerOptions {

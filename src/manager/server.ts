@@ -19,11 +19,28 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** How often Node looks for requests past their timeout (its default, 30 s, lets slow clients linger). */
 const MAX_TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
+/**
+ * What the endpoints look like from outside. Ours by default; Envoy Gateway's or Contour's when
+ * the executable runs under their name (see src/dropin), so their pods' hooks get what they expect.
+ */
+export interface Endpoints {
+  /** Where Envoy's preStop httpGet waits. */
+  readonly readyPath: string;
+  /** The body of every 200 from /healthz and the ready path. Undefined: ours (`ok`, the drain report). */
+  readonly okBody?: string;
+  /** Accept any method on those paths, as Go's ServeMux does. */
+  readonly anyMethod?: boolean;
+}
+
+export const OWN_ENDPOINTS: Endpoints = { readyPath: READY_PATH };
+
 /** Runs the drain (once for all concurrent callers) and says how it ended. */
 export type DrainRunner = () => Promise<{ readonly ok: boolean; readonly report: unknown }>;
 
 export interface ManagerServerOptions {
+  /** Infinity: no timeout (Contour's manager waits until the file appears or the client leaves). */
   readonly readyTimeoutMs: number;
+  readonly endpoints?: Endpoints;
   readonly maxWaiters: number;
   /** A client must send its whole request (headers included) within this. Waiting for the answer is not bounded by it. */
   readonly requestTimeoutMs: number;
@@ -53,6 +70,8 @@ export interface ManagerServer {
 export function createManagerServer(options: ManagerServerOptions): ManagerServer {
   const { log } = options;
   const summary = new LogSummary(log);
+  const endpoints = options.endpoints ?? OWN_ENDPOINTS;
+  const methods = (allowed: readonly string[]): readonly string[] | undefined => (endpoints.anyMethod === true ? undefined : allowed);
   let pending = 0;
   let waiting = 0;
   let hookWaiters = 0;
@@ -78,9 +97,9 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
       request.resume(); // a body, if any, is ignored but must not stall the socket
       const path = (request.url ?? '').split('?', 1)[0];
       if (path === HEALTHZ_PATH) {
-        if (allow(request, response, ['GET', 'HEAD'])) reply(response, 200, 'ok\n');
-      } else if (path === READY_PATH) {
-        if (!allow(request, response, ['GET'])) return;
+        if (allow(request, response, methods(['GET', 'HEAD']))) reply(response, 200, endpoints.okBody ?? 'ok\n');
+      } else if (path === endpoints.readyPath) {
+        if (!allow(request, response, methods(['GET']))) return;
         if (waiting >= options.maxWaiters) {
           summary.event('warn', { waiting, maxWaiters: options.maxWaiters }, 'too many waiters: refusing /shutdown/ready');
           reply(response, 503, `too many waiters (${options.maxWaiters})\n`);
@@ -92,7 +111,7 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
         // The pod hook's own request is evidence of termination: never folded into strangers' lines.
         summary.event('info', { remote: request.socket.remoteAddress, waiting, fromPodHook: fromHook }, 'waiting for the drain to finish', `waiting:${fromHook}`);
         hold(
-          waitForReady(response, options, summary).finally(() => {
+          waitForReady(response, options, summary, endpoints.okBody).finally(() => {
             waiting -= 1;
             if (fromHook && --hookWaiters === 0) options.onEnvoyPrestop(false);
           }),
@@ -121,14 +140,14 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
   };
 }
 
-async function waitForReady(response: ServerResponse, options: ManagerServerOptions, summary: LogSummary): Promise<void> {
+async function waitForReady(response: ServerResponse, options: ManagerServerOptions, summary: LogSummary, okBody: string | undefined): Promise<void> {
   const { readyTimeoutMs } = options;
   const startedAt = Date.now();
   const gone = new AbortController();
   // 'close' on the response before it finished: the client went away. Forget it at once.
   const onClose = (): void => gone.abort();
   response.on('close', onClose);
-  const timeout = setTimeout(() => gone.abort('timeout'), readyTimeoutMs);
+  const timeout = Number.isFinite(readyTimeoutMs) ? setTimeout(() => gone.abort('timeout'), readyTimeoutMs) : undefined;
   let unwatch: () => void = () => undefined;
   const noDrain = new Promise<NoDrain>((resolve) => (unwatch = options.watchdog.watch(resolve)));
   const outcome = await Promise.race([options.readyWatch.wait(gone.signal), noDrain]);
@@ -144,7 +163,8 @@ async function waitForReady(response: ServerResponse, options: ManagerServerOpti
     reply(response, 500, body);
   } else if (outcome !== undefined) {
     summary.event('info', { waitedMs, ...describe(outcome) }, 'drain finished: releasing envoy');
-    reply(response, 200, `${JSON.stringify(outcome === 'unreadable' ? { result: 'unknown' } : outcome)}\n`, 'application/json');
+    if (okBody !== undefined) reply(response, 200, okBody);
+    else reply(response, 200, `${JSON.stringify(outcome === 'unreadable' ? { result: 'unknown' } : outcome)}\n`, 'application/json');
   } else if (gone.signal.reason === 'timeout') {
     summary.event('error', { waitedMs, readyTimeout: formatDuration(readyTimeoutMs) }, 'ready file did not appear before --ready-timeout: releasing envoy undrained');
     // A 5xx makes kubelet record a FailedPreStopHook event: the drain did not finish.
@@ -183,8 +203,9 @@ function describe(content: ReadyContent): Record<string, unknown> {
   return { result: content.result, connections: content.connections, drainElapsedMs: content.elapsedMs, drainExitCode: content.exitCode };
 }
 
-function allow(request: IncomingMessage, response: ServerResponse, methods: readonly string[]): boolean {
-  if (methods.includes(request.method ?? '')) return true;
+/** `methods` undefined: any method. */
+function allow(request: IncomingMessage, response: ServerResponse, methods: readonly string[] | undefined): boolean {
+  if (methods === undefined || methods.includes(request.method ?? '')) return true;
   response.setHeader('Allow', methods.join(', '));
   reply(response, 405, 'method not allowed\n');
   return false;

@@ -1,0 +1,131 @@
+// Contour's `contour envoy shutdown-manager|shutdown`, as its pods call them (`/bin/contour`):
+// the same flags, defaults, port, paths and exit code, run by our manager and drain.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ShutdownConfig } from '../config.js';
+import { DEFAULTS } from '../config.js';
+import { runShutdown } from '../drain/shutdown-command.js';
+import { FAST_READ_INTERVAL_MS } from '../drain/policy.js';
+import { formatDuration, parseDuration } from '../duration.js';
+import { parseAdminAddress } from '../envoy/address.js';
+import { ExitCode, UsageError } from '../errors.js';
+import { createLogger, type LogFormat, type Logger } from '../log.js';
+import { runManager } from '../manager/manager-command.js';
+import type { ManagerConfig } from '../manager/manager-config.js';
+import { parseListenPort, parseReadyFile } from '../parsers.js';
+import { hookLogMirror, onTerminationSignal } from '../process.js';
+import { durationFlag, intFlag, stringFlag, type FlagValues } from './go-flags.js';
+import type { Peer } from './peer.js';
+
+export const CONTOUR = {
+  readyPath: '/shutdown',
+  /** Connection managers Contour never counts: the admin API and its stats and health listeners. */
+  ignoredPrefixes: ['admin', 'envoy-admin', 'stats', 'health', 'stats-health'],
+} as const;
+
+export const contour: Peer = {
+  name: 'contour',
+  project: 'Contour',
+  globalFlags: { 'log-format': { kind: 'string', fallback: 'text' } },
+  otherCommands: ['bootstrap', 'certgen', 'cli', 'gateway-provisioner', 'serve', 'version'],
+  usageExit: 1,
+  noCommandExit: 1,
+  commands: {
+    'shutdown-manager': {
+      summary: 'hold GET :8090/shutdown until the drain wrote /admin/ok (no timeout)',
+      flags: {
+        'ready-file': { kind: 'string', fallback: '/admin/ok' },
+        'serve-port': { kind: 'int', fallback: '8090' },
+      },
+      run: runContourManager,
+    },
+    shutdown: {
+      summary: 'fail Envoy health checks over /admin/admin.sock, wait for HTTP connections to drain, then write /admin/ok',
+      flags: {
+        'admin-address': { kind: 'string', fallback: '/admin/admin.sock' },
+        'admin-port': { kind: 'int', fallback: '0' },
+        'check-delay': { kind: 'duration', fallback: '0s' },
+        'check-interval': { kind: 'duration', fallback: '5s' },
+        'drain-delay': { kind: 'duration', fallback: '0s' },
+        'min-open-connections': { kind: 'int', fallback: '0' },
+        'ready-file': { kind: 'string', fallback: '/admin/ok' },
+      },
+      run: runContourShutdown,
+    },
+  },
+};
+
+export function contourManagerConfig(values: FlagValues): ManagerConfig {
+  return {
+    host: undefined,
+    port: parseListenPort(String(intFlag(values, 'serve-port'))),
+    readyTimeoutMs: Number.POSITIVE_INFINITY,
+    readyFile: parseReadyFile(stringFlag(values, 'ready-file')),
+    maxWaiters: DEFAULTS.maxWaiters,
+    requestTimeoutMs: parseDuration(DEFAULTS.requestTimeout),
+    // Off: the hook may sleep --drain-delay before it starts, and the manager cannot see that flag.
+    drainStartTimeoutMs: 0,
+    hookToken: undefined,
+    drain: undefined,
+    endpoints: { readyPath: CONTOUR.readyPath, okBody: 'OK', anyMethod: true },
+  };
+}
+
+/** Contour's drain: no minimum beyond the check delay, no timeout, HTTP connection managers only. */
+export function contourShutdownConfig(values: FlagValues): ShutdownConfig {
+  const admin = stringFlag(values, 'admin-address');
+  if (!admin.startsWith('/')) throw new UsageError(`--admin-address must be the absolute path of Envoy's admin Unix socket, got ${JSON.stringify(admin)}`);
+  return {
+    adminAddress: parseAdminAddress(admin),
+    drainTimeoutMs: Number.POSITIVE_INFINITY,
+    minDrainMs: Math.max(0, durationFlag(values, 'check-delay')),
+    exitAtConnections: intFlag(values, 'min-open-connections'),
+    // Contour sleeps this between polls; here it is the slowest cadence (reads come faster near the end).
+    checkIntervalMs: Math.max(FAST_READ_INTERVAL_MS, durationFlag(values, 'check-interval')),
+    healthCheckFailureDelayMs: 0,
+    quietPeriodMs: 0,
+    readyFile: parseReadyFile(stringFlag(values, 'ready-file')),
+    connections: 'http',
+    ignoreListeners: new Set(CONTOUR.ignoredPrefixes),
+    adminTimeoutMs: parseDuration(DEFAULTS.adminTimeout),
+    requireEnvoyPrestop: false,
+    envoyPrestopWaitMs: 0,
+    startedBy: 'hook',
+  };
+}
+
+function logger(values: FlagValues, component: string, mirrorPath?: string): Logger {
+  const format = stringFlag(values, 'log-format');
+  if (format !== 'text' && format !== 'json') throw new UsageError(`--log-format must be text or json, got ${JSON.stringify(format)}`);
+  return createLogger({ level: 'info', format: format as LogFormat, mirrorPath }).child({ component, peer: 'contour' });
+}
+
+async function runContourManager(values: FlagValues): Promise<number> {
+  const config = contourManagerConfig(values);
+  const log = logger(values, 'manager');
+  const stop = new Promise<NodeJS.Signals>((resolve) => onTerminationSignal(resolve));
+  return runManager(config, log, stop);
+}
+
+async function runContourShutdown(values: FlagValues): Promise<number> {
+  const config = contourShutdownConfig(values);
+  const log = logger(values, 'shutdown', hookLogMirror());
+  if (intFlag(values, 'admin-port') !== 0) log.warn('--admin-port is deprecated and ignored, as in Contour: the admin API is reached over --admin-address');
+  const controller = new AbortController();
+  onTerminationSignal(() => controller.abort());
+  const drainDelayMs = Math.max(0, durationFlag(values, 'drain-delay'));
+  if (drainDelayMs > 0) {
+    log.info({ drainDelay: formatDuration(drainDelayMs) }, 'waiting before failing health checks');
+    try {
+      await sleep(drainDelayMs, undefined, { signal: controller.signal });
+    } catch {
+      log.warn('interrupted before the drain started: nothing was sent to Envoy');
+      return ExitCode.Interrupted;
+    }
+  }
+  return contourExitCode(await runShutdown(config, log, controller.signal));
+}
+
+/** Contour's hook exits 0 whenever it returns, even when the ready file could not be written. */
+export function contourExitCode(code: ExitCode): number {
+  return code === ExitCode.Interrupted ? code : 0;
+}
