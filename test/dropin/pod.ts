@@ -1,0 +1,173 @@
+// One generated pod's termination, run inside the sandbox (its own loopback, /tmp and /admin):
+// real Envoy from a peer-shaped bootstrap, the manager and the preStop hook exec'd by the argv the
+// peer's controller renders, Envoy's httpGet preStop, then SIGTERM to the manager. Everything
+// seen is returned for the test to judge; nothing is decided here.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startAdminTap } from '../support/real-envoy/admin-tap.js';
+import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from './pod-bootstraps.js';
+
+export interface PodScenario {
+  readonly peer: 'envoy-gateway' | 'contour';
+  readonly envoyBinary: string;
+  /** The manager container's command + args; undefined: no manager. */
+  readonly manager?: readonly string[];
+  /** The manager container's preStop exec; undefined: none (Envoy's hook alone). */
+  readonly hook?: readonly string[];
+  /** Envoy Gateway: where Envoy binds its admin API (an IPv6 gateway uses ::1). */
+  readonly adminHost?: '127.0.0.1' | '::1';
+  /** Idle keep-alive connections held open on these ports (one request answered on each first). */
+  readonly idleOn?: readonly number[];
+  /** Close every idle connection this long after the hook started; undefined: keep them. */
+  readonly closeIdleAfterMs?: number;
+  /** Nothing listens where the hook looks for Envoy's admin API. */
+  readonly adminUnreachable?: boolean;
+  /** Where the ready file must appear (the peer's path, or the one its flags name). */
+  readonly readyFile: string;
+  /** The manager's port and the path Envoy's preStop httpGet calls. */
+  readonly managerPort: number;
+  readonly readyPath: string;
+}
+
+export interface HttpSeen {
+  readonly status: number;
+  readonly body: string;
+  /** Milliseconds after the hook started (or after the request was sent, without a hook). */
+  readonly atMs: number;
+}
+
+export interface PodObservation {
+  readonly healthz: { readonly ipv4: HttpSeen | string; readonly ipv6: HttpSeen | string } | undefined;
+  readonly ready: HttpSeen | string | undefined;
+  readonly hook: { readonly exitCode: number | null; readonly atMs: number; readonly stdout: string; readonly stderr: string } | undefined;
+  readonly readyFileExists: boolean;
+  readonly idleClosedAtMs: number | undefined;
+  /** Admin calls the hook made, in order, with their time after the hook started. */
+  readonly adminCalls: ReadonlyArray<{ readonly method: string; readonly path: string; readonly query: string; readonly atMs: number }>;
+  readonly managerExit: { readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stderr: string } | undefined;
+}
+
+const BOUND_MS = 120_000;
+
+export async function runPod(scenario: PodScenario): Promise<PodObservation> {
+  const eg = scenario.peer === 'envoy-gateway';
+  const adminHost = scenario.adminHost ?? '127.0.0.1';
+  writeFileSync('/tmp/envoy.json', JSON.stringify(eg ? egBootstrap(adminHost) : contourBootstrap()));
+  const envoy = spawn(scenario.envoyBinary, ['--config-path', '/tmp/envoy.json', '--disable-hot-restart', '--concurrency', '1', '--log-level', 'warning', ...(eg ? ['--drain-strategy', 'immediate', '--drain-time-s', '60'] : [])], { stdio: 'ignore' });
+  const realAdmin = eg ? `${adminHost === '::1' ? '[::1]' : '127.0.0.1'}:${EG_REAL_ADMIN_PORT}` : `unix:${CONTOUR_REAL_ADMIN_SOCKET}`;
+  const tapAt = eg ? `${adminHost === '::1' ? '[::1]' : '127.0.0.1'}:19000` : 'unix:/admin/admin.sock';
+  const children: ChildProcess[] = [envoy];
+  try {
+    await until(() => portOpen(eg ? 10080 : 8080), 'envoy listening');
+    const tap = scenario.adminUnreachable === true ? undefined : await startAdminTap(realAdmin, tapAt);
+    const manager = scenario.manager === undefined ? undefined : exec(scenario.manager, children);
+    let healthz: PodObservation['healthz'];
+    if (manager !== undefined) {
+      await until(() => portOpen(scenario.managerPort), 'manager listening');
+      const now = Date.now();
+      healthz = { ipv4: await httpGet('127.0.0.1', scenario.managerPort, '/healthz', now), ipv6: await httpGet('::1', scenario.managerPort, '/healthz', now) };
+    }
+    const idle = await Promise.all((scenario.idleOn ?? []).map((port) => idleConnection(port)));
+    const startedAt = Date.now();
+    const ready = manager === undefined ? undefined : httpGet('127.0.0.1', scenario.managerPort, scenario.readyPath, startedAt);
+    const hook = scenario.hook === undefined ? undefined : exec(scenario.hook, children);
+    let idleClosedAtMs: number | undefined;
+    if (scenario.closeIdleAfterMs !== undefined) {
+      void sleep(scenario.closeIdleAfterMs).then(() => {
+        idleClosedAtMs = Date.now() - startedAt;
+        for (const socket of idle) socket.destroy();
+      });
+    }
+    const hookDone = hook === undefined ? undefined : await bounded(hook.exited, 'hook exit');
+    const hookSeen = hook === undefined || hookDone === undefined ? undefined : { exitCode: hookDone.code, atMs: hookDone.at - startedAt, stdout: hook.stdout(), stderr: hook.stderr() };
+    const readySeen = ready === undefined ? undefined : await bounded(ready, 'ready answer');
+    const readyFileExists = existsSync(scenario.readyFile);
+    let managerExit: PodObservation['managerExit'];
+    if (manager !== undefined) {
+      manager.child.kill('SIGTERM');
+      const done = await bounded(manager.exited, 'manager exit');
+      managerExit = { code: done.code, signal: done.signal, stdout: manager.stdout(), stderr: manager.stderr() };
+    }
+    for (const socket of idle) socket.destroy();
+    await tap?.close();
+    const adminCalls = (tap?.calls ?? []).filter((call) => call.time >= startedAt).map((call) => ({ method: call.method, path: call.path, query: call.query, atMs: call.time - startedAt }));
+    return { healthz, ready: readySeen, hook: hookSeen, readyFileExists, idleClosedAtMs, adminCalls, managerExit };
+  } finally {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly exited: Promise<{ code: number | null; signal: string | null; at: number }>;
+  stdout(): string;
+  stderr(): string;
+}
+
+/** Execs argv as a container runtime does: argv[0] looked up on PATH (/esm-bin) unless absolute. */
+function exec(argv: readonly string[], children: ChildProcess[]): Running {
+  const [file, ...args] = argv as [string, ...string[]];
+  const child = spawn(file, args, { env: { PATH: '/esm-bin:/usr/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+  return { child, exited, stdout: () => out, stderr: () => err };
+}
+
+function httpGet(host: string, port: number, path: string, since: number): Promise<HttpSeen | string> {
+  return new Promise((resolve) => {
+    const req = request({ host, port, path, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, atMs: Date.now() - since }));
+    });
+    req.on('error', (error) => resolve(`error: ${error.message}`));
+    req.end();
+  });
+}
+
+/** A keep-alive connection that had one request answered, then stays open and silent. */
+function idleConnection(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      if (port === 8443) return resolve(socket); // TCP proxy: a connection, no HTTP
+      socket.write('GET / HTTP/1.1\r\nhost: pod\r\n\r\n');
+      socket.once('data', () => resolve(socket));
+    });
+  });
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Polls a start-up condition the process offers no event for; bounded. */
+async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 20 s`);
+    await sleep(20);
+  }
+}
+
+async function bounded<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${BOUND_MS} ms`)), BOUND_MS)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
