@@ -1,6 +1,7 @@
 // Lays out the runtime image's whole root filesystem in a directory, from files this project makes:
 // the single executable in /usr/local/bin, its dynamic loader and exactly the libraries it links
-// (as `envoy-shutdown-manager install` finds and copies them), the loader again at the path the
+// (as `envoy-shutdown-manager install` finds and copies them), links naming it `envoy-gateway` and
+// `/bin/contour` for the pods those projects generate, the loader again at the path the
 // executable names (PT_INTERP), a passwd and group with the nonroot user 65532, an empty /tmp that
 // any user may write (mode 1777, like a distroless base) and nothing else: no shell, no package
 // manager. Both image builds copy this directory into a FROM scratch stage: `npm run image` here,
@@ -15,6 +16,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOTFS = 'dist/image/rootfs';
 export const IMAGE_EXECUTABLE = '/usr/local/bin/envoy-shutdown-manager';
+/**
+ * The other names the executable answers to (it dispatches on the name it is called by): Envoy
+ * Gateway's pods run `envoy-gateway` from PATH, Contour's exec `/bin/contour`.
+ */
+export const PEER_LINKS = { '/usr/local/bin/envoy-gateway': 'envoy-shutdown-manager', '/bin/contour': '../usr/local/bin/envoy-shutdown-manager' };
 /** The image's only unprivileged user, as in distroless `:nonroot`. */
 export const NONROOT = 65532;
 const LIB_DIR = '/lib/x86_64-linux-gnu';
@@ -93,6 +99,8 @@ export function managerRootfs(executable, into) {
   const runtime = installedRuntime(executable);
   try {
     layoutRootfs(into, { binaries: [{ from: executable, to: IMAGE_EXECUTABLE }], libraries: runtime.libraries, loader: runtime.loader, interpreter: elfInterpreter(executable) });
+    mkdirSync(join(into, 'bin'), { mode: 0o755 });
+    for (const [link, target] of Object.entries(PEER_LINKS)) symlinkSync(target, join(into, link));
   } finally {
     runtime.cleanup();
   }

@@ -47,9 +47,9 @@ function httpListener(name: string, address: string, port: number, prefix: strin
  * 19001 and readiness listener (health check filter) on 19003, a user listener on 10080, and a
  * user listener whose stats are named with "19001" in them, which Envoy Gateway's own hook skips.
  */
-export function egBootstrap(adminHost: '127.0.0.1' | '::1'): object {
+export function egBootstrap(adminHost: '127.0.0.1' | '::1', adminPort = EG_REAL_ADMIN_PORT): object {
   return {
-    admin: { address: socket(adminHost, EG_REAL_ADMIN_PORT) },
+    admin: { address: socket(adminHost, adminPort) },
     static_resources: {
       listeners: [
         httpListener('envoy-gateway-proxy-stats-0.0.0.0-19001', '0.0.0.0', 19001, 'eg-stats-http'),
@@ -67,9 +67,9 @@ export function egBootstrap(adminHost: '127.0.0.1' | '::1'): object {
  * (TLS passthrough) on 8443 whose connections Contour's hook never counts (it forwards to the
  * stats listener, whose connection manager is not counted either).
  */
-export function contourBootstrap(): object {
+export function contourBootstrap(adminSocket = CONTOUR_REAL_ADMIN_SOCKET): object {
   return {
-    admin: { address: { pipe: { path: CONTOUR_REAL_ADMIN_SOCKET } } },
+    admin: { address: { pipe: { path: adminSocket } } },
     static_resources: {
       listeners: [
         httpListener('stats-health', '0.0.0.0', 8002, 'stats', { healthCheck: '/ready' }),

@@ -30,7 +30,7 @@ afterEach(async () => {
 });
 
 describe('the image', () => {
-  it('holds the executable, its loader and libraries, passwd and group, /tmp and nothing else: no shell', async () => {
+  it('holds the executable (also linked as envoy-gateway and /bin/contour), its loader and libraries, passwd and group, /tmp and nothing else: no shell', async () => {
     const name = objects.container('files');
     await podman(['create', '--name', name, ...objects.labelArgs, IMAGE]);
     const dir = mkdtempSync(join(tmpdir(), 'esm-export-'));
@@ -53,6 +53,7 @@ describe('the image', () => {
         'lib/x86_64-linux-gnu/libstdc++.so.6',
         'lib64/ld-linux-x86-64.so.2 -> ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2',
         rootfs.IMAGE_EXECUTABLE.slice(1),
+        ...Object.entries(rootfs.PEER_LINKS).map(([link, target]) => `${link.slice(1)} -> ${target}`),
       ].sort(),
     );
     expect(listing).toMatch(/^drwxrwxrwt .* tmp\/$/m);

@@ -6,6 +6,8 @@ import { pathToFileURL } from 'node:url';
 export interface RootfsScript {
   readonly ROOTFS: string;
   readonly IMAGE_EXECUTABLE: string;
+  /** Link path → target: the names Envoy Gateway's and Contour's pods call the executable by. */
+  readonly PEER_LINKS: Readonly<Record<string, string>>;
   readonly NONROOT: number;
   layoutRootfs(
     into: string,
@@ -42,7 +44,7 @@ async function load<T>(path: string, names: readonly string[]): Promise<T> {
 
 export async function imageScripts(): Promise<{ rootfs: RootfsScript; image: ImageScript; podman: PodmanScript }> {
   return {
-    rootfs: await load<RootfsScript>('scripts/image-rootfs.mjs', ['ROOTFS', 'IMAGE_EXECUTABLE', 'NONROOT', 'layoutRootfs', 'elfInterpreter']),
+    rootfs: await load<RootfsScript>('scripts/image-rootfs.mjs', ['ROOTFS', 'IMAGE_EXECUTABLE', 'PEER_LINKS', 'NONROOT', 'layoutRootfs', 'elfInterpreter']),
     image: await load<ImageScript>('scripts/image.mjs', ['IMAGE_NAME', 'imageTag', 'buildImage', 'localContainerfile']),
     podman: await load<PodmanScript>('scripts/podman.mjs', ['CONTAINERS_CONF', 'podmanEnv', 'requirePodman']),
   };
