@@ -1,0 +1,97 @@
+// How each peer's flags become our configuration, and its exit codes ours; the name dispatch.
+import { describe, expect, it } from 'vitest';
+import { contourExitCode, contourManagerConfig, contourShutdownConfig, contour } from '../../src/dropin/contour.js';
+import { peerCalled } from '../../src/dropin/dispatch.js';
+import { egExitCode, egManagerConfig, egShutdownConfig, envoyGateway } from '../../src/dropin/envoy-gateway.js';
+import { parseFlags } from '../../src/dropin/go-flags.js';
+import { countByListener, sumActive, sumHttpActive } from '../../src/envoy/stats.js';
+import { ExitCode } from '../../src/errors.js';
+
+const egFlags = (command: 'shutdown' | 'shutdown-manager', args: string[]) => parseFlags(args, envoyGateway.commands[command].flags).values;
+const contourFlags = (command: 'shutdown' | 'shutdown-manager', args: string[]) => parseFlags(args, { ...contour.globalFlags, ...contour.commands[command].flags }).values;
+const LOCAL = { kind: 'tcp', host: '127.0.0.1', port: 19000 } as const;
+
+describe('dispatch by name', () => {
+  it.each([
+    ['/bin/contour', ['/bin/contour'], 'contour'],
+    ['envoy-gateway', ['/usr/local/bin/envoy-shutdown-manager', '/usr/local/bin/envoy-shutdown-manager'], 'envoy-gateway'],
+    ['node', ['/usr/bin/node', '/opt/esm/envoy-gateway'], 'envoy-gateway'],
+    ['envoy-shutdown-manager', ['/usr/local/bin/envoy-shutdown-manager'], undefined],
+    ['node', ['/usr/bin/node', '/work/bin/envoy-shutdown-manager'], undefined],
+    ['contour-x', ['contour-x'], undefined],
+  ])('argv0 %s, argv %j: %s', (argv0, argv, peer) => {
+    expect(peerCalled(argv0, argv)?.name).toBe(peer);
+  });
+});
+
+describe('Envoy Gateway', () => {
+  it('manager: port 19002 on every address, /tmp/shutdown-ready, 610s by default, empty bodies', () => {
+    expect(egManagerConfig(egFlags('shutdown-manager', []))).toMatchObject({ host: undefined, port: 19002, readyFile: '/tmp/shutdown-ready', readyTimeoutMs: 610_000, endpoints: { readyPath: '/shutdown/ready', okBody: '' } });
+    expect(egManagerConfig(egFlags('shutdown-manager', ['--ready-timeout=40s'])).readyTimeoutMs).toBe(40_000);
+  });
+
+  it('drain: defaults 60s/10s/0/0s, 1 s cadence, live listener gauges without its own 19001/19003 listeners', () => {
+    expect(egShutdownConfig(egFlags('shutdown', []), LOCAL)).toMatchObject({
+      drainTimeoutMs: 60_000, minDrainMs: 10_000, exitAtConnections: 0, healthCheckFailureDelayMs: 0, checkIntervalMs: 1_000,
+      readyFile: '/tmp/shutdown-ready', connections: 'listeners', requireEnvoyPrestop: false,
+    });
+  });
+
+  it('accepts what the controller may render that our own CLI would refuse: a minimum above the timeout, a delay beyond it, 0s', () => {
+    const config = egShutdownConfig(egFlags('shutdown', ['--drain-timeout=5s', '--min-drain-duration=15s', '--health-check-failure-delay=2m0s']), LOCAL);
+    expect(config).toMatchObject({ drainTimeoutMs: 5_000, minDrainMs: 5_000, healthCheckFailureDelayMs: 120_000 });
+    expect(egShutdownConfig(egFlags('shutdown', ['--drain-timeout=0s', '--min-drain-duration=0s']), LOCAL)).toMatchObject({ drainTimeoutMs: 0, minDrainMs: 0 });
+  });
+
+  it('counts a user listener named with 19001 and skips only its stats and readiness listeners', () => {
+    const { ignoreListeners } = egShutdownConfig(egFlags('shutdown', []), LOCAL);
+    const stats = [
+      { name: 'listener.0.0.0.0_19001.downstream_cx_active', value: 4 },
+      { name: 'listener.[__]_19003.downstream_cx_active', value: 2 },
+      { name: 'listener.tenant-19001.downstream_cx_active', value: 3 },
+      { name: 'listener.0.0.0.0_10080.downstream_cx_active', value: 1 },
+      { name: 'listener.0.0.0.0_10080.worker_0.downstream_cx_active', value: 1 },
+      { name: 'listener.admin.downstream_cx_active', value: 1 },
+    ];
+    expect(sumActive(countByListener(stats, ignoreListeners))).toBe(4);
+  });
+
+  it('exits 0 when drained, on the timeout and with Envoy unreachable; 1 when the ready file failed', () => {
+    expect([ExitCode.Drained, ExitCode.Timeout, ExitCode.EnvoyUnreachable, ExitCode.ReadyFileFailed, ExitCode.Usage].map(egExitCode)).toEqual([0, 0, 0, 1, 1]);
+  });
+});
+
+describe('Contour', () => {
+  it('manager: 8090, /admin/ok, no timeout, no watchdog, "OK" bodies; --serve-port and --ready-file', () => {
+    expect(contourManagerConfig(contourFlags('shutdown-manager', []))).toMatchObject({ port: 8090, readyFile: '/admin/ok', readyTimeoutMs: Number.POSITIVE_INFINITY, drainStartTimeoutMs: 0, endpoints: { readyPath: '/shutdown', okBody: 'OK' } });
+    expect(contourManagerConfig(contourFlags('shutdown-manager', ['--serve-port=8091', '--ready-file', '/admin/done']))).toMatchObject({ port: 8091, readyFile: '/admin/done' });
+  });
+
+  it('drain: the admin socket, no timeout, the check delay as the minimum, 5 s cadence, HTTP managers only', () => {
+    expect(contourShutdownConfig(contourFlags('shutdown', []))).toMatchObject({
+      adminAddress: { kind: 'unix', path: '/admin/admin.sock' }, drainTimeoutMs: Number.POSITIVE_INFINITY, minDrainMs: 0, checkIntervalMs: 5_000,
+      exitAtConnections: 0, readyFile: '/admin/ok', connections: 'http', healthCheckFailureDelayMs: 0,
+    });
+    expect(contourShutdownConfig(contourFlags('shutdown', ['--check-delay=2s', '--min-open-connections=3', '--check-interval=0s']))).toMatchObject({ minDrainMs: 2_000, exitAtConnections: 3, checkIntervalMs: 25 });
+  });
+
+  it('refuses a TCP admin address: Contour reaches admin only over its socket', () => {
+    expect(() => contourShutdownConfig(contourFlags('shutdown', ['--admin-address=127.0.0.1:9001']))).toThrow(/Unix socket/);
+  });
+
+  it('counts HTTP connection managers except its admin, stats and health ones; none at all is unknown', () => {
+    const { ignoreListeners } = contourShutdownConfig(contourFlags('shutdown', []));
+    const stats = [
+      { name: 'http.admin.downstream_cx_active', value: 1 },
+      { name: 'http.stats.downstream_cx_active', value: 5 },
+      { name: 'http.ingress_http.downstream_cx_active', value: 2 },
+      { name: 'http.ingress_https.downstream_cx_active', value: 3 },
+    ];
+    expect(sumHttpActive(stats, ignoreListeners)).toBe(5);
+    expect(() => sumHttpActive([], ignoreListeners)).toThrow(/no http/);
+  });
+
+  it('exits 0 whenever the drain returns', () => {
+    expect([ExitCode.Drained, ExitCode.Timeout, ExitCode.EnvoyUnreachable, ExitCode.ReadyFileFailed].map(contourExitCode)).toEqual([0, 0, 0, 0]);
+  });
+});
