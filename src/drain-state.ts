@@ -55,6 +55,8 @@ export async function readDrainState(readyFile: string): Promise<DrainStateReadi
   } catch {
     return { kind: 'unreadable' };
   }
+  // A drain without a timeout (Contour's, see src/dropin) is written as null: JSON has no Infinity.
+  if ((state.drainTimeoutMs as unknown) === null) state = { ...state, drainTimeoutMs: Number.POSITIVE_INFINITY };
   if (!isDrainState(state)) return { kind: 'unreadable' };
   const identity: ProcessIdentity = { pid: state.pid, startTime: state.pidStartTime };
   const process = processState(identity);

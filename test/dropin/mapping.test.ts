@@ -5,7 +5,10 @@ import { peerCalled } from '../../src/dropin/dispatch.js';
 import { egExitCode, egManagerConfig, egShutdownConfig, envoyGateway } from '../../src/dropin/envoy-gateway.js';
 import { parseFlags } from '../../src/dropin/go-flags.js';
 import { countByListener, sumActive, sumHttpActive } from '../../src/envoy/stats.js';
+import { readDrainState, writeDrainState } from '../../src/drain-state.js';
 import { ExitCode } from '../../src/errors.js';
+import { ownIdentity } from '../../src/process-identity.js';
+import { tempDir } from '../support/cli.js';
 
 const egFlags = (command: 'shutdown' | 'shutdown-manager', args: string[]) => parseFlags(args, envoyGateway.commands[command].flags).values;
 const contourFlags = (command: 'shutdown' | 'shutdown-manager', args: string[]) => parseFlags(args, { ...contour.globalFlags, ...contour.commands[command].flags }).values;
@@ -89,6 +92,18 @@ describe('Contour', () => {
     ];
     expect(sumHttpActive(stats, ignoreListeners)).toBe(5);
     expect(() => sumHttpActive([], ignoreListeners)).toThrow(/no http/);
+  });
+
+  it('a drain without a timeout is still seen running beside the ready file (JSON writes Infinity as null)', async () => {
+    const dir = tempDir();
+    try {
+      const ready = `${dir.path}/ok`;
+      const self = ownIdentity();
+      await writeDrainState(ready, { pid: self.pid, ...(self.startTime === undefined ? {} : { pidStartTime: self.startTime }), startedAt: new Date().toISOString(), startedBy: 'hook', phase: 'draining', minDrainMs: 0, drainTimeoutMs: Number.POSITIVE_INFINITY, quietPeriodMs: 0 });
+      expect(await readDrainState(ready)).toMatchObject({ kind: 'running', state: { drainTimeoutMs: Number.POSITIVE_INFINITY } });
+    } finally {
+      dir.cleanup();
+    }
   });
 
   it('exits 0 whenever the drain returns', () => {
