@@ -9,9 +9,9 @@ import { runPeer, type Peer } from './peer.js';
 const PEERS: readonly Peer[] = [envoyGateway, contour];
 
 /**
- * The peer this process was called as. A single executable sees its own path in argv[1] (the
- * symlink resolved), so the name it was called by is argv0; under `node bin/…` argv0 is node and
- * the script's path, symlink kept, is argv[1].
+ * The peer this process was called as. A single executable gets argv0 and argv[1] as it was
+ * called (`/bin/contour`) and argv[0] as its resolved path; under `node bin/…`, argv0 is node and
+ * argv[1] the script's path as called, links kept.
  */
 export function peerCalled(argv0: string, argv: readonly string[]): Peer | undefined {
   const named = (path: string | undefined): Peer | undefined => (path === undefined ? undefined : PEERS.find((peer) => peer.name === basename(path)));
