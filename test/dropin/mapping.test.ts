@@ -17,7 +17,7 @@ const LOCAL = { kind: 'tcp', host: '127.0.0.1', port: 19000 } as const;
 describe('dispatch by name', () => {
   it.each([
     ['/bin/contour', ['/bin/contour'], 'contour'],
-    ['envoy-gateway', ['/usr/local/bin/envoy-shutdown-manager', '/usr/local/bin/envoy-shutdown-manager'], 'envoy-gateway'],
+    ['envoy-gateway', ['/usr/local/bin/envoy-shutdown-manager', 'envoy-gateway'], 'envoy-gateway'],
     ['node', ['/usr/bin/node', '/opt/esm/envoy-gateway'], 'envoy-gateway'],
     ['envoy-shutdown-manager', ['/usr/local/bin/envoy-shutdown-manager'], undefined],
     ['node', ['/usr/bin/node', '/work/bin/envoy-shutdown-manager'], undefined],
