@@ -1,8 +1,7 @@
 // Contour's `contour envoy shutdown-manager|shutdown`, as its pods call them (`/bin/contour`):
 // the same flags, defaults, port, paths and exit code, run by our manager and drain.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ShutdownConfig } from '../config.js';
-import { DEFAULTS } from '../config.js';
+import { DEFAULTS, type ShutdownConfig } from '../config.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import { FAST_READ_INTERVAL_MS } from '../drain/policy.js';
 import { formatDuration, parseDuration } from '../duration.js';

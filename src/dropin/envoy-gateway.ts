@@ -1,8 +1,7 @@
 // Envoy Gateway's `envoy-gateway envoy shutdown-manager|shutdown`, as the pods it generates call
 // them: the same flags, defaults, port, paths and exit codes, run by our manager and drain.
 import { connect } from 'node:net';
-import type { ShutdownConfig } from '../config.js';
-import { DEFAULTS } from '../config.js';
+import { DEFAULTS, type ShutdownConfig } from '../config.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import { parseDuration } from '../duration.js';
 import type { AdminAddress } from '../envoy/address.js';
