@@ -1,12 +1,13 @@
 // Runs a generated pod where its fixed ports and paths cannot collide with anything: a user,
 // network and mount namespace (`unshare -rnm`) with only a loopback interface, and a chroot whose
-// /tmp, /admin and /bin are its own, the rest of the machine bound in read-write as it is. The
+// /tmp, /admin and /bin are its own; the system directories, the repository, Node and Envoy are
+// bound in at their own paths. The
 // single executable is linked as /bin/contour and /esm-bin/envoy-gateway (on PATH), as the image
 // links it.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { ensureEnvoyBinary } from '../support/real-envoy/binary.js';
 import type { PodObservation, PodScenario } from './pod.js';
 
@@ -14,10 +15,11 @@ const SETUP = `set -e
 ip link set lo up
 R="$1"; EXE="$2"; shift 2
 mount -t tmpfs tmpfs "$R"
-for d in usr lib lib32 lib64 libx32 etc dev proc sys work; do
+for d in usr lib lib32 lib64 libx32 etc dev proc sys; do
   if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$R/$d"; elif [ -d "/$d" ]; then mkdir "$R/$d"; mount --rbind "/$d" "$R/$d"; fi
 done
 mkdir -m 1777 "$R/tmp"; mkdir "$R/admin" "$R/bin" "$R/esm-bin"
+while [ "$1" != -- ]; do mkdir -p "$R$1"; mount --rbind "$1" "$R$1"; shift; done; shift
 ln -s "$EXE" "$R/bin/contour"; ln -s "$EXE" "$R/esm-bin/envoy-gateway"
 exec chroot "$R" "$@"`;
 
@@ -28,7 +30,9 @@ export async function runInSandbox(scenario: Scenario): Promise<PodObservation> 
   const root = mkdtempSync(join(tmpdir(), 'dropin-root-'));
   const executable = resolve('dist/envoy-shutdown-manager');
   const runner = resolve('test/.build/dropin-pod-main.cjs');
-  const args = ['-rnm', 'sh', '-c', SETUP, 'sandbox', root, executable, process.execPath, runner, JSON.stringify({ ...scenario, envoyBinary })];
+  // The repository (executable, runner, Envoy), Node and Envoy wherever they live, at the same paths inside.
+  const binds = [...new Set([process.cwd(), dirname(process.execPath), dirname(envoyBinary)])];
+  const args = ['-rnm', 'sh', '-c', SETUP, 'sandbox', root, executable, ...binds, '--', process.execPath, runner, JSON.stringify({ ...scenario, envoyBinary })];
   try {
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
       const child = spawn('unshare', args, { stdio: ['ignore', 'pipe', 'pipe'] });
