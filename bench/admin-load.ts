@@ -1,12 +1,13 @@
 // 5. Admin load: the requests per second `shutdown` sends to Envoy's admin API at default
 // settings, in the steady phase of a drain and in its end game (fast reads), counted from the
-// Envoy stand-in's own record of the calls it received.
+// record of a relay in front of the real Envoy's admin API.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { DrainTarget } from './support/drain-target.js';
-import { FORMS, sleep, spawnTimed, until } from './support/processes.js';
+import { FORMS, sleep, spawnTimed } from './support/processes.js';
 import { type Scenario, progress } from './support/scenario.js';
 import { formatMs, ratio, summarize, table } from './support/stats.js';
 
@@ -48,7 +49,7 @@ async function runMode(mode: Mode, readyFile: string): Promise<ModeResult> {
   const target = await DrainTarget.start();
   try {
     await target.open(HELD);
-    await until(() => target.envoy.stat('server.total_connections') === HELD, { timeoutMs: 7_000, pollMs: 20, what: 'a stats flush' });
+    await target.statReaches('server.total_connections', HELD, 7_000); // a stats flush
     const drainCall = target.nextCall('/drain_listeners');
     // Defaults everywhere; `total` is the default source, `listeners` is passed explicitly.
     const shutdown = spawnTimed([...FORMS.executable.command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile, ...(mode === 'listeners' ? ['--connections', 'listeners'] : [])]);
@@ -97,7 +98,7 @@ async function run(): Promise<string> {
     ];
   });
   return [
-    `\`shutdown\` (single executable) at its defaults (\`--min-drain-duration 10s\`, \`--check-interval 1s\`; \`--connections listeners\` added in the second run) against the in-process Envoy stand-in (5 s stats flush). ${HELD} TCP connections are held; ${STEADY_AFTER_MIN_DRAIN_MS / 1000} s after the minimum drain ${FIRST_CLOSE} of them close (3 left, within the margin of 5 that turns on the 25 ms reads), and ${END_GAME_MS / 1000} s later the rest. Reads are the \`GET /stats\` calls in the stand-in's call record, timed on the bench's clock; "per second" is the spread of the counts in each whole second of the phase (min–max). Besides the reads, each drain sent ${results.total?.otherCalls ?? '?'} other calls (the health-check failure and the drain itself). With \`total\`, the end game starts and ends at Envoy's stats flushes (the count is 5 s stale), so it lasts longer. One run per mode: the per-second counts are the spread.`,
+    `\`shutdown\` (single executable) at its defaults (\`--min-drain-duration 10s\`, \`--check-interval 1s\`; \`--connections listeners\` added in the second run) against a real Envoy ${await envoyVersion()} (its default 5 s stats flush), its admin API reached through an in-process relay that records each request. ${HELD} TCP connections are held; ${STEADY_AFTER_MIN_DRAIN_MS / 1000} s after the minimum drain ${FIRST_CLOSE} of them close (3 left, within the margin of 5 that turns on the 25 ms reads), and ${END_GAME_MS / 1000} s later the rest. Reads are the \`GET /stats\` calls in the relay's record, timed on the bench's clock; "per second" is the spread of the counts in each whole second of the phase (min–max). Besides the reads, each drain sent ${results.total?.otherCalls ?? '?'} other calls (the health-check failure and the drain itself). With \`total\`, the end game starts and ends at Envoy's stats flushes (the count is 5 s stale), so it lasts longer. One run per mode: the per-second counts are the spread.`,
     '',
     table(['connection source', 'phase', 'reads per second', 'per second (min–max)', 'reads', "vs Envoy Gateway's 1 read/s"], rows),
     '',

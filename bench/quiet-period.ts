@@ -1,7 +1,9 @@
 // 6. Quiet period vs minimum drain (issue 7): whole pod terminations under load through the
-// kubelet stand-in, with a load balancer that keeps sending new connections for a while.
+// kubelet stand-in on the real Envoy, with a load balancer that keeps sending new connections for a while.
 // Durations are scaled down about 10× (seconds here for tens of seconds in a cluster).
-import { INGRESS_AND_STATS_ENVOY, SIDECAR, startEnvoyPod } from '../test/support/envoy-pod.js';
+import { SIDECAR, startEnvoyPod } from '../test/support/envoy-pod.js';
+import { envoyVersion } from '../test/support/real-envoy/binary.js';
+import { startUpstream, type Upstream } from '../test/support/real-envoy/upstream.js';
 import { terminateUntilDeprogrammed } from './support/loaded-termination.js';
 import { type Scenario, progress } from './support/scenario.js';
 import { formatMs, medianAndSpread, summarize, table } from './support/stats.js';
@@ -15,7 +17,7 @@ const DEFAULT_MIN_DRAIN = ['--min-drain-duration', '1s'];
 const WORST_CASE_MIN_DRAIN = ['--min-drain-duration', '3500ms'];
 const QUIET = [...DEFAULT_MIN_DRAIN, '--quiet-period', '500ms'];
 /** Every case: live listener counts, the scraper listener ignored, a 1 s check interval scaled to 100 ms. */
-const COMMON = ['--connections', 'listeners', '--ignore-listener', 'stats', '--check-interval', '100ms', '--drain-timeout', '10s'];
+const COMMON = ['--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--check-interval', '100ms', '--drain-timeout', '10s'];
 /**
  * Steady but not dense traffic: each client pauses between requests, so the pod's connection
  * count touches zero now and then although new connections keep arriving, as on most services
@@ -48,9 +50,9 @@ interface Termination {
   readonly servedAfterDeletion: number;
 }
 
-async function terminate(c: Case): Promise<Termination> {
+async function terminate(c: Case, upstream: Upstream): Promise<Termination> {
   const pod = await startEnvoyPod({
-    envoy: INGRESS_AND_STATS_ENVOY,
+    realEnvoy: { upstreamPort: upstream.port, values: { shutdown: { drainTimeout: 10 } } },
     terminationGracePeriodSeconds: 20,
     shutdownArgs: [...COMMON, ...c.flags],
     managerArgs: ['--ready-timeout', '15s'],
@@ -74,13 +76,18 @@ async function terminate(c: Case): Promise<Termination> {
 
 async function run(): Promise<string> {
   const results: Termination[][] = CASES.map(() => []);
-  // Interleaved, so that a noisy moment of the machine does not land on one case.
-  for (let n = 0; n < RUNS; n += 1) {
-    for (const [index, c] of CASES.entries()) {
-      const result = await terminate(c);
-      results[index]?.push(result);
-      progress('quiet-period', `${c.deprogrammingDelayMs} ms LB, ${c.flags.join(' ')}: drain ${formatMs(result.drainMs)}, ${result.failed} failed`);
+  const upstream = await startUpstream();
+  try {
+    // Interleaved, so that a noisy moment of the machine does not land on one case.
+    for (let n = 0; n < RUNS; n += 1) {
+      for (const [index, c] of CASES.entries()) {
+        const result = await terminate(c, upstream);
+        results[index]?.push(result);
+        progress('quiet-period', `${c.deprogrammingDelayMs} ms LB, ${c.flags.join(' ')}: drain ${formatMs(result.drainMs)}, ${result.failed} failed`);
+      }
     }
+  } finally {
+    await upstream.close();
   }
   const rows = CASES.map((c, index) => {
     const runs = results[index] ?? [];
@@ -97,7 +104,7 @@ async function run(): Promise<string> {
     ];
   });
   return [
-    `Each row is a pod (Envoy stand-in process + \`bin/envoy-shutdown-manager\` as the sidecar, hooks wired as the chart wires them) terminated by the kubelet stand-in while the traffic stand-in runs: ${TRAFFIC.http1Clients} HTTP/1.1 keep-alive clients and ${TRAFFIC.http2Clients} HTTP/2 session, each pausing ${TRAFFIC.thinkTimeMs} ms between requests, a client reconnecting through the load balancer every ${TRAFFIC.reconnectEveryMs} ms, and every response during the drain carrying \`Connection: close\` / GOAWAY: new connections keep arriving for as long as the load balancer sends them to this pod, while the connection count touches zero between requests now and then. **Durations are scaled down about 10×**: a 3 s load balancer stands for a 30 s one (AWS NLB), the 1 s minimum drain for Envoy Gateway's 10 s default, the 100 ms check interval for 1 s, the 500 ms quiet period for 5 s. The clients keep going until 0.5 s after the load balancer stopped sending new connections to the pod, even when the pod is gone sooner, so the requests a dead pod still receives are counted. Every case also passes \`${COMMON.join(' ')}\`. ${RUNS} terminations per row, interleaved; drain duration median (min–max), failures per run.`,
+    `Each row is a pod (the real Envoy ${await envoyVersion()} with the chart's bootstrap and flags, proxying to an upstream, + \`bin/envoy-shutdown-manager\` as the sidecar, hooks wired as the chart wires them) terminated by the kubelet stand-in while the traffic stand-in runs: ${TRAFFIC.http1Clients} HTTP/1.1 keep-alive clients and ${TRAFFIC.http2Clients} HTTP/2 session, each pausing ${TRAFFIC.thinkTimeMs} ms between requests, a client reconnecting through the load balancer every ${TRAFFIC.reconnectEveryMs} ms, and every response during the drain carrying \`Connection: close\` / GOAWAY: new connections keep arriving for as long as the load balancer sends them to this pod, while the connection count touches zero between requests now and then. **Durations are scaled down about 10×**: a 3 s load balancer stands for a 30 s one (AWS NLB), the 1 s minimum drain for Envoy Gateway's 10 s default, the 100 ms check interval for 1 s, the 500 ms quiet period for 5 s. The clients keep going until 0.5 s after the load balancer stopped sending new connections to the pod, even when the pod is gone sooner, so the requests a dead pod still receives are counted. Every case also passes \`${COMMON.join(' ')}\`. ${RUNS} terminations per row, interleaved; drain duration median (min–max), failures per run.`,
     '',
     table(['scenario', 'flags', 'drain duration', 'drain ended vs LB deprogrammed (median)', 'failed requests (per run)', 'requests moved to the other pod (median)', 'served by the terminating pod after deletion (median)'], rows),
     '',

@@ -10,10 +10,11 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { FAST_READ_INTERVAL_MS } from '../src/drain/policy.js';
 import { LISTENER_STATS_FILTER } from '../src/envoy/stats.js';
+import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { DrainTarget } from './support/drain-target.js';
 import { egShutdown, parseAdminAddress, startEgReadyServer } from './support/eg-design.js';
 import { awaitReady, type RunningManager, startManager } from './support/manager.js';
-import { FORMS, NODE, sleep, spawnTimed, until } from './support/processes.js';
+import { FORMS, NODE, sleep, spawnTimed } from './support/processes.js';
 import { type Scenario, progress } from './support/scenario.js';
 import { formatMs, medianAndSpread, ratio, stratifiedOffsets, summarize, table } from './support/stats.js';
 
@@ -37,7 +38,7 @@ interface DesignSpec {
 const DESIGNS: Readonly<Record<Design, DesignSpec>> = {
   listeners: { label: 'this tool, `--connections listeners`', source: 'live `listener.*.downstream_cx_active`', runs: 12, periodMs: 1_000 },
   total: { label: 'this tool, `--connections total` (default)', source: '`server.total_connections` (stats flush every 5 s)', runs: 8, periodMs: 5_000 },
-  eg: { label: "Envoy Gateway's design, simulated (1 s poll + 1 s file check)", source: 'live `listener.*.downstream_cx_active`', runs: 10, periodMs: 1_000 },
+  eg: { label: "a model of Envoy Gateway's design (1 s poll + 1 s file check)", source: 'live `listener.*.downstream_cx_active`', runs: 10, periodMs: 1_000 },
 };
 
 interface Sample {
@@ -52,14 +53,13 @@ interface Sample {
 const isWaiting = (line: Readonly<Record<string, unknown>>): boolean => line['msg'] === 'waiting for the drain to finish';
 
 /**
- * One long-lived stand-in per design, as Envoy is long-lived: its single held connection is
- * opened right after the previous run, so for `total` the 5 s flush has usually counted it by the
- * next run (a fresh connection would read as 0 until then, and the drain would end at once).
+ * One long-lived Envoy per design, as Envoy is long-lived: its single held connection is opened
+ * right after the previous run, and for `total` the run waits until a stats flush has counted it.
  */
 async function prepare(target: DrainTarget, design: Design): Promise<void> {
-  if (target.active === 0) await target.open(1);
+  if ((await target.active()) === 0) await target.open(1);
   if (design !== 'total') return;
-  await until(() => target.envoy.stat('server.total_connections') === 1, { timeoutMs: 7_000, pollMs: 20, what: 'a stats flush that counts the connection' });
+  await target.statReaches('server.total_connections', 1, 7_000); // a stats flush that counts the connection
 }
 
 /** Closes the held connection `offsetMs` after the minimum drain plus a margin; returns time zero. */
@@ -164,17 +164,17 @@ async function run(): Promise<string> {
     for (const target of Object.values(targets)) await target.stop();
   }
   const floor = summarize(await measureFloor());
-  return report(samples, floor);
+  return report(samples, floor, await envoyVersion());
 }
 
-function report(samples: Record<Design, Sample[]>, floor: ReturnType<typeof summarize>): string {
+function report(samples: Record<Design, Sample[]>, floor: ReturnType<typeof summarize>, version: string): string {
   const of = (design: Design, key: keyof Sample): ReturnType<typeof summarize> => summarize(samples[design].map((sample) => sample[key]));
   const egReady = of('eg', 'readyMs').median;
   const rows = (Object.keys(DESIGNS) as Design[]).map((design) => {
     const ready = of(design, 'readyMs');
     return [DESIGNS[design].label, DESIGNS[design].source, String(ready.n), medianAndSpread(of(design, 'exitMs'), formatMs), medianAndSpread(ready, formatMs), ratio(ready.median, egReady), ratio(ready.median, floor.median)];
   });
-  rows.push(['floor: one admin round trip from another process (GET /stats, kept-alive connection)', 'same stand-in', String(floor.n), '—', medianAndSpread(floor, formatMs), ratio(floor.median, egReady), '1.00×']);
+  rows.push(['floor: one admin round trip from another process (GET /stats, kept-alive connection)', 'same Envoy, through the same relay', String(floor.n), '—', medianAndSpread(floor, formatMs), ratio(floor.median, egReady), '1.00×']);
   const breakdown = (Object.keys(DESIGNS) as Design[]).map((design) => {
     const detect = of(design, 'detectMs').median;
     return [DESIGNS[design].label, formatMs(detect), formatMs(of(design, 'readyMs').median - detect), formatMs(of(design, 'exitMs').median - detect)];
@@ -184,7 +184,7 @@ function report(samples: Record<Design, Sample[]>, floor: ReturnType<typeof summ
   const listenersDetect = of('listeners', 'detectMs').median;
   const met = Math.max(listeners, listenersExit) < ACCEPTANCE_MS;
   return [
-    `Both processes are the single executable (\`shutdown\` with \`--min-drain-duration ${MIN_DRAIN_MS / 1000}s\` and the default \`--check-interval 1s\`; \`shutdown-manager\` with its defaults), against the in-process Envoy stand-in with its real default 5 s stats flush. One TCP connection is held on a TCP-proxy listener and closed ${CLOSE_AFTER_MIN_DRAIN_MS} ms plus an offset after the minimum drain ended; offsets are spread evenly over one period of what delays detection (1 s check interval, or the 5 s flush for \`total\`) and shuffled. Time zero is the moment the stand-in's live gauge shows the connection gone; (a) is when this process sees \`shutdown\` exit, (b) when the response headers of a \`GET /shutdown/ready\` sent before the drain arrive. Every timestamp is taken in the bench process (\`performance.now()\`). Runs of the three designs are interleaved.`,
+    `Both processes are the single executable (\`shutdown\` with \`--min-drain-duration ${MIN_DRAIN_MS / 1000}s\` and the default \`--check-interval 1s\`; \`shutdown-manager\` with its defaults), against a real Envoy ${version} with its default 5 s stats flush, its admin API reached through an in-process relay that times each request (the tool and the floor alike). One TCP connection is held on a TCP-proxy listener and closed ${CLOSE_AFTER_MIN_DRAIN_MS} ms plus an offset after the minimum drain ended; offsets are spread evenly over one period of what delays detection (1 s check interval, or the 5 s flush for \`total\`) and shuffled. Time zero is the moment the bench closes the connection (Envoy's live gauge is then polled until it shows it gone); (a) is when this process sees \`shutdown\` exit, (b) when the response headers of a \`GET /shutdown/ready\` sent before the drain arrive. Every timestamp is taken in the bench process (\`performance.now()\`). Runs of the three designs are interleaved.`,
     '',
     "Envoy Gateway's design is simulated in the bench process, not computed: a loop that fails the health check, starts the drain, then reads `/stats?filter=^listener\\..*\\.downstream_cx_active$` and sleeps 1 s until the minimum drain passed and the count is 0, then creates the ready file; and a `/shutdown/ready` server that checks for the file, sleeping 1 s between checks. Its (a) is when the file exists (the Go process would exit right after). The request to it arrives a shuffled, evenly spread 0–1 s before its drain starts. With its original `server.total_connections` query it would add the same 0–5 s flush delay as `--connections total`.",
     '',

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { buildFixtures } from '../test/global-setup.js';
 import { adminLoad } from './admin-load.js';
 import { hostileWaiters } from './hostile-waiters.js';
+import { idleConnections } from './idle-connections.js';
 import { idleMemory } from './idle-memory.js';
 import { manyWaiters } from './many-waiters.js';
 import { podFootprint } from './pod-footprint.js';
@@ -15,7 +16,7 @@ import { describeMachine } from './support/machine.js';
 import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
 import { type Scenario, progress } from './support/scenario.js';
 
-const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint];
+const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections];
 
 /** How a person would type this run again. */
 function commandLine(names: readonly string[]): string {

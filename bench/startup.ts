@@ -1,9 +1,10 @@
 // 4. Start-up: `shutdown --help` wall time, and the time from exec to the first admin request the
-// Envoy stand-in receives, for the single executable and for `node dist/…cjs`, as ratios to
+// real Envoy (through a timing relay) receives, for the single executable and for `node dist/…cjs`, as ratios to
 // `node -e 0` on the same Node binary, measured in the same run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { DrainTarget } from './support/drain-target.js';
 import { FORMS, type Form, NODE, spawnTimed } from './support/processes.js';
 import { type Scenario, progress } from './support/scenario.js';
@@ -21,7 +22,7 @@ async function wallTime(command: readonly string[]): Promise<number> {
   return exit.at - child.startedAt;
 }
 
-/** Exec of `shutdown` to the moment the stand-in receives its first admin call; then it is killed. */
+/** Exec of `shutdown` to the moment Envoy's admin relay receives its first admin call; then it is killed. */
 async function toFirstAdminCall(form: Form, target: DrainTarget, readyFile: string): Promise<number> {
   const firstCall = target.nextCall('/healthcheck/fail');
   const child = spawnTimed([...FORMS[form].command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile]);
@@ -60,11 +61,11 @@ async function run(): Promise<string> {
   const rows = [
     ['`shutdown --help`: exec → exit', ...PRODUCT.map((form) => cell(summarize(help[form]))), cell(baseline)],
     ['… as a ratio to `node -e 0`', ...PRODUCT.map((form) => ratio(summarize(help[form]).median, baseline.median)), '1.00×'],
-    ['`shutdown`: exec → first admin request received by the stand-in', ...PRODUCT.map((form) => cell(summarize(firstCall[form]))), '—'],
+    ['`shutdown`: exec → first admin request received by the relay in front of Envoy', ...PRODUCT.map((form) => cell(summarize(firstCall[form]))), '—'],
     ['… as a ratio to `node -e 0`', ...PRODUCT.map((form) => ratio(summarize(firstCall[form]).median, baseline.median)), '—'],
   ];
   return [
-    `Each process is spawned from the bench process and timed on its clock: from just before the exec to the child's exit (\`--help\`), or to the moment the in-process Envoy stand-in receives the first admin request (\`POST /healthcheck/fail\`; the process is then killed). The baseline is \`node -e 0\` on the same Node 24 binary. Environment: only \`PATH\`, as in the image. ${RUNS} interleaved runs of each after ${WARM_UP} discarded; median (p10–p90).`,
+    `Each process is spawned from the bench process and timed on its clock: from just before the exec to the child's exit (\`--help\`), or to the moment the first admin request reaches an in-process relay in front of a real Envoy ${await envoyVersion()} (\`POST /healthcheck/fail\`; the process is then killed). The baseline is \`node -e 0\` on the same Node 24 binary. Environment: only \`PATH\`, as in the image. ${RUNS} interleaved runs of each after ${WARM_UP} discarded; median (p10–p90).`,
     '',
     table(['measure', FORMS.executable.label, FORMS.bundle.label, '`node -e 0` (baseline)'], rows),
     '',

@@ -74,6 +74,7 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(option('--check-interval <duration>', 'read the count (and log progress) at least this often', parsePositiveDuration, DEFAULTS.checkInterval, ENV.checkInterval))
     .addOption(option('--health-check-failure-delay <duration>', 'above 0: start the drain first, fail the health check after this delay (skipped if the drain is over)', parseDuration, DEFAULTS.healthCheckFailureDelay, ENV.healthCheckFailureDelay))
     .addOption(option('--quiet-period <duration>', 'above 0: also wait until no new connection was accepted on the counted listeners for this long (0: off)', parseDuration, DEFAULTS.quietPeriod, ENV.quietPeriod))
+    .addOption(flag('--ignore-idle-connections', 'with --quiet-period: once the drain may end and no request arrived for the quiet period, count only connections with a request in flight', ENV.ignoreIdleConnections))
     .addOption(option('--ready-file <path>', `file written when the drain ends; the manager's /shutdown/ready waits for it ("": none)`, parseOptionalReadyFile, DEFAULTS.readyFile, ENV.readyFile))
     .addOption(new Option('--no-ready-file', "sidecar-less mode (the hook runs in Envoy's own container): write no ready file; Envoy's SIGTERM follows this command's return"))
     .addOption(connectionsOption())

@@ -4,7 +4,7 @@ import { parseAdminAddress, type AdminAddress } from './envoy/address.js';
 import type { ConnectionSource } from './envoy/stats.js';
 import { UsageError } from './errors.js';
 import { parseDuration } from './duration.js';
-import { collectListenerNames, parseConnectionSource, parseCount, parsePositiveDuration } from './parsers.js';
+import { collectListenerNames, parseBoolean, parseConnectionSource, parseCount, parsePositiveDuration } from './parsers.js';
 import { DEFAULT_READY_FILE } from './ready-file.js';
 
 export const DEFAULTS = {
@@ -38,6 +38,7 @@ export const ENV = {
   checkInterval: 'ENVOY_SHUTDOWN_CHECK_INTERVAL',
   healthCheckFailureDelay: 'ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY',
   quietPeriod: 'ENVOY_SHUTDOWN_QUIET_PERIOD',
+  ignoreIdleConnections: 'ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS',
   requireEnvoyPrestop: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP',
   envoyPrestopWait: 'ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT',
   drainStartTimeout: 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT',
@@ -70,6 +71,8 @@ export interface ShutdownConfig {
   readonly checkIntervalMs: number;
   readonly healthCheckFailureDelayMs: number;
   readonly quietPeriodMs: number;
+  /** Once the drain may end (minimum drain and quiet period over), count only connections with a request in flight. */
+  readonly ignoreIdleConnections: boolean;
   /** Undefined: no ready file (sidecar-less mode: Envoy's SIGTERM follows the hook's return). */
   readonly readyFile: string | undefined;
   readonly connections: ConnectionSource;
@@ -91,6 +94,7 @@ export interface ShutdownOptions {
   readonly checkInterval: number;
   readonly healthCheckFailureDelay: number;
   readonly quietPeriod: number;
+  readonly ignoreIdleConnections?: boolean;
   /** `false` from --no-ready-file; '' from --ready-file "". */
   readonly readyFile: string | false;
   readonly connections: ConnectionSource;
@@ -115,6 +119,10 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
   if (options.quietPeriod >= options.drainTimeout) {
     throw new UsageError('--quiet-period must be shorter than --drain-timeout, or the drain could only end at its timeout');
   }
+  const ignoreIdleConnections = options.ignoreIdleConnections === true;
+  if (ignoreIdleConnections && options.quietPeriod === 0) {
+    throw new UsageError('--ignore-idle-connections needs --quiet-period above 0: a connection is idle once no request arrived for that long');
+  }
   return {
     adminAddress: options.adminAddress,
     drainTimeoutMs: options.drainTimeout,
@@ -123,6 +131,7 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
     checkIntervalMs: options.checkInterval,
     healthCheckFailureDelayMs: options.healthCheckFailureDelay,
     quietPeriodMs: options.quietPeriod,
+    ignoreIdleConnections,
     readyFile,
     connections: options.connections,
     ignoreListeners: new Set(options.ignoreListener),
@@ -151,6 +160,7 @@ export function shutdownConfigFromEnv(env: NodeJS.ProcessEnv, readyFile: string)
     checkInterval: read('checkInterval', parsePositiveDuration, DEFAULTS.checkInterval),
     healthCheckFailureDelay: read('healthCheckFailureDelay', parseDuration, DEFAULTS.healthCheckFailureDelay),
     quietPeriod: read('quietPeriod', parseDuration, DEFAULTS.quietPeriod),
+    ignoreIdleConnections: read('ignoreIdleConnections', parseBoolean, 'false'),
     readyFile,
     connections: read('connections', parseConnectionSource, DEFAULTS.connections),
     ignoreListener: env[ENV.ignoreListeners] === undefined ? [] : fromEnv(ENV.ignoreListeners, env[ENV.ignoreListeners] ?? '', (text) => collectListenerNames(text)),

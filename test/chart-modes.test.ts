@@ -41,6 +41,7 @@ describe('helm template, mode by mode', () => {
   it('turns the quiet period on, keeps the 10 s floor, and waits 10 s for Envoy\'s hook and 15 s for a drain to start', async () => {
     expect(await env({})).toMatchObject({
       ENVOY_SHUTDOWN_QUIET_PERIOD: '5s',
+      ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS: 'true',
       ENVOY_SHUTDOWN_MIN_DRAIN_DURATION: '10s',
       ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT: '10s',
       ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT: '15s',
@@ -52,6 +53,7 @@ describe('helm template, mode by mode', () => {
       ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT: '2500ms',
       ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT: '7500ms',
       ENVOY_SHUTDOWN_QUIET_PERIOD: '0s',
+      ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS: 'false', // it needs the quiet period
     });
     expect(await env({ set: ['shutdown.envoyPrestopWait=2', 'shutdown.drainStartTimeout=30'] })).toMatchObject({ ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT: '30s' });
   });

@@ -7,7 +7,7 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/duration.js';
-import { LISTENER_STATS_FILTER } from '../src/envoy/stats.js';
+import { statsFilter } from '../src/envoy/envoy-control.js';
 import { IDENTITY, listeners, standInOptions, statPrefix } from './support/chart/bootstrap.js';
 import { USER_CLUSTERS, USER_LISTENERS } from './support/chart/cases.js';
 import { startChartPod, type ChartPod } from './support/chart/chart-pod.js';
@@ -151,7 +151,7 @@ describe('the chart, run by the kubelet stand-in', () => {
     expect(calls[0]).toBe('POST /healthcheck/fail');
     expect(calls[1]).toBe('POST /drain_listeners?graceful&skip_exit');
     expect(calls.slice(2).length).toBeGreaterThan(0);
-    for (const call of calls.slice(2)) expect(call).toBe(`GET /stats?filter=${LISTENER_STATS_FILTER}&format=json`); // --connections listeners
+    for (const call of calls.slice(2)) expect(call).toBe(`GET /stats?filter=${statsFilter({ source: 'listeners', countRequests: true })}&format=json`); // --connections listeners, with the requests that tell idle connections
 
     // The hook ran with the rendered command and environment, not with the binary's defaults.
     expect(sidecarLog(chartPod, 'shutdown started')).toMatchObject({

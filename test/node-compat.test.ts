@@ -47,4 +47,16 @@ describe("the bundle on the machine's own Node", () => {
       dir.cleanup();
     }
   });
+
+  it('refuses an abstract admin socket in one line, exit 2, where its libuv cannot reach one', () => {
+    const major = Number(version.replace(/^v/, '').split('.')[0]);
+    const result = spawnSync(node, [BUNDLE, 'status', '--admin-address', 'unix:@envoy-admin'], { encoding: 'utf8' });
+    if (major >= 24) {
+      expect(result.stderr).not.toMatch(/abstract socket needs Node/);
+    } else {
+      expect(result.status).toBe(2);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(/an abstract socket needs Node 24 or newer/);
+    }
+  });
 });

@@ -1,8 +1,16 @@
-// Issue 7 through the kubelet, traffic and load-balancer stand-ins: a blind minimum drain against
-// --quiet-period, when load balancers take longer, or shorter, than expected to deprogram the pod.
-import { afterEach, describe, expect, it } from 'vitest';
+// A blind minimum drain against --quiet-period, when load balancers take longer, or shorter, than
+// expected to deprogram the pod: the real Envoy 1.40 as the chart configures it, proxying to a real
+// upstream, under the kubelet, traffic and load-balancer stand-ins.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SIDECAR, startEnvoyPod, type EnvoyPod } from './support/envoy-pod.js';
+import { startUpstream, type Upstream } from './support/real-envoy/upstream.js';
 import { terminateUnderLoad, type LoadedTermination } from './support/termination-run.js';
+
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(() => upstream.close());
 
 const pods: EnvoyPod[] = [];
 afterEach(async () => {
@@ -11,14 +19,19 @@ afterEach(async () => {
 
 async function terminate(shutdownArgs: string[], deprogrammingDelayMs: number): Promise<{ run: LoadedTermination; drainEndedAt: number; deprogrammedAt: number }> {
   const pod = await startEnvoyPod({
-    envoy: { drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY', responseDelayMs: 5 }] },
+    realEnvoy: { upstreamPort: upstream.port, values: { shutdown: { drainTimeout: 20 } } },
     terminationGracePeriodSeconds: 30,
-    shutdownArgs: ['--connections', 'listeners', '--drain-timeout', '20s', '--check-interval', '200ms', ...shutdownArgs],
+    shutdownArgs: ['--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--drain-timeout', '20s', '--check-interval', '200ms', ...shutdownArgs],
     managerArgs: ['--ready-timeout', '25s'],
   });
   pods.push(pod);
-  // New clients keep arriving (a reconnect every 100 ms), as they do behind a load balancer.
-  const run = await terminateUnderLoad(pod, { deprogrammingDelayMs, traffic: { http1Clients: 3, http2Clients: 1, reconnectEveryMs: 100 } });
+  // New clients keep arriving (a reconnect every 100 ms), as they do behind a load balancer, and
+  // each pauses between requests, so the pod's count touches zero now and then while traffic still
+  // arrives (with back-to-back requests a blind drain would wait past the load balancer by luck).
+  const run = await terminateUnderLoad(pod, {
+    deprogrammingDelayMs,
+    traffic: { http1Clients: 3, http2Clients: 1, streamsPerSession: 1, thinkTimeMs: 100, reconnectEveryMs: 100 },
+  });
   const finished = pod.pod.container(SIDECAR).logs().find((line) => line['msg'] === 'shutdown finished');
   expect(finished).toBeDefined();
   // The load balancer starts deprogramming in the same tick as the termination (termination-run.ts).

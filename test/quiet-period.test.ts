@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli } from './support/cli.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from './support/real-envoy/drain-target.js';
 import { request } from './support/http.js';
+import { TOTAL_STATS_FILTER } from '../src/envoy/stats.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -89,7 +90,7 @@ describe('shutdown --quiet-period', () => {
     expect(result.code).toBe(0);
     const reads = envoy.calls.filter((c) => c.path === '/stats');
     expect(reads.length).toBeGreaterThan(0);
-    expect(reads.every((c) => c.query === 'filter=^(server\\.total_connections|listener\\..*\\.downstream_cx_(active|total))$&format=json')).toBe(true);
+    expect(reads.every((c) => c.query === `filter=${TOTAL_STATS_FILTER}&format=json`)).toBe(true);
   });
 
   it('is bounded by the drain timeout', async () => {

@@ -9,6 +9,7 @@ import { idleHttpConnection } from './support/clients.js';
 import { cleanEnv, startCli, tempDir, type RunResult } from './support/cli.js';
 import { renderedPod } from './support/real-envoy/chart-envoy.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from './support/real-envoy/drain-target.js';
+import { TOTAL_STATS_FILTER } from '../src/envoy/stats.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -73,7 +74,7 @@ describe('shutdown drain sequence', () => {
     const calls = envoy.calls.map((c) => `${c.method} ${c.path}${c.query === '' ? '' : `?${c.query}`}`);
     expect(calls[0]).toBe('POST /healthcheck/fail');
     expect(calls[1]).toBe('POST /drain_listeners?graceful&skip_exit');
-    expect(calls.slice(2).every((c) => c === 'GET /stats?filter=^server\\.total_connections$&format=json')).toBe(true);
+    expect(calls.slice(2).every((c) => c === `GET /stats?filter=${TOTAL_STATS_FILTER}&format=json`)).toBe(true);
     expect(calls.length).toBeGreaterThan(2);
     expect(envoy.calls.every((c) => c.status === 200)).toBe(true);
     expect(await envoy.state()).toBe('DRAINING');
@@ -158,7 +159,8 @@ describe('shutdown drain sequence', () => {
   it('skips the delayed health check failure when the drain is over first', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--health-check-failure-delay', '3s', '--min-drain-duration', '200ms'])).result;
+    // Live counts: `total` would wait for Envoy's next stats flush (up to 5 s), past the delay.
+    const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--health-check-failure-delay', '3s', '--min-drain-duration', '200ms'])).result;
     expect(result.code).toBe(0);
     expect(envoy.calls.some((c) => c.path === '/healthcheck/fail')).toBe(false);
     expect(await envoy.state()).toBe('LIVE');
@@ -415,11 +417,12 @@ describe('shutdown options, logs and signals', () => {
       ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS: '3',
       ENVOY_SHUTDOWN_CHECK_INTERVAL: '2s',
       ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY: '0s',
-      ENVOY_SHUTDOWN_CONNECTIONS: 'total',
+      ENVOY_SHUTDOWN_CONNECTIONS: 'listeners',
       ENVOY_SHUTDOWN_ADMIN_TIMEOUT: '1s',
     }).result;
     expect(result.code).toBe(0);
     expect(result.logs.find((l) => l.msg === 'shutdown started')).toMatchObject({
+      connections: 'listeners',
       drainTimeout: '4s',
       minDrainDuration: '250ms',
       exitAtConnections: 3,

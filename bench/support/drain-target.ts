@@ -1,56 +1,83 @@
-// The Envoy stand-in as a drain target for the benchmarks, in this process: one TCP listener
-// (Envoy never closes TCP-proxy connections itself, so the bench decides when the last one
-// closes), connections held open by this process, and the admin calls it receives timed on this
-// process's clock.
+// The real Envoy (the pinned 1.40.0) as a drain target for the benchmarks: one TCP-proxy listener
+// (Envoy never closes TCP-proxy connections itself, so the bench decides when the last one closes)
+// in front of a sink that holds every connection, Envoy's default 5 s stats flush, and its admin
+// API reached through a relay that times every call on this process's clock.
 import { once } from 'node:events';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { type AdminCall, EnvoyStandIn, type EnvoyStandInOptions } from '../../test/support/envoy/stand-in.js';
-import { until } from './processes.js';
+import type { Bootstrap } from '../../test/support/chart/bootstrap.js';
+import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
+import { AdminTap, type TappedCall } from './admin-tap.js';
+import { sleep } from './processes.js';
 
 export const TARGET_LISTENER = 'ingress';
 const ACTIVE_GAUGE = `listener.${TARGET_LISTENER}.downstream_cx_active`;
+/** The bench's own reads of Envoy's gauges go straight to the admin API, this often while waiting. */
+const POLL_MS = 5;
 
-export interface TimedCall extends AdminCall {
-  /** performance.now() when the stand-in received the call. */
-  readonly receivedAt: number;
-}
+export type TimedCall = TappedCall;
 
 export class DrainTarget {
-  /** Every admin call, in order. */
-  readonly calls: TimedCall[] = [];
   readonly #sockets: Socket[] = [];
   readonly #waiters: Array<{ path: string; resolve: (call: TimedCall) => void }> = [];
 
-  private constructor(readonly envoy: EnvoyStandIn) {
-    envoy.on('admin-call', (call) => {
-      const timed = { ...call, receivedAt: performance.now() };
-      this.calls.push(timed);
+  private constructor(
+    private readonly envoy: RealEnvoy,
+    private readonly tap: AdminTap,
+    private readonly sink: Server,
+  ) {
+    tap.onCall((call) => {
       for (const waiter of this.#waiters.filter((w) => w.path === call.path)) {
         this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
-        waiter.resolve(timed);
+        waiter.resolve(call);
       }
     });
   }
 
-  /** Envoy's own default stats flush (5 s) unless `options` says otherwise. */
-  static async start(options: Omit<EnvoyStandInOptions, 'listeners'> = {}): Promise<DrainTarget> {
-    const envoy = await EnvoyStandIn.start({ drainStrategy: 'immediate', ...options, listeners: [{ name: TARGET_LISTENER, kind: 'tcp', drainType: 'MODIFY_ONLY' }] });
-    return new DrainTarget(envoy);
+  static async start(): Promise<DrainTarget> {
+    const sink = createServer((socket) => socket.on('error', () => {}));
+    await new Promise<void>((resolve) => sink.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const sinkPort = (sink.address() as { port: number }).port;
+    const envoy = await startRealEnvoy({ bootstrap: bootstrap(sinkPort), args: ['--drain-strategy', 'immediate', '--drain-time-s', '60'] });
+    const [host = '127.0.0.1', port = '0'] = envoy.adminAddress.split(/:(?=\d+$)/);
+    const tap = await AdminTap.start(host, Number(port));
+    return new DrainTarget(envoy, tap, sink);
   }
 
+  /** What the tool is given: the relay in front of Envoy's admin API. */
   get adminAddress(): string {
-    return this.envoy.adminAddress;
+    return `127.0.0.1:${this.tap.port}`;
   }
 
-  /** The live gauge, as Envoy holds it right now. */
-  get active(): number {
-    return this.envoy.stat(ACTIVE_GAUGE) ?? 0;
+  /** Every admin call the tool made, in order. */
+  get calls(): readonly TimedCall[] {
+    return this.tap.calls;
   }
 
   /** Times of the /stats reads received so far. */
   get reads(): number[] {
-    return this.calls.filter((call) => call.path === '/stats').map((call) => call.receivedAt);
+    return this.tap.calls.filter((call) => call.path === '/stats').map((call) => call.receivedAt);
+  }
+
+  /** A gauge or counter as Envoy reports it now (0 when absent). */
+  async stat(name: string): Promise<number> {
+    const escaped = name.replace(/\./g, '\\.');
+    const { body } = await get(this.envoy.adminAddress, `/stats?filter=^${escaped}$&format=json`);
+    return (JSON.parse(body) as { stats: Array<{ value?: number }> }).stats[0]?.value ?? 0;
+  }
+
+  active(): Promise<number> {
+    return this.stat(ACTIVE_GAUGE);
+  }
+
+  /** Resolves with performance.now() once `stat` reads `value`. */
+  async statReaches(name: string, value: number, timeoutMs = 10_000): Promise<number> {
+    const deadline = performance.now() + timeoutMs;
+    while ((await this.stat(name)) !== value) {
+      if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${name} to read ${value}`);
+      await sleep(POLL_MS);
+    }
+    return performance.now();
   }
 
   /** The next call to `path` (e.g. '/drain_listeners'). */
@@ -59,28 +86,61 @@ export class DrainTarget {
   }
 
   async open(count: number): Promise<void> {
-    const expected = this.active + count;
+    const expected = (await this.active()) + count;
     for (let n = 0; n < count; n += 1) {
-      const socket = connect(this.envoy.listenerPort(TARGET_LISTENER), '127.0.0.1');
+      const socket = connect(this.envoy.ports[TARGET_LISTENER] as number, '127.0.0.1');
       socket.on('error', () => {});
       await once(socket, 'connect');
       this.#sockets.push(socket);
     }
-    await until(() => this.active === expected, { what: 'the stand-in to count the new connections' });
+    await this.statReaches(ACTIVE_GAUGE, expected);
   }
 
   /**
-   * Closes `count` held connections; resolves with performance.now() at the moment the live gauge
-   * shows them gone (checked on every turn of the event loop: the same clock as everything else).
+   * Closes `count` held connections; resolves with performance.now() when this process closed
+   * them (time zero), once Envoy's live gauge shows them gone.
    */
-  close(count: number = this.#sockets.length): Promise<number> {
-    const expected = this.active - count;
+  async close(count: number = this.#sockets.length): Promise<number> {
+    const expected = (await this.active()) - count;
+    const closedAt = performance.now();
     for (const socket of this.#sockets.splice(0, count)) socket.destroy();
-    return until(() => this.active === expected, { timeoutMs: 5_000, what: 'the gauge to drop' });
+    await this.statReaches(ACTIVE_GAUGE, expected, 5_000);
+    return closedAt;
   }
 
   async stop(): Promise<void> {
     for (const socket of this.#sockets.splice(0)) socket.destroy();
-    await this.envoy.close();
+    await this.tap.close();
+    await this.envoy.stop();
+    await new Promise<void>((resolve) => this.sink.close(() => resolve()));
   }
+}
+
+function bootstrap(sinkPort: number): Bootstrap {
+  const loopback = (port: number) => ({ socket_address: { address: '127.0.0.1', port_value: port } });
+  const config = {
+    admin: { address: loopback(0) },
+    static_resources: {
+      listeners: [
+        {
+          name: TARGET_LISTENER,
+          stat_prefix: TARGET_LISTENER,
+          drain_type: 'MODIFY_ONLY',
+          address: loopback(0),
+          filter_chains: [
+            { filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: 'hold', cluster: 'sink' } }] },
+          ],
+        },
+      ],
+      clusters: [
+        {
+          name: 'sink',
+          type: 'STATIC',
+          connect_timeout: '1s',
+          load_assignment: { cluster_name: 'sink', endpoints: [{ lb_endpoints: [{ endpoint: { address: loopback(sinkPort) } }] }] },
+        },
+      ],
+    },
+  };
+  return config as unknown as Bootstrap;
 }

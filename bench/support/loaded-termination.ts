@@ -1,9 +1,9 @@
 // One pod termination under load, like test/support/termination-run.ts, except that the clients
 // keep going until the load balancer has deprogrammed the pod (and a little longer) even when
 // the pod is gone sooner: the requests a dead pod still receives, and fails, are counted too.
-import { EnvoyStandIn } from '../../test/support/envoy/stand-in.js';
 import type { EnvoyPod } from '../../test/support/envoy-pod.js';
 import type { Timeline } from '../../test/support/kubelet/timeline.js';
+import { startHealthyEnvoy } from '../../test/support/real-envoy/healthy-envoy.js';
 import { Traffic, type TrafficOptions, type TrafficStats } from '../../test/support/traffic/traffic.js';
 import { sleep } from './processes.js';
 
@@ -27,8 +27,8 @@ export async function terminateUntilDeprogrammed(
   const port = pod.listeners[LISTENER];
   if (port === undefined) throw new Error(`the pod has no listener ${LISTENER}`);
   // The other pod behind the same load balancer.
-  const healthy = await EnvoyStandIn.start({ drainStrategy: 'immediate', listeners: [{ name: LISTENER, kind: 'http', responseDelayMs: 5 }] });
-  const clients = await Traffic.start({ terminating: { host: '127.0.0.1', port }, healthy: { host: '127.0.0.1', port: healthy.listenerPort(LISTENER) }, ...traffic });
+  const healthy = await startHealthyEnvoy();
+  const clients = await Traffic.start({ terminating: { host: '127.0.0.1', port }, healthy: { host: '127.0.0.1', port: healthy.port }, ...traffic });
   try {
     await sleep(WARM_UP_MS);
     const requestsBeforeTermination = clients.stats.requests.terminating;
@@ -39,6 +39,6 @@ export async function terminateUntilDeprogrammed(
     return { timeline, traffic: await clients.stop(), requestsBeforeTermination };
   } finally {
     await clients.stop();
-    await healthy.close();
+    await healthy.stop();
   }
 }

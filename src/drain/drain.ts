@@ -3,13 +3,16 @@
 // is made by the pure functions in policy.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyControl } from '../envoy/envoy-control.js';
+import type { ConnectionSource } from '../envoy/stats.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import { AdminError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DrainResult } from '../ready-file.js';
+import { countToDecideOn, inFlight, liveConnections, requestsReceived } from './count.js';
 import {
   type DrainPolicy,
   decideDrain,
+  earliestFinishMs,
   envoyGone,
   newConnectionsBetween,
   nextReadDelay,
@@ -23,6 +26,9 @@ export interface DrainOptions extends DrainPolicy {
   readonly healthCheckFailureDelayMs: number;
   /** Bound on each admin call. */
   readonly adminTimeoutMs: number;
+  readonly connections: ConnectionSource;
+  /** Once the drain may end, count only connections with a request in flight (needs a quiet period). */
+  readonly ignoreIdleConnections: boolean;
 }
 
 export interface DrainOutcome {
@@ -83,25 +89,49 @@ async function pollUntilDrained(
   let minimumLogged = false;
   let quietReachedLogged = false;
   let lastProgressAt = -Infinity;
+  let idleLogged = false;
+  let flushWaitLogged = false;
   let lastNewConnectionMs = 0;
   let accepted: number | undefined;
+  let requests: number | undefined;
+  let flushBaselineS: number | undefined;
   if (quietPeriodOn) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');
   for (;;) {
     let connections: number | undefined;
+    /** While the total gauge is older than the drain: the most it and the live gauges say; never decided on. */
+    let unconfirmed: number | undefined;
     try {
       const reading = await envoy.readConnections(signal, readTimeoutMs(options, elapsed(), options.adminTimeoutMs));
-      connections = reading.connections;
-      remember(connections);
       refusedReads = 0;
-      if (quietPeriodOn && reading.accepted !== undefined) {
-        const fresh = newConnectionsBetween(accepted, reading.accepted);
-        accepted = reading.accepted;
-        if (fresh > 0) {
+      flushBaselineS ??= reading.uptimeS;
+      if (quietPeriodOn) {
+        const freshConnections = reading.accepted === undefined ? 0 : newConnectionsBetween(accepted, reading.accepted);
+        accepted = reading.accepted ?? accepted;
+        const received = options.ignoreIdleConnections ? requestsReceived(reading) : undefined;
+        const freshRequests = received === undefined ? 0 : newConnectionsBetween(requests, received);
+        requests = received ?? requests;
+        if (freshConnections > 0 || freshRequests > 0) {
           lastNewConnectionMs = elapsed();
           quietReachedLogged = false;
-          log.info({ newConnections: fresh, elapsedMs: Math.round(lastNewConnectionMs) }, 'new connections arrived: quiet period restarted');
+          const fields = { newConnections: freshConnections, ...(options.ignoreIdleConnections ? { newRequests: freshRequests } : {}), elapsedMs: Math.round(lastNewConnectionMs) };
+          log.info(fields, freshConnections > 0 ? 'new connections arrived: quiet period restarted' : 'new requests arrived: quiet period restarted');
         }
       }
+      const idleIgnored = options.ignoreIdleConnections && elapsed() >= earliestFinishMs(options, lastNewConnectionMs);
+      connections = countToDecideOn(reading, { source: options.connections, flushBaselineS, idleIgnored });
+      if (idleIgnored && !idleLogged) {
+        log.info({ connections: reading.connections, inFlight: inFlight(reading) ?? null, elapsedMs: Math.round(elapsed()) }, 'no request for the quiet period: counting only connections with a request in flight');
+        idleLogged = true;
+      }
+      if (connections === undefined && reading.uptimeS !== undefined) {
+        unconfirmed = Math.max(reading.connections, liveConnections(reading));
+        if (!flushWaitLogged) {
+          log.info({ totalConnections: reading.connections, uptimeS: reading.uptimeS, elapsedMs: Math.round(elapsed()) }, 'waiting for a stats flush after the drain began: server.total_connections is older');
+          flushWaitLogged = true;
+        }
+      }
+      // Reported (progress line, a timeout's ready file) as what is known: at least `unconfirmed`.
+      remember(connections ?? unconfirmed ?? null);
     } catch (error) {
       if (signal.aborted) return outcome('interrupted');
       // Unknown is not zero: the drain goes on, and can now end only at its timeout or a later good read.
@@ -134,10 +164,10 @@ async function pollUntilDrained(
       log.warn({ ...fields, connections: connections ?? null }, 'drain timeout exceeded');
       return outcome('timeout');
     }
-    if (connections !== undefined) {
+    if (connections !== undefined || unconfirmed !== undefined) {
       // One progress line per check interval; the faster end-game reads only at debug level.
       if (now.elapsedMs - lastProgressAt >= options.checkIntervalMs) {
-        log.info(fields, 'draining');
+        log.info(connections === undefined ? { ...fields, connections: unconfirmed, statsFlushPending: true } : fields, 'draining');
         lastProgressAt = now.elapsedMs;
       } else {
         log.debug(fields, 'connections read');

@@ -39,8 +39,12 @@ export async function runDryRun(config: ShutdownConfig, sources: OptionSources, 
 }
 
 export function plan(config: ShutdownConfig): string[] {
-  const counted = config.connections === 'total' ? 'server.total_connections' : `live listener gauges${config.ignoreListeners.size > 0 ? ` without ${[...config.ignoreListeners].join(', ')}` : ''}`;
-  const quiet = config.quietPeriodMs > 0 ? ` and no new connection for ${formatDuration(config.quietPeriodMs)}` : '';
+  const counted =
+    config.connections === 'total'
+      ? 'server.total_connections (from a stats flush after the drain began, at least the live listener gauges)'
+      : `live listener gauges${config.ignoreListeners.size > 0 ? ` without ${[...config.ignoreListeners].join(', ')}` : ''}`;
+  const idle = config.ignoreIdleConnections ? ' or request, then counting only connections with a request in flight' : '';
+  const quiet = config.quietPeriodMs > 0 ? ` and no new connection${idle} for ${formatDuration(config.quietPeriodMs)}` : '';
   const steps = [
     `POST ${GRACEFUL_DRAIN_PATH}`,
     `read ${counted} every ${formatDuration(config.checkIntervalMs)}; finish once ${formatDuration(config.minDrainMs)} have passed with at most ${config.exitAtConnections} connections${quiet}, or at ${formatDuration(config.drainTimeoutMs)}`,

@@ -117,6 +117,7 @@ export function describeShutdownConfig(config: ShutdownConfig): Record<string, s
     checkInterval: formatDuration(config.checkIntervalMs),
     healthCheckFailureDelay: formatDuration(config.healthCheckFailureDelayMs),
     quietPeriod: formatDuration(config.quietPeriodMs),
+    ignoreIdleConnections: String(config.ignoreIdleConnections),
     connections: config.connections,
     ignoreListeners: [...config.ignoreListeners],
     readyFile: config.readyFile ?? 'none',

@@ -82,6 +82,7 @@ export function contourShutdownConfig(values: FlagValues): ShutdownConfig {
     checkIntervalMs: Math.max(FAST_READ_INTERVAL_MS, durationFlag(values, 'check-interval')),
     healthCheckFailureDelayMs: 0,
     quietPeriodMs: 0,
+    ignoreIdleConnections: false,
     readyFile: parseReadyFile(stringFlag(values, 'ready-file')),
     connections: 'http',
     ignoreListeners: new Set(CONTOUR.ignoredPrefixes),

@@ -84,6 +84,7 @@ export function egShutdownConfig(values: FlagValues, adminAddress: AdminAddress)
     checkIntervalMs: 1_000,
     healthCheckFailureDelayMs: Math.max(0, durationFlag(values, 'health-check-failure-delay')),
     quietPeriodMs: 0,
+    ignoreIdleConnections: false,
     readyFile: EG.readyFile,
     // Live listener gauges: released as the last connection closes, not at the next stats flush.
     connections: 'listeners',

@@ -25,10 +25,25 @@ export function formatAdminAddress(address: AdminAddress): string {
   return isIP(address.host) === 6 ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`;
 }
 
+/**
+ * Node 20's libuv cuts a socket name at its first NUL byte, so it connects to the empty abstract
+ * name, never to Envoy's (measured: refused on 20.20, reached on 24.21).
+ */
+export const ABSTRACT_SOCKET_NODE_MAJOR = 24;
+
+export function reachesAbstractSockets(nodeVersion: string): boolean {
+  return Number(nodeVersion.split('.')[0]) >= ABSTRACT_SOCKET_NODE_MAJOR;
+}
+
 function unixAddress(path: string, original: string): AdminAddress {
   if (path === '' || path === '@') throw new UsageError(`invalid admin address "${original}": empty socket path`);
   // Envoy spells Linux's abstract namespace with a leading "@"; the kernel wants a NUL byte.
-  if (path.startsWith('@')) return { kind: 'unix', path: `\0${path.slice(1)}` };
+  if (path.startsWith('@')) {
+    if (!reachesAbstractSockets(process.versions.node)) {
+      throw new UsageError(`invalid admin address "${original}": an abstract socket needs Node ${ABSTRACT_SOCKET_NODE_MAJOR} or newer (the single executable's); Node ${process.versions.node} cannot reach Envoy's`);
+    }
+    return { kind: 'unix', path: `\0${path.slice(1)}` };
+  }
   if (!path.startsWith('/')) throw new UsageError(`invalid admin address "${original}": the socket path must be absolute`);
   return { kind: 'unix', path };
 }

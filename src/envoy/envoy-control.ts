@@ -2,19 +2,18 @@
 import { AdminError } from '../errors.js';
 import type { AdminAddress } from './address.js';
 import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
+import { countByHttpPrefix, HTTP_STATS_PATTERN, type HttpCounts } from './http-stats.js';
 import {
   type ConnectionSource,
   type ListenerCounts,
   HTTP_STATS_FILTER,
-  LISTENER_STATS_FILTER,
-  TOTAL_AND_LISTENER_STATS_FILTER,
-  TOTAL_CONNECTIONS_FILTER,
   countByListener,
   parseStatsJson,
   sumAccepted,
   sumActive,
   sumHttpActive,
   totalConnections,
+  uptimeSeconds,
 } from './stats.js';
 
 export const HEALTHCHECK_FAIL_PATH = '/healthcheck/fail';
@@ -23,12 +22,16 @@ export const SERVER_INFO_PATH = '/server_info';
 export const GRACEFUL_DRAIN_PATH = '/drain_listeners?graceful&skip_exit';
 
 export interface ConnectionReading {
-  /** The number the drain decision uses. */
+  /** The count --connections names: server.total_connections (as of the last stats flush), or the live listener sum. */
   readonly connections: number;
   /** Per counted listener (never the admin listener, per-worker copies or ignored listeners). */
   readonly listeners?: ReadonlyMap<string, ListenerCounts>;
   /** Connections ever accepted on the counted listeners: its growth means new traffic still arrives. */
   readonly accepted?: number;
+  /** With `total`: server.uptime, which moves only at a stats flush, as server.total_connections does. */
+  readonly uptimeS?: number;
+  /** Per HTTP connection manager stat prefix (never the admin API's, nor ignored ones), when asked for. */
+  readonly http?: ReadonlyMap<string, HttpCounts>;
 }
 
 /** `timeoutMs` shortens --admin-timeout for one call (never lengthens it). */
@@ -46,6 +49,23 @@ export interface ConnectionCounting {
   readonly ignoreListeners: ReadonlySet<string>;
   /** Also read the listeners' accepted-connection counters: `required` for --quiet-period, `if-available` for a report. */
   readonly countAccepted: AcceptedCounting;
+  /** Also read the HTTP connection managers' request stats (for --ignore-idle-connections). */
+  readonly countRequests?: boolean;
+}
+
+/**
+ * One /stats filter for everything a reading needs. `total` always reads the live listener gauges
+ * too: server.total_connections is only recomputed at a stats flush, so the drain takes the live
+ * sum as a floor, and server.uptime tells it when a flush happened.
+ */
+export function statsFilter(counting: Pick<ConnectionCounting, 'source' | 'countRequests'>): string {
+  if (counting.source === 'http') return HTTP_STATS_FILTER;
+  const parts = [
+    ...(counting.source === 'total' ? ['server\\.(total_connections|uptime)'] : []),
+    'listener\\..*\\.downstream_cx_(active|total)',
+    ...(counting.countRequests === true ? [HTTP_STATS_PATTERN] : []),
+  ];
+  return parts.length === 1 ? `^${parts[0]}$` : `^(${parts.join('|')})$`;
 }
 
 /**
@@ -55,11 +75,8 @@ export interface ConnectionCounting {
 export type AcceptedCounting = 'no' | 'if-available' | 'required';
 
 export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounting): EnvoyControl {
-  const http = counting.source === 'http';
-  const needsListeners = counting.source === 'listeners' || counting.countAccepted !== 'no';
-  const filter = http ? HTTP_STATS_FILTER : counting.source === 'listeners' ? LISTENER_STATS_FILTER : needsListeners ? TOTAL_AND_LISTENER_STATS_FILTER : TOTAL_CONNECTIONS_FILTER;
   // Sent unencoded, as Envoy's own docs write it; Envoy decodes either form.
-  const statsPath = `/stats?filter=${filter}&format=json`;
+  const statsPath = `/stats?filter=${statsFilter(counting)}&format=json`;
   return {
     async failHealthCheck(signal, timeoutMs) {
       await admin.post(HEALTHCHECK_FAIL_PATH, signal, timeoutMs);
@@ -69,25 +86,28 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
     },
     async readConnections(signal, timeoutMs) {
       const stats = parseStatsJson(await admin.get(statsPath, signal, timeoutMs));
-      if (http) return { connections: sumHttpActive(stats, counting.ignoreListeners) };
-      if (!needsListeners) return { connections: totalConnections(stats) };
+      if (counting.source === 'http') return { connections: sumHttpActive(stats, counting.ignoreListeners) };
       const total = counting.source === 'total' ? totalConnections(stats) : undefined;
+      const extra = {
+        ...(total === undefined ? {} : optional('uptimeS', uptimeSeconds(stats))),
+        ...(counting.countRequests === true ? { http: countByHttpPrefix(stats, counting.ignoreListeners) } : {}),
+      };
       const required = counting.countAccepted === 'required';
       let listeners: Map<string, ListenerCounts>;
       try {
         listeners = countByListener(stats, counting.ignoreListeners);
       } catch (error) {
-        // A report shows what it can: the total without the listeners.
+        // A report, or `total` without a quiet period, goes on with the total alone (no live floor).
         if (total === undefined || required) throw error;
-        return { connections: total };
+        return { connections: total, ...extra };
       }
       const connections = total ?? sumActive(listeners);
-      if (counting.countAccepted === 'no') return { connections, listeners };
+      if (counting.countAccepted === 'no') return { connections, listeners, ...extra };
       try {
-        return { connections, listeners, accepted: sumAccepted(listeners) };
+        return { connections, listeners, accepted: sumAccepted(listeners), ...extra };
       } catch (error) {
         if (required) throw error;
-        return { connections, listeners };
+        return { connections, listeners, ...extra };
       }
     },
     async readServerState(signal) {
@@ -104,19 +124,26 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   };
 }
 
+function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}
+
 /** What every command that talks to Envoy is configured with. */
 export interface EnvoyConnection {
   readonly adminAddress: AdminAddress;
   readonly adminTimeoutMs: number;
   readonly connections: ConnectionSource;
   readonly ignoreListeners: ReadonlySet<string>;
+  /** Read the request stats too, to tell idle connections (`shutdown --ignore-idle-connections`). */
+  readonly ignoreIdleConnections?: boolean;
 }
 
 /** Opens the admin connection, hands Envoy to `use`, and closes the connection however `use` ends. */
 export async function withEnvoy<T>(config: EnvoyConnection, countAccepted: AcceptedCounting, use: (envoy: EnvoyControl) => Promise<T>): Promise<T> {
   const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
   try {
-    return await use(createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted }));
+    const countRequests = config.ignoreIdleConnections === true;
+    return await use(createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted, countRequests }));
   } finally {
     await admin.close();
   }

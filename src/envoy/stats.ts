@@ -10,11 +10,12 @@ export interface Stat {
 
 /** The gauge Envoy Gateway's design reads. Only recomputed at each stats flush (5 s by default). */
 export const TOTAL_CONNECTIONS_STAT = 'server.total_connections';
-export const TOTAL_CONNECTIONS_FILTER = '^server\\.total_connections$';
 /** Live per-listener gauges, and the counters of connections each listener ever accepted. */
 export const LISTENER_STATS_FILTER = '^listener\\..*\\.downstream_cx_(active|total)$';
-/** Both of the above in one request, for `total` with a quiet period. */
-export const TOTAL_AND_LISTENER_STATS_FILTER = '^(server\\.total_connections|listener\\..*\\.downstream_cx_(active|total))$';
+/** What `total` reads: the gauge, server.uptime (see below) and the live listener gauges, as a floor. */
+export const TOTAL_STATS_FILTER = '^(server\\.(total_connections|uptime)|listener\\..*\\.downstream_cx_(active|total))$';
+/** Seconds since Envoy started, set only at a stats flush: when it moves, the flush gauges are new. */
+export const UPTIME_STAT = 'server.uptime';
 
 /** Live gauges of every HTTP connection manager (`http.<stat_prefix>.downstream_cx_active`): Contour's count. */
 export const HTTP_STATS_FILTER = '^http\\..*\\.downstream_cx_active$';
@@ -31,6 +32,8 @@ const ADMIN_LISTENER = 'admin';
 /** Per-thread copies of a listener's stats (`listener.<name>.worker_3.*`), already in the listener's sum. */
 const PER_THREAD_COPY = /\.(worker_\d+|main_thread)$/;
 const LISTENER_STAT = /^listener\.(.+)\.downstream_cx_(active|total)$/;
+/** The HTTP connection managers' stats that tell an idle connection (http-stats.ts). */
+const HTTP_STAT = /^http\.(.+)\.downstream_(cx_active|rq_active|rq_total)$/;
 
 /** What to tell a person whose Envoy does not export the listener stats (a stats_matcher in the bootstrap). */
 const LISTENER_STATS_HINT =
@@ -38,7 +41,7 @@ const LISTENER_STATS_HINT =
 
 /** The stats a count is made of: their values must be counts, and each may appear once. */
 function isCountedStat(name: string): boolean {
-  return name === TOTAL_CONNECTIONS_STAT || LISTENER_STAT.test(name);
+  return name === TOTAL_CONNECTIONS_STAT || name === UPTIME_STAT || LISTENER_STAT.test(name) || HTTP_STAT.test(name);
 }
 
 /**
@@ -71,6 +74,11 @@ export function parseStatsJson(body: string): Stat[] {
     stats.push({ name, value });
   }
   return stats;
+}
+
+/** server.uptime, or undefined when Envoy did not report it. */
+export function uptimeSeconds(stats: readonly Stat[]): number | undefined {
+  return stats.find((s) => s.name === UPTIME_STAT)?.value;
 }
 
 export function totalConnections(stats: readonly Stat[]): number {

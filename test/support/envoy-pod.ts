@@ -16,9 +16,15 @@ import { ENVOY_STAND_IN_BUNDLE } from './envoy/process.js';
 import type { EnvoyStandInOptions } from './envoy/stand-in.js';
 import type { PreStopHook } from './kubelet/hooks.js';
 import { Pod, type ContainerSpec, type PodSpec } from './kubelet/pod.js';
+import { preparePodEnvoy, type PodEnvoy, type PodEnvoyOptions } from './real-envoy/pod-envoy.js';
 
 export interface EnvoyPodOptions {
-  readonly envoy: EnvoyStandInOptions;
+  /** The Envoy stand-in, for faults real Envoy cannot be made to show. Ignored with `realEnvoy`. */
+  readonly envoy?: EnvoyStandInOptions;
+  /** The real Envoy, configured by the chart, proxying `ingress` to an upstream (classic mode only). */
+  readonly realEnvoy?: PodEnvoyOptions;
+  /** The negative control: Envoy alone, no hook, so kubelet's SIGTERM reaches it at once (real Envoy only). */
+  readonly withoutManager?: boolean;
   readonly terminationGracePeriodSeconds: number;
   readonly mode?: 'classic' | 'native' | 'sidecarless';
   /** Flags for the sidecar's exec hook (classic), after --admin-address and --ready-file. */
@@ -68,6 +74,10 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
   const readyFile = join(sharedVolume, 'shutdown-ready');
   const native = options.mode === 'native';
   if (options.mode === 'sidecarless') return startSidecarlessPod(options, sharedVolume);
+  if (options.realEnvoy !== undefined) {
+    if (native) throw new Error('a real Envoy pod is wired in classic mode only');
+    return startRealEnvoyPod(options, options.realEnvoy, sharedVolume, readyFile);
+  }
   // A native sidecar starts before Envoy, so it cannot learn an ephemeral admin port: share a socket.
   const envoyOptions = native ? { ...options.envoy, admin: { unixSocket: join(sharedVolume, 'admin.sock') } } : options.envoy;
   const tokenHeader = options.hookToken === undefined ? [] : [{ name: 'X-Envoy-Shutdown-Token', value: options.hookToken }];
@@ -108,26 +118,55 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
   );
 }
 
+/** The classic pod around the real Envoy: the same hooks, Envoy's ports fixed before it starts. */
+async function startRealEnvoyPod(options: EnvoyPodOptions, real: PodEnvoyOptions, sharedVolume: string, readyFile: string): Promise<EnvoyPod> {
+  const envoy = await preparePodEnvoy(real);
+  const tokenHeader = options.hookToken === undefined ? [] : [{ name: 'X-Envoy-Shutdown-Token', value: options.hookToken }];
+  const managerPort = (p: Pod): number => p.container(SIDECAR).lines.find(managerReady)?.['port'] as number;
+  const sidecar: ContainerSpec = {
+    name: SIDECAR,
+    command: [BIN, 'shutdown-manager', '--port', '0', '--ready-file', readyFile, ...(options.managerArgs ?? [])],
+    env: { ...(options.hookToken === undefined ? {} : { ENVOY_SHUTDOWN_HOOK_TOKEN: options.hookToken }), ...options.sidecarEnv },
+    ready: (c) => c.waitForLine(managerReady),
+    preStop: { exec: { command: options.sidecarHook ?? [BIN, 'shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, ...(options.shutdownArgs ?? [])] } },
+  };
+  const spec: PodSpec = {
+    terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
+    containers: [
+      {
+        name: ENVOY,
+        command: envoy.command,
+        ready: () => envoy.ready(),
+        ...(options.withoutManager === true ? {} : { preStop: (p: Pod): PreStopHook => ({ httpGet: { port: managerPort(p), path: '/shutdown/ready', httpHeaders: tokenHeader } }) }),
+      },
+      ...(options.withoutManager === true ? [] : [sidecar]),
+    ],
+  };
+  return launch(spec, sharedVolume, readyFile, envoy);
+}
+
 /** Starts the pod (removing the shared volume if that fails) and reads what tests need from it. */
-async function launch(spec: PodSpec, sharedVolume: string, readyFile: string): Promise<EnvoyPod> {
+async function launch(spec: PodSpec, sharedVolume: string, readyFile: string, real?: PodEnvoy): Promise<EnvoyPod> {
   let pod: Pod;
   try {
     pod = await Pod.start(spec);
   } catch (error) {
     rmSync(sharedVolume, { recursive: true, force: true });
+    real?.cleanup();
     throw error;
   }
   const ready = pod.container(ENVOY).lines.find(envoyReady) ?? {};
   const hasSidecar = [...(spec.initContainers ?? []), ...spec.containers].some((c) => c.name === SIDECAR);
   return {
     pod,
-    adminAddress: String(ready['adminAddress']),
-    listeners: ready['listeners'] as Record<string, number>,
+    adminAddress: real?.adminAddress ?? String(ready['adminAddress']),
+    listeners: real?.listeners ?? (ready['listeners'] as Record<string, number>),
     managerPort: hasSidecar ? (pod.container(SIDECAR).lines.find(managerReady)?.['port'] as number) : undefined,
     readyFile,
     async destroy() {
       await pod.destroy();
       rmSync(sharedVolume, { recursive: true, force: true });
+      real?.cleanup();
     },
   };
 }

@@ -2,13 +2,18 @@
 // load balancer send traffic to the pod's Envoy; at time zero kubelet starts terminating the pod
 // and the load balancer starts its deprogramming delay, both at once, as in Kubernetes.
 import { request } from 'node:http';
-import { EnvoyStandIn } from './envoy/stand-in.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyPod } from './envoy-pod.js';
 import type { Timeline } from './kubelet/timeline.js';
+import { startHealthyEnvoy } from './real-envoy/healthy-envoy.js';
+import { get } from './real-envoy/process.js';
+import type { Upstream } from './real-envoy/upstream.js';
+import { idleHttp1, idleHttp2, longRequest, type IdleConnection, type SideResult } from './traffic/side-clients.js';
 import { Traffic, type TrafficOptions, type TrafficStats } from './traffic/traffic.js';
 
 /** How long clients keep going after the load balancer stopped sending new connections to the pod. */
 const AFTER_DEPROGRAMMED_MS = 300;
+const WARM_UP_MS = 300;
 
 export interface LoadedTerminationOptions {
   /** How long load balancers keep sending new connections to the pod after termination starts. */
@@ -18,6 +23,14 @@ export interface LoadedTerminationOptions {
   readonly traffic?: Partial<Omit<TrafficOptions, 'terminating' | 'healthy'>>;
   /** Sample the listener's live connection gauge through the admin API every this many ms (0: off). */
   readonly sampleEveryMs?: number;
+  /** Steady load before termination begins (300 ms unless set). */
+  readonly warmUpMs?: number;
+  /** One HTTP/1.1 and one HTTP/2 request of this many ms to the upstream, both in flight when termination begins. */
+  readonly longRequest?: { readonly upstream: Upstream; readonly durationMs: number };
+  /** Pooled connections left idle before termination: HTTP/1.1 and HTTP/2 on the listener, and a scraper's on `stats`. */
+  readonly idleClients?: boolean;
+  /** Read these stats (exact names) from the admin API right before termination begins. */
+  readonly statsAtTermination?: readonly string[];
 }
 
 export interface ConnectionSample {
@@ -32,6 +45,12 @@ export interface LoadedTermination {
   readonly samples: readonly ConnectionSample[];
   /** Requests each pod served before termination began, to show the load was real. */
   readonly requestsBeforeTermination: number;
+  /** The long requests' outcomes (none unless asked for). */
+  readonly longRequests: readonly SideResult[];
+  /** The idle pooled connections, after the pod is gone. */
+  readonly idle: readonly IdleConnection[];
+  /** The stats asked for, as Envoy reported them right before termination began. */
+  readonly statsAtTermination: Readonly<Record<string, number>>;
 }
 
 export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminationOptions): Promise<LoadedTermination> {
@@ -39,14 +58,24 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
   const port = pod.listeners[listener];
   if (port === undefined) throw new Error(`the pod has no listener ${listener}`);
   // Another pod behind the same load balancer, where new connections go once this one is deprogrammed.
-  const healthy = await EnvoyStandIn.start({ drainStrategy: 'immediate', listeners: [{ name: listener, kind: 'http', responseDelayMs: 5 }] });
-  const traffic = await Traffic.start({
-    terminating: { host: '127.0.0.1', port },
-    healthy: { host: '127.0.0.1', port: healthy.listenerPort(listener) },
-    ...options.traffic,
-  });
+  const healthy = await startHealthyEnvoy();
+  const idle: IdleConnection[] = [];
+  const traffic = await Traffic.start({ terminating: { host: '127.0.0.1', port }, healthy: { host: '127.0.0.1', port: healthy.port }, ...options.traffic });
   try {
-    await new Promise((resolve) => setTimeout(resolve, 300)); // steady load first
+    if (options.idleClients === true) {
+      const stats = pod.listeners['stats'];
+      idle.push(await idleHttp1(port), await idleHttp2(port));
+      if (stats !== undefined) idle.push(await idleHttp1(stats, '/stats/prometheus'));
+    }
+    await sleep(options.warmUpMs ?? WARM_UP_MS); // steady load first
+    let longRequests: Promise<SideResult[]> = Promise.resolve([]);
+    if (options.longRequest !== undefined) {
+      const path = `/slow/${options.longRequest.durationMs}`;
+      const sent = Promise.all([longRequest(port, 'http1', path), longRequest(port, 'http2', path)]);
+      await options.longRequest.upstream.slowInFlight(2); // both are in flight, past Envoy
+      longRequests = sent;
+    }
+    const statsAtTermination = options.statsAtTermination === undefined ? {} : await readStats(pod.adminAddress, options.statsAtTermination);
     const requestsBeforeTermination = traffic.stats.requests.terminating;
     const samples: ConnectionSample[] = [];
     const terminating = pod.pod.terminate(); // the timeline starts here
@@ -57,12 +86,20 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
     // Keep the clients going until the load balancer has let go of the pod (plus a margin): a pod
     // that died before that must show its refused connections, not hide them.
     const lettingGo = (traffic.deprogrammedAt ?? Date.now()) + AFTER_DEPROGRAMMED_MS - Date.now();
-    if (lettingGo > 0) await new Promise((resolve) => setTimeout(resolve, lettingGo));
-    return { timeline, traffic: await traffic.stop(), samples, requestsBeforeTermination };
+    if (lettingGo > 0) await sleep(lettingGo);
+    return { timeline, traffic: await traffic.stop(), samples, requestsBeforeTermination, longRequests: await longRequests, idle, statsAtTermination };
   } finally {
     await traffic.stop();
-    await healthy.close();
+    for (const connection of idle) await connection.close();
+    await healthy.stop();
   }
+}
+
+/** One admin read of the named stats (exact names). */
+async function readStats(adminAddress: string, names: readonly string[]): Promise<Record<string, number>> {
+  const filter = `^(${names.map((name) => name.replace(/\./g, '\\.')).join('|')})$`;
+  const { body } = await get(adminAddress, `/stats?filter=${filter}&format=json`);
+  return Object.fromEntries((JSON.parse(body) as { stats: Array<{ name: string; value: number }> }).stats.map((stat) => [stat.name, stat.value]));
 }
 
 /** Reads `listener.<name>.downstream_cx_active` from the pod's admin API until stopped or the pod is gone. */
@@ -87,7 +124,7 @@ function sampleConnections(adminAddress: string, listener: string, everyMs: numb
   return { stop: () => (stopped = true) };
 }
 
-/** The stand-in's admin address ('127.0.0.1:PORT', '[::1]:PORT', 'unix:/path') as node:http options. */
+/** An admin address ('127.0.0.1:PORT', '[::1]:PORT', 'unix:/path') as node:http options. */
 export function adminTarget(adminAddress: string): { host?: string; port?: number; socketPath?: string } {
   if (adminAddress.startsWith('unix:')) return { socketPath: adminAddress.slice('unix:'.length) };
   const separator = adminAddress.lastIndexOf(':');

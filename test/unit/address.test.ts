@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatAdminAddress, parseAdminAddress } from '../../src/envoy/address.js';
+import { formatAdminAddress, parseAdminAddress, reachesAbstractSockets } from '../../src/envoy/address.js';
 import { UsageError } from '../../src/errors.js';
 
 describe('parseAdminAddress', () => {
@@ -48,3 +48,14 @@ describe('parseAdminAddress', () => {
     expect(formatAdminAddress(parseAdminAddress(text))).toBe(text);
   });
 });
+
+describe('abstract sockets', () => {
+  it.each([
+    ['20.20.2', false],
+    ['24.21.0', true],
+    ['25.0.0', true],
+  ])('Node %s reaches them: %s', (version, reaches) => {
+    expect(reachesAbstractSockets(version)).toBe(reaches);
+  });
+});
+

@@ -76,6 +76,7 @@ describe('shutdownConfig', () => {
     [{ healthCheckFailureDelay: 60_000 }, /--health-check-failure-delay must be shorter than --drain-timeout/],
     [{ quietPeriod: 60_000 }, /--quiet-period must be shorter than --drain-timeout/],
     [{ readyFile: false, requireEnvoyPrestop: true }, /--require-envoy-prestop needs a ready file/],
+    [{ ignoreIdleConnections: true, quietPeriod: 0 }, /--ignore-idle-connections needs --quiet-period above 0/],
   ] as Array<[Partial<ShutdownOptions>, RegExp]>)('rejects %j', (override, message) => {
     expect(() => shutdownConfig({ ...base, ...override })).toThrow(message);
   });

@@ -24,6 +24,8 @@ native server and a manual drain), or in sidecar-less mode in Envoy's (for Envoy
   value: {{ include "envoy-shutdown-manager.duration" $s.minDrainDuration | quote }}
 - name: ENVOY_SHUTDOWN_QUIET_PERIOD
   value: {{ include "envoy-shutdown-manager.duration" $s.quietPeriod | quote }}
+- name: ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS
+  value: {{ and $s.ignoreIdleConnections (gt (float64 $s.quietPeriod) 0.0) | toString | quote }}
 - name: ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS
   value: {{ int64 $s.exitAtConnections | quote }}
 - name: ENVOY_SHUTDOWN_CHECK_INTERVAL

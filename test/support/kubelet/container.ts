@@ -26,6 +26,8 @@ export class Container {
   readonly env: Readonly<Record<string, string>>;
   readonly child: ChildProcess;
   readonly exited: Promise<ContainerExit>;
+  /** Date.now() when the process was spawned. */
+  readonly startedAt = Date.now();
   /** Lines of this process's own stdout, parsed when they are JSON. */
   readonly lines: JsonLine[] = [];
   #stderr = '';

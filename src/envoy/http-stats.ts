@@ -1,0 +1,35 @@
+// Reading the HTTP connection managers' request stats out of Envoy's /stats JSON. Pure: the admin
+// client fetches, these decide what the numbers mean. They let a drain tell an idle keep-alive
+// connection (no request in flight) from a busy one.
+import type { Stat } from './stats.js';
+
+/** The HTTP connection managers' live connections, requests in flight, and requests ever received. */
+export const HTTP_STATS_PATTERN = 'http\\..*\\.downstream_(cx_active|rq_active|rq_total)';
+
+export interface HttpCounts {
+  /** HTTP connections of this connection manager (http.<prefix>.downstream_cx_active). */
+  readonly connections: number;
+  /** Requests in flight: HTTP/1.1 requests and HTTP/2 streams (downstream_rq_active). */
+  readonly activeRequests: number;
+  /** Requests ever received (downstream_rq_total): its growth means requests still arrive. */
+  readonly requests: number;
+}
+
+const FIELD = { cx_active: 'connections', rq_active: 'activeRequests', rq_total: 'requests' } as const;
+
+/**
+ * Groups `http.<prefix>.downstream_(cx_active|rq_active|rq_total)` by stat prefix, leaving out the
+ * admin API's own (our polling request lives there) and every prefix in `ignore` (exact names).
+ */
+export function countByHttpPrefix(stats: readonly Stat[], ignore: ReadonlySet<string>): Map<string, HttpCounts> {
+  const byPrefix = new Map<string, HttpCounts>();
+  for (const { name, value } of stats) {
+    const match = /^http\.(.+)\.downstream_(cx_active|rq_active|rq_total)$/.exec(name);
+    if (match === null) continue;
+    const prefix = match[1] as string;
+    if (prefix === 'admin' || ignore.has(prefix)) continue;
+    const counts = byPrefix.get(prefix) ?? { connections: 0, activeRequests: 0, requests: 0 };
+    byPrefix.set(prefix, { ...counts, [FIELD[match[2] as keyof typeof FIELD]]: value });
+  }
+  return byPrefix;
+}

@@ -1,0 +1,65 @@
+// The application behind the pod's Envoy: a plain HTTP/1.1 server. `GET /slow/<ms>` answers after
+// that many milliseconds (a long request); anything else after 5 ms.
+import { EventEmitter } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Upstream {
+  readonly port: number;
+  /** Requests answered so far. */
+  answered(): number;
+  /** Resolves once this many /slow/<ms> requests are being held at the same time. */
+  slowInFlight(count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_DELAY_MS = 5;
+/** Bounds a /slow/<ms> request, so a test cannot ask for an endless one. */
+const MAX_DELAY_MS = 60_000;
+
+export async function startUpstream(): Promise<Upstream> {
+  let answered = 0;
+  let slowHeld = 0;
+  const timers = new Set<NodeJS.Timeout>();
+  const changed = new EventEmitter();
+  const server = createServer((req, res) => {
+    const slow = /^\/slow\/(\d+)$/.exec(req.url ?? '');
+    const delayMs = slow === null ? DEFAULT_DELAY_MS : Math.min(Number(slow[1]), MAX_DELAY_MS);
+    req.resume();
+    if (slow !== null) {
+      slowHeld += 1;
+      changed.emit('slow');
+    }
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (slow !== null) slowHeld -= 1;
+      answered += 1;
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '3' }).end('ok\n');
+    }, delayMs);
+    timers.add(timer);
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: '127.0.0.1', port: 0 }, resolve);
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    answered: () => answered,
+    slowInFlight: (count) =>
+      new Promise((resolve) => {
+        const check = (): void => {
+          if (slowHeld < count) return;
+          changed.off('slow', check);
+          resolve();
+        };
+        changed.on('slow', check);
+        check();
+      }),
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
