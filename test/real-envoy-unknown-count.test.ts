@@ -65,8 +65,9 @@ async function shutdown(adminAddress: string, args: string[]): Promise<{ code: n
 
 describe('real Envoy', () => {
   it.each([['listeners'], ['total']])('its /stats answers read as counts (--connections %s): drained, exit 0', async (source) => {
-    const real = await envoy(bootstrap());
-    const { code, report } = await shutdown(real.adminAddress, ['--connections', source, '--quiet-period', '100ms']);
+    // `total` decides only on a gauge from a stats flush after the drain began: flush often, and leave time for one.
+    const real = await envoy(bootstrap({ stats_flush_interval: '0.1s' }));
+    const { code, report } = await shutdown(real.adminAddress, ['--connections', source, '--quiet-period', '100ms', '--drain-timeout', '5s']);
     expect(code).toBe(0);
     expect(report).toMatchObject({ result: 'drained', connections: 0 });
   });
