@@ -1,8 +1,13 @@
-// Entry point of the bundle and of the single executable.
-import { main } from './cli.js';
-import { dispatch } from './dropin/dispatch.js';
+// Entry point of the bundle and of the single executable. Order matters: signal handlers and
+// the closed-output guard come first; the CLI (commander, pino, undici) loads after them.
+import { captureTerminationSignals } from './signals.js';
+import { endOutputQuietlyWhenClosed } from './output.js';
 
-dispatch(process.argv0, process.argv, main).then((code) => {
+captureTerminationSignals();
+endOutputQuietlyWhenClosed();
+
+void Promise.all([import('./cli.js'), import('./dropin/dispatch.js')]).then(async ([{ main }, { dispatch }]) => {
+  const code = await dispatch(process.argv0, process.argv, main);
   // Logs are written synchronously, so nothing is lost by exiting now; exiting explicitly means
   // no stray handle (a keep-alive socket, a timer) can keep a finished hook alive.
   process.exit(code);

@@ -4,6 +4,8 @@ import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli, tempDir, type RunningCli } from './support/cli.js';
+import { tcpConnection } from './support/clients.js';
+import { EnvoyStandIn } from './support/envoy/stand-in.js';
 import { request } from './support/http.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -39,6 +41,16 @@ async function startManager(args: string[] = [], env: Record<string, string> = {
   };
 }
 
+/** Starts a request whose headers never end; resolves with what the server sent before closing. */
+async function cutForSlowHeaders(port: number): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  socket.write('GET /shutdown/ready HTTP/1.1\r\nHost: x\r\n'); // headers never finished
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString()));
+  await new Promise((resolve) => socket.on('close', resolve));
+  return received;
+}
+
 /** Resolves once the manager logged that `count` waiters are registered. */
 function waitersRegistered(manager: Manager, count: number): Promise<unknown> {
   return manager.cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && line['waiting'] === count);
@@ -64,15 +76,37 @@ describe('shutdown-manager endpoints', () => {
     expect(answers[3]?.headers['allow']).toBe('GET');
   });
 
+  it('answers an absolute-form request target like the origin form', async () => {
+    const manager = await startManager();
+    const raw = (target: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(manager.port, '127.0.0.1');
+        let received = '';
+        socket.on('data', (chunk) => (received += chunk.toString()));
+        socket.on('error', reject);
+        socket.on('end', () => resolve(received));
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: pod\r\nConnection: close\r\n\r\n`);
+      });
+    expect(await raw('http://pod:19002/healthz')).toMatch(/^HTTP\/1\.1 200/);
+    expect(await raw('http://pod/nowhere')).toMatch(/^HTTP\/1\.1 404/);
+    const waiting = raw('http://pod:19002/shutdown/ready?x=1');
+    await waitersRegistered(manager, 1);
+    manager.writeReady();
+    expect(await waiting).toMatch(/^HTTP\/1\.1 200[^]*"result":"drained"/);
+  });
+
   it('holds /shutdown/ready until the ready file appears, then answers 200 with the report', async () => {
     const manager = await startManager();
     const waiting = request({ port: manager.port }, '/shutdown/ready?attempt=1');
     await waitersRegistered(manager, 1);
     let answered = false;
     void waiting.then(() => (answered = true));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A second waiter registered later: the first one was held all that time.
+    const second = request({ port: manager.port }, '/shutdown/ready');
+    await waitersRegistered(manager, 2);
     expect(answered).toBe(false);
     manager.writeReady('timeout');
+    expect((await second).status).toBe(200);
     const answer = await waiting;
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toMatchObject({ result: 'timeout', connections: 0, elapsedMs: 1234 });
@@ -112,21 +146,20 @@ describe('shutdown-manager endpoints', () => {
 
   it('is not cut short by its request timeout while waiting', async () => {
     const manager = await startManager(['--request-timeout', '200ms', '--ready-timeout', '5s']);
-    const waiting = request({ port: manager.port }, '/shutdown/ready');
+    let answered = false;
+    const waiting = request({ port: manager.port }, '/shutdown/ready').finally(() => (answered = true));
     await waitersRegistered(manager, 1);
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // several request timeouts and timeout checks
+    // A client that never finishes its headers, opened after the waiter: once it is cut, the
+    // server's timeout check has run with the waiter older than --request-timeout.
+    expect(await cutForSlowHeaders(manager.port)).toMatch(/^HTTP\/1\.1 408/);
+    expect(answered).toBe(false);
     manager.writeReady();
     expect((await waiting).status).toBe(200);
   });
 
   it('cuts a client that does not finish its request headers within --request-timeout', async () => {
     const manager = await startManager(['--request-timeout', '300ms']);
-    const socket = connect(manager.port, '127.0.0.1');
-    socket.write('GET /shutdown/ready HTTP/1.1\r\nHost: x\r\n'); // headers never finished
-    let received = '';
-    socket.on('data', (chunk) => (received += chunk.toString()));
-    await new Promise((resolve) => socket.on('close', resolve));
-    expect(received).toMatch(/^HTTP\/1\.1 408/);
+    expect(await cutForSlowHeaders(manager.port)).toMatch(/^HTTP\/1\.1 408/);
   });
 
   it('caps concurrent waiters with 503 and forgets a client that goes away', async () => {
@@ -165,11 +198,18 @@ describe('shutdown-manager start-up', () => {
     await cli.waitForLog((line) => line.msg === 'removed a ready file left by an earlier run');
     expect(existsSync(readyFile)).toBe(false);
     const controller = new AbortController();
-    const waiting = request({ port: listening['port'] as number }, '/shutdown/ready', { signal: controller.signal }).catch(() => 'still waiting');
+    let answered = false;
+    const waiting = request({ port: listening['port'] as number }, '/shutdown/ready', { signal: controller.signal })
+      .then(() => (answered = true))
+      .catch(() => 'still waiting');
     await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish');
-    await new Promise((resolve) => setTimeout(resolve, 700)); // past the fallback poll
+    // A later waiter, and a later look at the directory: the first is still held.
+    const later = request({ port: listening['port'] as number }, '/shutdown/ready', { signal: controller.signal }).catch(() => 'still waiting');
+    await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && line['waiting'] === 2);
+    expect(answered).toBe(false);
     controller.abort();
     expect(await waiting).toBe('still waiting');
+    expect(await later).toBe('still waiting');
   });
 
   it('exits 2 with one line when the port is in use, leaving the ready file alone', async () => {
@@ -249,37 +289,42 @@ describe('shutdown-manager signals', () => {
     expect(result.logs.map((l) => l.msg)).toContain('shutdown manager stopped');
   });
 
-  it('on SIGTERM stops accepting, still answers open waiters when the file appears, then exits 0', async () => {
-    const manager = await startManager();
-    const waiting = request({ port: manager.port }, '/shutdown/ready');
-    await waitersRegistered(manager, 1);
+  it('on SIGTERM with waiters and no ready file answers every waiter 500 at once, says why, then exits 0', async () => {
+    // kubelet sends the sidecar SIGTERM only after its own preStop hook (the drain) returned: no
+    // ready file by then means none is coming.
+    const manager = await startManager(['--ready-timeout', '10m', '--drain-start-timeout', '0s']);
+    const waiting = Array.from({ length: 3 }, () => request({ port: manager.port }, '/shutdown/ready'));
+    await waitersRegistered(manager, 3);
     manager.cli.child.kill('SIGTERM');
-    await manager.cli.waitForLog((line) => line.msg.startsWith('stopping'));
-    await expect(request({ port: manager.port }, '/healthz')).rejects.toThrow(/ECONNREFUSED/);
-    expect(manager.cli.child.exitCode).toBeNull();
-    manager.writeReady();
-    expect((await waiting).status).toBe(200);
-    expect((await manager.cli.result).code).toBe(0);
+    const answers = await Promise.all(waiting);
+    expect(answers.map((a) => a.status)).toEqual([500, 500, 500]);
+    expect(answers[0]?.body).toMatch(/manager stopping before the ready file appeared/);
+    const result = await manager.cli.result;
+    expect(result.code).toBe(0);
+    expect(result.logs.find((l) => l.level === 'error' && /stopped before the ready file appeared/.test(l.msg))).toMatchObject({ signal: 'SIGTERM', waiters: 3 });
+    expect(result.logs.at(-1)).toMatchObject({ msg: 'shutdown manager stopped', exitCode: 0 });
   });
 
-  it('on SIGINT answers an open waiter at its timeout, then exits 0', async () => {
-    const manager = await startManager(['--ready-timeout', '800ms']);
-    const waiting = request({ port: manager.port }, '/shutdown/ready');
-    await waitersRegistered(manager, 1);
-    manager.cli.child.kill('SIGINT');
-    expect((await waiting).status).toBe(500);
-    expect((await manager.cli.result).code).toBe(0);
-  });
-
-  it('exits at once on a second signal', async () => {
-    const manager = await startManager();
-    const waiting = request({ port: manager.port }, '/shutdown/ready').catch((error: Error) => error.message);
-    await waitersRegistered(manager, 1);
+  it('exits at once on a second signal, even while a drain it runs is still going', async () => {
+    const envoy = await EnvoyStandIn.start({ listeners: [{ name: 'ingress', kind: 'tcp', drainType: 'MODIFY_ONLY' }] });
+    cleanups.push(() => envoy.close());
+    const held = await tcpConnection(envoy.listenerPort('ingress')); // a TCP connection never drains
+    cleanups.push(() => held.close());
+    const token = 'a-token-of-sixteen-chars';
+    const manager = await startManager(['--drain-endpoint'], {
+      ENVOY_SHUTDOWN_HOOK_TOKEN: token,
+      ENVOY_SHUTDOWN_ADMIN_ADDRESS: envoy.adminAddress,
+      ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '60s',
+      ENVOY_SHUTDOWN_CONNECTIONS: 'listeners',
+    });
+    const draining = request({ port: manager.port }, '/shutdown/drain', { headers: { 'X-Envoy-Shutdown-Token': token } }).catch((error: Error) => error.message);
+    await manager.cli.waitForLog((line) => line.msg === 'graceful drain started');
     manager.cli.child.kill('SIGTERM');
     await manager.cli.waitForLog((line) => line.msg.startsWith('stopping'));
+    expect(manager.cli.child.exitCode).toBeNull(); // the drain is still answered
     manager.cli.child.kill('SIGTERM');
     const result = await manager.cli.result;
     expect(result.code).toBe(143);
-    expect(await waiting).toMatch(/socket hang up|ECONNRESET/);
+    expect(await draining).toMatch(/socket hang up|ECONNRESET/);
   });
 });

@@ -7,7 +7,7 @@ import { clearEnvoyPrestop, recordEnvoyPrestop } from '../envoy-prestop.js';
 import { ExitCode, UsageError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { runShutdown } from '../drain/shutdown-command.js';
-import { checkReadyFileDirectory, readReadyReport, removeReadyFile } from '../ready-file.js';
+import { checkReadyFileDirectory, checkReadyFileReplaceable, readReadyReport, removeReadyFile } from '../ready-file.js';
 import { DrainWatchdog } from './drain-watchdog.js';
 import { hookTokenCheck } from './hook-token.js';
 import { ReadyWatch } from './ready-watch.js';
@@ -33,6 +33,7 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   await listen(manager.server, config.host, config.port);
   // An emptyDir outlives container restarts: a file from an earlier run must never release Envoy
   // early, nor pass for a fresh preStop hook. Removed synchronously, before a first request.
+  checkReadyFileReplaceable(config.readyFile);
   if (removeReadyFile(config.readyFile)) {
     log.warn({ readyFile: config.readyFile }, 'removed a ready file left by an earlier run');
   }
@@ -54,9 +55,20 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   const signal = await stop;
   manager.server.close();
   manager.server.closeIdleConnections();
-  log.info({ signal, pending: manager.pending }, 'stopping: no longer accepting connections; open requests are still answered');
+  log.info({ signal, pending: manager.pending }, 'stopping: no longer accepting connections');
+  const waiters = manager.waiting;
+  // One last look: the drain may have written the file just now.
+  const content = waiters === 0 ? undefined : await readReadyReport(config.readyFile);
+  if (waiters > 0 && content === undefined) {
+    // kubelet stops the sidecar only after its own preStop hook (the drain) returned: with no
+    // ready file by now none is coming, and holding Envoy would only burn the grace period.
+    log.error({ signal, waiters }, 'stopped before the ready file appeared: answering every /shutdown/ready waiter with 500 now; envoy is released undrained');
+  } else if (waiters > 0) {
+    log.info({ signal, waiters }, 'stopping: answering every /shutdown/ready waiter with the drain report');
+  }
+  manager.releaseWaiters(content);
   await manager.drained();
-  log.info('shutdown manager stopped');
+  log.info({ exitCode: ExitCode.Drained }, 'shutdown manager stopped');
   return ExitCode.Drained;
 }
 

@@ -63,6 +63,13 @@ export interface ManagerServer {
   readonly server: Server;
   /** Requests held open and not answered yet (waiters and drains). */
   readonly pending: number;
+  /** /shutdown/ready requests held open. */
+  readonly waiting: number;
+  /**
+   * The manager is stopping: answer every /shutdown/ready waiter now, with `content` (the ready
+   * file read once more) or, without it, 500. Drains in progress still end on their own.
+   */
+  releaseWaiters(content: ReadyContent | undefined): void;
   /** Resolves when every held request has been answered (immediately when none is). */
   drained(): Promise<void>;
 }
@@ -76,6 +83,18 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
   let waiting = 0;
   let hookWaiters = 0;
   let onIdle: (() => void) | undefined;
+  // Who to tell when the manager stops; each waiter leaves the set when it is answered or gone,
+  // so nothing is kept for waiters that went away.
+  const onStop = new Set<(stopping: Stopping) => void>();
+  let stopped: Stopping | undefined;
+  const whenStopping: WhenStopping = (listener) => {
+    if (stopped !== undefined) {
+      listener(stopped);
+      return () => undefined;
+    }
+    onStop.add(listener);
+    return () => onStop.delete(listener);
+  };
   const hold = (work: Promise<void>): void => {
     pending += 1;
     void work.finally(() => {
@@ -95,7 +114,7 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
     },
     (request, response) => {
       request.resume(); // a body, if any, is ignored but must not stall the socket
-      const path = (request.url ?? '').split('?', 1)[0];
+      const path = requestPath(request.url ?? '');
       if (path === HEALTHZ_PATH) {
         if (allow(request, response, methods(['GET', 'HEAD']))) reply(response, 200, endpoints.okBody ?? 'ok\n');
       } else if (path === endpoints.readyPath) {
@@ -111,7 +130,7 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
         // The pod hook's own request is evidence of termination: never folded into strangers' lines.
         summary.event('info', { remote: request.socket.remoteAddress, waiting, fromPodHook: fromHook }, 'waiting for the drain to finish', `waiting:${fromHook}`);
         hold(
-          waitForReady(response, options, summary, endpoints.okBody).finally(() => {
+          waitForReady(response, options, summary, endpoints.okBody, whenStopping).finally(() => {
             waiting -= 1;
             if (fromHook && --hookWaiters === 0) options.onEnvoyPrestop(false);
           }),
@@ -136,11 +155,47 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
     get pending() {
       return pending;
     },
+    get waiting() {
+      return waiting;
+    },
+    releaseWaiters: (content) => {
+      stopped = { stopping: true, content };
+      for (const listener of [...onStop]) listener(stopped);
+    },
     drained: () => (pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (onIdle = resolve))),
   };
 }
 
-async function waitForReady(response: ServerResponse, options: ManagerServerOptions, summary: LogSummary, okBody: string | undefined): Promise<void> {
+interface Stopping {
+  readonly stopping: true;
+  /** The ready file's content at the stop, if it was there. */
+  readonly content: ReadyContent | undefined;
+}
+
+/** Calls `listener` when the manager stops (at once if it has); returns the unsubscribe. */
+type WhenStopping = (listener: (stopping: Stopping) => void) => () => void;
+
+/**
+ * The path of a request target in origin form (`/shutdown/ready?x`) or absolute form
+ * (`http://host/shutdown/ready`, which HTTP/1.1 servers must accept too).
+ */
+export function requestPath(target: string): string {
+  if (target.startsWith('/')) return target.split('?', 1)[0] ?? '';
+  if (!/^https?:\/\//i.test(target)) return '';
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return '';
+  }
+}
+
+async function waitForReady(
+  response: ServerResponse,
+  options: ManagerServerOptions,
+  summary: LogSummary,
+  okBody: string | undefined,
+  whenStopping: WhenStopping,
+): Promise<void> {
   const { readyTimeoutMs } = options;
   const startedAt = Date.now();
   const gone = new AbortController();
@@ -149,15 +204,23 @@ async function waitForReady(response: ServerResponse, options: ManagerServerOpti
   response.on('close', onClose);
   const timeout = Number.isFinite(readyTimeoutMs) ? setTimeout(() => gone.abort('timeout'), readyTimeoutMs) : undefined;
   let unwatch: () => void = () => undefined;
+  let unsubscribe: () => void = () => undefined;
   const noDrain = new Promise<NoDrain>((resolve) => (unwatch = options.watchdog.watch(resolve)));
-  const outcome = await Promise.race([options.readyWatch.wait(gone.signal), noDrain]);
-  // Nothing of this waiter may stay behind in the shared watchdog, ready watch or timers.
+  const stopping = new Promise<Stopping>((resolve) => (unsubscribe = whenStopping(resolve)));
+  const raced = await Promise.race([options.readyWatch.wait(gone.signal), noDrain, stopping]);
+  // Nothing of this waiter may stay behind in the shared watchdog, ready watch, stop list or timers.
   unwatch();
+  unsubscribe();
   gone.abort('answered');
   clearTimeout(timeout);
   response.off('close', onClose);
   const waitedMs = Date.now() - startedAt;
-  if (outcome !== undefined && outcome !== 'unreadable' && 'kind' in outcome) {
+  const stoppedWithout = typeof raced === 'object' && 'stopping' in raced && raced.content === undefined;
+  const outcome = typeof raced === 'object' && 'stopping' in raced ? raced.content : raced;
+  if (stoppedWithout) {
+    // The manager logs why once, for every waiter.
+    reply(response, 500, 'manager stopping before the ready file appeared: released undrained\n');
+  } else if (outcome !== undefined && outcome !== 'unreadable' && 'kind' in outcome) {
     const { message, body } = describeNoDrain(outcome);
     summary.event('error', { waitedMs, drainStartTimeout: formatDuration(options.drainStartTimeoutMs), ...outcome }, message);
     reply(response, 500, body);
