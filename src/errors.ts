@@ -7,13 +7,15 @@ export const ExitCode = {
   /** No drain could start (the admin API refused, failed or did not answer the start calls), or Envoy exited during it. */
   EnvoyUnreachable: 1,
   /** install: the copy could not be made or does not run. */
-  Failed: 1,
+  InstallFailed: 1,
   /** Bad flag, environment variable or configuration: nothing was sent to Envoy. */
   Usage: 2,
   /** The drain timeout ended with connections still open, or with their count unknown. */
   Timeout: 3,
   /** The drain ended but the ready file could not be written: Envoy's hook waits for its own timeout. */
   ReadyFileFailed: 4,
+  /** Anything not foreseen above (EACCES on the ready-file directory mid-drain, a bug): the message says what. */
+  Unexpected: 5,
   /** Interrupted by SIGINT/SIGTERM before the drain ended; no ready file was written. */
   Interrupted: 130,
 } as const;
@@ -71,4 +73,16 @@ export function errorMessage(error: unknown): string {
     return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
   }
   return String(error);
+}
+
+/**
+ * The one mapping from a failure to the exit code the README documents for it. Only usage errors
+ * and Envoy's admin API have codes of their own; whatever else escapes is unexpected, never
+ * passed off as "Envoy unreachable".
+ */
+export function exitCodeFor(error: unknown): ExitCode {
+  if (error instanceof UsageError) return ExitCode.Usage;
+  if (error instanceof AdminError) return ExitCode.EnvoyUnreachable;
+  if (error instanceof ShutdownManagerError && error.code === 'ESM_READY_FILE') return ExitCode.ReadyFileFailed;
+  return ExitCode.Unexpected;
 }

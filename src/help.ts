@@ -1,5 +1,13 @@
 // Long help texts, kept out of the CLI wiring so both read easily.
 
+/** What a bare `envoy-shutdown-manager` prints: enough to find the way, not the whole manual. */
+export const SHORT_USAGE = `usage: envoy-shutdown-manager <command> [options]
+  shutdown          drain Envoy, then write the ready file (the sidecar's preStop hook)
+  shutdown-manager  hold Envoy's preStop hook until the drain has ended (the sidecar)
+  status, install   see --help
+Run envoy-shutdown-manager --help for every command, or <command> --help for its options.
+`;
+
 export const SHUTDOWN_HELP = {
   description: "Drain Envoy, then release its preStop hook. Runs as the sidecar's exec preStop hook, or by hand through kubectl exec.",
   after: `
@@ -35,7 +43,10 @@ Exit codes:
   3    the drain timeout ended with connections left, or with their count unknown (ready file
        written); each admin call is bounded by --admin-timeout and 1 MiB
   4    the ready file could not be written
+  5    unexpected error (e.g. the ready-file directory became unwritable mid-drain); the
+       message says what
   130  interrupted by SIGINT/SIGTERM before the drain ended (no ready file written)
+  143  a second SIGTERM stopped it at once (a second SIGINT: 130)
 
 --dry-run prints the effective configuration (with where each value came from), the steps a
 drain would take and the current counts, and changes nothing; exit 0, or 1 when Envoy's admin
@@ -58,8 +69,10 @@ Endpoints:
   Other paths answer 404, other methods 405. Past --max-waiters, /shutdown/ready answers 503.
 
 At start a ready file left by an earlier run is removed, so it cannot release Envoy early.
-On SIGTERM or SIGINT the server stops accepting connections, answers the waiters still open (when
-the ready file appears, or at their timeout), then exits 0. A second signal exits at once.
+On SIGTERM or SIGINT the server stops accepting connections and answers every waiter at once:
+200 with the drain report when the ready file is there, else 500 (kubelet sends the sidecar
+SIGTERM only after its own preStop hook, the drain, returned: holding Envoy longer would only
+burn the grace period). Drains in progress (/shutdown/drain) are still answered. Then exit 0.
 
 Timeouts must nest: shutdown's --drain-timeout < --ready-timeout < the pod's
 terminationGracePeriodSeconds. When ENVOY_SHUTDOWN_DRAIN_TIMEOUT is set, a --ready-timeout that
@@ -68,6 +81,7 @@ is not longer is refused at start.
 Exit codes:
   0    stopped after a signal, every waiter answered
   2    usage error: bad flag or value, port in use, unusable ready-file directory
+  5    unexpected error; the message says what
   130  a second SIGINT stopped it at once (143: a second SIGTERM)`,
 } as const;
 

@@ -1,6 +1,6 @@
 // The ready file: `shutdown` writes it when the drain ends, the manager releases Envoy's preStop
 // hook when it appears.
-import { rmSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readSync, rmSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomically } from './atomic-file.js';
 import { assertWritableDirectory } from './fs-checks.js';
@@ -22,9 +22,51 @@ export interface ReadyReport {
   readonly finishedAt: string;
 }
 
+/** A report is one JSON line of about 130 bytes: nothing larger is read, nor taken for ours. */
+export const MAX_READY_FILE_BYTES = 4 * 1024;
+
 /** Fails with a usage error unless a file can be created beside `path` (missing directory, read-only mount). */
 export async function checkReadyFileDirectory(path: string): Promise<void> {
   await assertWritableDirectory(dirname(path), 'ready file directory', 'mount a writable emptyDir there or change --ready-file');
+}
+
+/**
+ * Fails with a usage error when something other than a ready file this tool wrote sits at the
+ * path (a config file given by mistake, a directory, a device, a symlink): it is refused, never
+ * replaced or removed. Synchronous, like removeReadyFile, for the manager's start.
+ */
+export function checkReadyFileReplaceable(path: string): void {
+  const refuse = (what: string): UsageError =>
+    new UsageError(`--ready-file ${path} ${what}, not a ready file this tool wrote: refusing to replace it (remove it or choose another path)`);
+  let info: Stats;
+  try {
+    info = lstatSync(path);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return;
+    throw new UsageError(`cannot inspect --ready-file ${path} (${String((error as { code?: unknown }).code)})`);
+  }
+  if (info.isSymbolicLink()) throw refuse('is a symbolic link');
+  if (info.isDirectory()) throw refuse('is a directory');
+  if (!info.isFile()) throw refuse('is a device, socket or pipe');
+  if (info.size > MAX_READY_FILE_BYTES) throw refuse(`holds ${info.size} bytes`);
+  const fd = openSync(path, 'r');
+  let text: string;
+  try {
+    const buffer = Buffer.alloc(MAX_READY_FILE_BYTES);
+    text = buffer.toString('utf8', 0, readSync(fd, buffer, 0, buffer.length, 0));
+  } finally {
+    closeSync(fd);
+  }
+  if (!isReadyReport(text)) throw refuse('holds something else');
+}
+
+function isReadyReport(text: string): boolean {
+  try {
+    const parsed = JSON.parse(text) as Partial<ReadyReport> | null;
+    return typeof parsed === 'object' && parsed !== null && typeof parsed.result === 'string' && typeof parsed.elapsedMs === 'number';
+  } catch {
+    return false;
+  }
 }
 
 export async function writeReadyFile(path: string, report: ReadyReport): Promise<void> {
@@ -49,9 +91,6 @@ export function removeReadyFile(path: string): boolean {
     throw new UsageError(`cannot remove the stale ready file ${path} (${String(code)}): it could release Envoy early`);
   }
 }
-
-/** A report is one JSON line of about 130 bytes: nothing larger is read. */
-export const MAX_READY_FILE_BYTES = 4 * 1024;
 
 /**
  * The report in the file; undefined when the file is absent; `unreadable` when it is not a report

@@ -3,9 +3,9 @@ import type { ShutdownConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
 import { formatAdminAddress } from '../envoy/address.js';
 import { withEnvoy } from '../envoy/envoy-control.js';
-import { ExitCode, errorMessage } from '../errors.js';
+import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../errors.js';
 import type { Logger } from '../log.js';
-import { checkReadyFileDirectory, removeReadyFile, writeReadyFile, type DrainResult } from '../ready-file.js';
+import { checkReadyFileDirectory, checkReadyFileReplaceable, removeReadyFile, writeReadyFile, type DrainResult } from '../ready-file.js';
 import { runDrain } from './drain.js';
 import { removeDrainState, writeDrainState, type DrainInProgress } from '../drain-state.js';
 import { waitForEnvoyPrestop } from '../envoy-prestop.js';
@@ -17,13 +17,42 @@ const EXIT_CODES: Readonly<Record<DrainResult, ExitCode>> = {
   'envoy-unreachable': ExitCode.EnvoyUnreachable,
 };
 
+/** How a run ended, for its last log line: every run has one, failures included. */
+interface Ended {
+  readonly result: DrainResult | 'interrupted' | 'not-terminating' | 'ready-file-failed' | 'error';
+  readonly exitCode: ExitCode;
+  readonly fields?: Record<string, unknown>;
+}
+
+/**
+ * Runs the drain and logs one `shutdown finished` line with its exit code, whatever happens. A
+ * usage error found before any request to Envoy is thrown instead (one line on stderr, exit 2).
+ */
 export async function runShutdown(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<ExitCode> {
+  const startedAt = Date.now();
+  let ended: Ended;
+  try {
+    ended = await shutdown(config, log, signal, startedAt);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    ended = { result: 'error', exitCode: exitCodeFor(error), fields: { err: errorMessage(error) } };
+    log.error({ err: errorMessage(error) }, 'shutdown failed');
+  }
+  const { connections, elapsedMs = Date.now() - startedAt, ...rest } = ended.fields ?? {};
+  const summary = { result: ended.result, ...(connections === undefined ? {} : { connections }), elapsedMs, exitCode: ended.exitCode, ...rest };
+  if (ended.exitCode === ExitCode.Drained || ended.exitCode === ExitCode.Timeout) log.info(summary, 'shutdown finished');
+  else log.error(summary, 'shutdown finished');
+  return ended.exitCode;
+}
+
+async function shutdown(config: ShutdownConfig, log: Logger, signal: AbortSignal, startedAt: number): Promise<Ended> {
   const { readyFile } = config;
   // Sidecar-less: no file to signal through, nor to keep the drain state beside.
   if (readyFile === undefined) return drainAndReport(config, log, signal);
-  const startedAt = Date.now();
-  // Before touching Envoy: a drain whose end cannot be signalled would hold Envoy until the manager's timeout.
+  // Before touching Envoy: a drain whose end cannot be signalled would hold Envoy until the
+  // manager's timeout, and a path that holds someone else's file must not be replaced.
   await checkReadyFileDirectory(readyFile);
+  checkReadyFileReplaceable(readyFile);
   const self = ownIdentity();
   const drainState = (phase: DrainInProgress['phase']): DrainInProgress => ({
     pid: self.pid,
@@ -41,7 +70,8 @@ export async function runShutdown(config: ShutdownConfig, log: Logger, signal: A
     if (config.requireEnvoyPrestop) {
       await writeDrainState(readyFile, drainState('awaiting-envoy-prestop'));
       const verdict = await awaitTermination(readyFile, config, startedAt, log, signal);
-      if (verdict !== 'terminating') return verdict === 'interrupted' ? ExitCode.Interrupted : ExitCode.Drained;
+      if (verdict === 'interrupted') return { result: 'interrupted', exitCode: ExitCode.Interrupted };
+      if (verdict === 'not-terminating') return { result: 'not-terminating', exitCode: ExitCode.Drained };
     }
     if (removeReadyFile(readyFile)) {
       log.info({ readyFile }, 'removed the ready file of an earlier drain');
@@ -49,11 +79,12 @@ export async function runShutdown(config: ShutdownConfig, log: Logger, signal: A
     await writeDrainState(readyFile, drainState('draining'));
     return await drainAndReport(config, log, signal);
   } finally {
-    await removeDrainState(readyFile);
+    // Logged, never thrown: it must not hide how the drain itself ended.
+    await removeDrainState(readyFile).catch((error: unknown) => log.warn({ err: errorMessage(error) }, 'could not remove the drain-in-progress file'));
   }
 }
 
-async function drainAndReport(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<ExitCode> {
+async function drainAndReport(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<Ended> {
   log.info(describeShutdownConfig(config), 'shutdown started');
   const outcome = await withEnvoy(config, config.quietPeriodMs > 0 ? 'required' : 'no', (envoy) => runDrain(config, { envoy, log, signal }));
   if (outcome.result === 'interrupted') {
@@ -61,7 +92,7 @@ async function drainAndReport(config: ShutdownConfig, log: Logger, signal: Abort
       { connections: outcome.connections, elapsedMs: outcome.elapsedMs },
       'interrupted: no ready file written; Envoy may be left failing health checks and draining (POST /healthcheck/ok undoes the health check)',
     );
-    return ExitCode.Interrupted;
+    return { result: 'interrupted', exitCode: ExitCode.Interrupted, fields: { connections: outcome.connections } };
   }
   const exitCode = EXIT_CODES[outcome.result];
   const report = { ...outcome, result: outcome.result, exitCode, finishedAt: new Date().toISOString() };
@@ -70,11 +101,10 @@ async function drainAndReport(config: ShutdownConfig, log: Logger, signal: Abort
       await writeReadyFile(config.readyFile, report);
     } catch (error) {
       log.error({ err: errorMessage(error), readyFile: config.readyFile }, "could not write the ready file: Envoy's preStop hook waits until its own timeout");
-      return ExitCode.ReadyFileFailed;
+      return { result: 'ready-file-failed', exitCode: exitCodeFor(error), fields: { drain: outcome.result, connections: outcome.connections } };
     }
   }
-  log.info({ ...report, readyFile: config.readyFile ?? 'none' }, 'shutdown finished');
-  return exitCode;
+  return { result: outcome.result, exitCode, fields: { connections: outcome.connections, elapsedMs: outcome.elapsedMs, finishedAt: report.finishedAt, readyFile: config.readyFile ?? 'none' } };
 }
 
 /**

@@ -64,7 +64,7 @@ export async function runInstall(config: InstallConfig, write: (line: string) =>
     } catch (error) {
       await rm(staging, { recursive: true, force: true });
       write(`error: install into ${config.dir} failed: ${describeCopyError(error)}`);
-      return ExitCode.Failed;
+      return ExitCode.InstallFailed;
     }
   }
   const link = join(config.dir, `.current-${process.pid}`);
@@ -75,7 +75,7 @@ export async function runInstall(config: InstallConfig, write: (line: string) =>
   const failure = verify(join(config.dir, CURRENT), runtime.loader.name);
   if (failure !== undefined) {
     write(`error: the installed copy does not run: ${failure}`);
-    return ExitCode.Failed;
+    return ExitCode.InstallFailed;
   }
   const libraries = [...runtime.libraries.keys()].filter((soname) => soname !== runtime.loader.name);
   write(`installed ${EXECUTABLE_NAME} ${VERSION} into ${join(config.dir, version)}: the executable, ${runtime.loader.name} and ${libraries.length} libraries (${libraries.join(', ')})`);

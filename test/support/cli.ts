@@ -38,9 +38,14 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...extra };
 }
 
-export function startCli(args: readonly string[], env: Record<string, string> = cleanEnv(), command: readonly string[] = [BIN]): RunningCli {
+export function startCli(
+  args: readonly string[],
+  env: Record<string, string> = cleanEnv(),
+  command: readonly string[] = [BIN],
+  as: { readonly uid?: number; readonly gid?: number } = {},
+): RunningCli {
   const [file, ...prefix] = command as [string, ...string[]];
-  const child = spawn(file, [...prefix, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file, [...prefix, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], ...as });
   const startedAt = Date.now();
   const logs: LogLine[] = [];
   const waiters = new Set<() => void>();
