@@ -20,12 +20,13 @@ import { runDryRun, type OptionSources } from './drain/dry-run.js';
 import { runShutdown } from './drain/shutdown-command.js';
 import { parseDuration } from './duration.js';
 import { parseAdminAddress } from './envoy/address.js';
-import { ExitCode, UsageError, errorMessage } from './errors.js';
-import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
+import { ExitCode, UsageError, errorMessage, exitCodeFor } from './errors.js';
+import { INSTALL_HELP, MANAGER_HELP, SHORT_USAGE, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
 import { installConfig, runInstall } from './install/install-command.js';
 import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from './log.js';
 import { runManager } from './manager/manager-command.js';
-import { hookLogMirror, onTerminationSignal } from './process.js';
+import { hookLogMirror } from './process.js';
+import { onTerminationSignal } from './signals.js';
 import { OUTPUT_FORMATS, runStatus, type OutputFormat } from './status/status-command.js';
 import { VERSION } from './version.js';
 
@@ -36,6 +37,10 @@ interface GlobalOptions {
 
 /** Runs the CLI and resolves to the process exit code. Never throws. */
 export async function main(argv: readonly string[]): Promise<number> {
+  if (argv.length === 0) {
+    process.stderr.write(SHORT_USAGE);
+    return ExitCode.Usage;
+  }
   let exitCode: number = ExitCode.Drained;
   const program = buildProgram((code) => (exitCode = code));
   try {
@@ -43,12 +48,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : ExitCode.Usage;
-    if (error instanceof UsageError) {
-      process.stderr.write(`error: ${error.message}\n`);
-      return ExitCode.Usage;
-    }
-    process.stderr.write(`error: unexpected failure: ${errorMessage(error)}\n`);
-    return ExitCode.EnvoyUnreachable;
+    const code = exitCodeFor(error);
+    process.stderr.write(`error: ${code === ExitCode.Unexpected ? 'unexpected failure: ' : ''}${errorMessage(error)}\n`);
+    return code;
   }
 }
 
@@ -63,8 +65,13 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .showSuggestionAfterError(true)
     .configureOutput({ outputError: (message, write) => write(firstLine(message)) });
 
+  // Flags seen on the command line, negated ones included: commander keeps only the last of two
+  // that set the same value, so a contradiction would pass unnoticed.
+  const seen = new Set<string>();
   program
     .command('shutdown')
+    .on('option:ready-file', () => seen.add('ready-file'))
+    .on('option:no-ready-file', () => seen.add('no-ready-file'))
     .summary("fail Envoy's health check, drain it, then write the ready file")
     .description(SHUTDOWN_HELP.description)
     .addOption(adminAddressOption())
@@ -86,6 +93,9 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(outputOption('with --dry-run: text for people, json for scripts'))
     .addHelpText('after', SHUTDOWN_HELP.after)
     .action(async (options: ShutdownOptions & { dryRun?: boolean; output: OutputFormat }, command: Command) => {
+      if (seen.has('ready-file') && seen.has('no-ready-file')) throw new UsageError('--ready-file and --no-ready-file contradict each other: give one');
+      if (options.dryRun !== true && command.getOptionValueSource('output') === 'cli') throw new UsageError('--output only applies to --dry-run');
+      checkListenerOptions(command, options.connections);
       const config = shutdownConfig(options);
       const signal = interruptSignal();
       if (options.dryRun === true) {
@@ -129,7 +139,8 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(outputOption('text for people, json for scripts (one object per line)'))
     .option('--watch', 'refresh every interval until interrupted')
     .addHelpText('after', STATUS_HELP.after)
-    .action(async (options: StatusOptions) => {
+    .action(async (options: StatusOptions, command: Command) => {
+      checkListenerOptions(command, options.connections);
       setExitCode(await runStatus(statusConfig(options), interruptSignal()));
     });
 
@@ -205,6 +216,17 @@ function usage<T, P>(parse: (text: string, previous: P) => T): (text: string, pr
   };
 }
 
+/**
+ * --ignore-listener does nothing with --connections total. As a flag that is a mistake; from the
+ * environment (shared by every command of a container) one warning line says so.
+ */
+function checkListenerOptions(command: Command, connections: string): void {
+  if (connections !== 'total') return;
+  const source = command.getOptionValueSource('ignoreListener');
+  if (source === 'cli') throw new UsageError('--ignore-listener only applies to --connections listeners');
+  if (source === 'env') process.stderr.write(`warning: ${ENV.ignoreListeners} is ignored: it only applies to --connections listeners\n`);
+}
+
 function logOptions(command: Command, mirrorPath?: string): LogOptions {
   const globals = command.optsWithGlobals<GlobalOptions>();
   return { level: globals.logLevel, format: globals.logFormat, mirrorPath };
@@ -229,6 +251,8 @@ function optionSources(command: Command): OptionSources {
   return sources;
 }
 
+/** One line whatever the message holds: a value with a newline in it is shown escaped, not cut. */
 function firstLine(message: string): string {
-  return `${message.split('\n', 1)[0] ?? message}\n`;
+  const joined = message.trimEnd().replace(/\n\(Did you mean/g, ' (Did you mean');
+  return `${joined.replace(/\r/g, '\\r').replace(/\n/g, '\\n')}\n`;
 }

@@ -17,9 +17,10 @@ const TERM = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
 
 /** Parses a non-negative duration into milliseconds. Throws UsageError with the offending text. */
 export function parseDuration(text: string): number {
-  const input = text.trim();
+  // No trimming: Go's parser refuses " 10s" too, and a stray newline from a ConfigMap is a mistake worth seeing.
+  const input = text;
   if (input === '0') return 0;
-  if (input.startsWith('-')) throw new UsageError(`duration "${text}" must not be negative`);
+  if (input.startsWith('-')) throw new UsageError(`duration ${JSON.stringify(text)} must not be negative`);
   let total = 0;
   if (input === '') throw new UsageError('empty duration: expected e.g. 10s, 1m30s, 250ms');
   TERM.lastIndex = input.startsWith('+') ? 1 : 0;
@@ -27,12 +28,12 @@ export function parseDuration(text: string): number {
     const match = TERM.exec(input);
     if (match === null) {
       const hint = /^\d+(\.\d+)?$/.test(input) ? ', with a unit (ns, us, ms, s, m, h)' : '';
-      throw new UsageError(`"${text}" is not a duration: expected e.g. 10s, 1m30s, 250ms${hint}`);
+      throw new UsageError(`${JSON.stringify(text)} is not a duration: expected e.g. 10s, 1m30s, 250ms${hint}`);
     }
     total += Number(match[1]) * (UNIT_MS[match[2] as string] as number);
   }
   if (!Number.isFinite(total) || total > Number.MAX_SAFE_INTEGER) {
-    throw new UsageError(`duration "${text}" is too large`);
+    throw new UsageError(`duration ${JSON.stringify(text)} is too large`);
   }
   return total;
 }

@@ -12,9 +12,8 @@ export function parsePositiveDuration(text: string): number {
 }
 
 export function parseCount(text: string): number {
-  const trimmed = text.trim();
-  if (!/^\d+$/.test(trimmed)) throw new UsageError(`"${text}" is not a whole number of 0 or more`);
-  const value = Number(trimmed);
+  if (!/^\d+$/.test(text)) throw new UsageError(`${quote(text)} is not a whole number of 0 or more`);
+  const value = Number(text);
   if (!Number.isSafeInteger(value)) throw new UsageError(`"${text}" is too large`);
   return value;
 }
@@ -27,15 +26,32 @@ export function parseListenPort(text: string): number {
 }
 
 export function parseConnectionSource(text: string): ConnectionSource {
-  const value = text.trim();
-  if (!(CONNECTION_SOURCES as readonly string[]).includes(value)) {
-    throw new UsageError(`"${text}" is not a connection source: expected ${CONNECTION_SOURCES.join(' or ')}`);
+  if (!(CONNECTION_SOURCES as readonly string[]).includes(text)) {
+    throw new UsageError(`${quote(text)} is not a connection source: expected ${CONNECTION_SOURCES.join(' or ')}`);
   }
-  return value as ConnectionSource;
+  return text as ConnectionSource;
 }
 
+/** Linux's limits on one path component and on a whole path, in bytes. */
+const NAME_MAX = 255;
+const PATH_MAX = 4_095;
+/**
+ * The longest name made from the ready file's: the temporary file that `<ready-file>.envoy-prestop`
+ * is written through (`.<name>.envoy-prestop.<pid>.<8 hex>.tmp`, pid up to 7 digits).
+ */
+const LONGEST_SUFFIX = '.envoy-prestop.1234567.12345678.tmp'.length + 1;
+
 export function parseReadyFile(text: string): string {
-  if (!text.startsWith('/')) throw new UsageError(`ready file "${text}" must be an absolute path`);
+  if (!text.startsWith('/')) throw new UsageError(`ready file ${quote(text)} must be an absolute path`);
+  // Found now rather than as ENAMETOOLONG halfway through a drain, after Envoy was touched.
+  const names = text.split('/');
+  const name = names.at(-1) ?? '';
+  if (name === '' || name === '.' || name === '..') throw new UsageError(`ready file ${quote(text)} must name a file`);
+  if (names.some((part) => Buffer.byteLength(part) > NAME_MAX) || Buffer.byteLength(name) + LONGEST_SUFFIX > NAME_MAX) {
+    throw new UsageError(`ready file ${quote(text)}: its file name must be at most ${NAME_MAX - LONGEST_SUFFIX} bytes (and every directory name at most ${NAME_MAX})`);
+  }
+  if (Buffer.byteLength(text) + LONGEST_SUFFIX > PATH_MAX) throw new UsageError(`ready file path is too long: at most ${PATH_MAX - LONGEST_SUFFIX} bytes`);
+  if (text.includes('\0')) throw new UsageError('ready file path must not contain a NUL byte');
   return text;
 }
 
@@ -51,17 +67,20 @@ export function collectListenerNames(text: string, previous: readonly string[] =
   return [...previous, ...names];
 }
 
-/** Booleans in environment variables: true/false, 1/0, yes/no. */
+/** Booleans in environment variables: true/false, 1/0, yes/no. An empty value is a mistake, not false. */
 export function parseBoolean(text: string): boolean {
-  const value = text.trim().toLowerCase();
+  const value = text.toLowerCase();
   if (['true', '1', 'yes'].includes(value)) return true;
-  if (['false', '0', 'no', ''].includes(value)) return false;
-  throw new UsageError(`"${text}" is not a boolean: expected true or false`);
+  if (['false', '0', 'no'].includes(value)) return false;
+  throw new UsageError(`${quote(text)} is not a boolean: expected true or false`);
 }
 
 export function parseHost(text: string): string {
-  const host = text.trim().replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) === 0) throw new UsageError(`host "${text}" is not an IP address (omit --host to listen on every interface)`);
+  const bracketed = /^\[(.*)\]$/.exec(text);
+  const host = bracketed?.[1] ?? text;
+  if (isIP(host) === 0 || (bracketed !== null && isIP(host) !== 6)) {
+    throw new UsageError(`host ${quote(text)} is not an IP address (omit --host to listen on every interface)`);
+  }
   return host;
 }
 
@@ -69,4 +88,9 @@ export function parseMaxWaiters(text: string): number {
   const value = parseCount(text);
   if (value < 1) throw new UsageError('--max-waiters must be at least 1');
   return value;
+}
+
+/** A value in a message, with spaces and newlines visible: `" 10s\n"` shows why it was refused. */
+export function quote(text: string): string {
+  return JSON.stringify(text);
 }

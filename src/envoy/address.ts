@@ -10,7 +10,8 @@ export type AdminAddress =
 const FORMS = 'host:port, [v6]:port, http://host:port or unix:/path';
 
 export function parseAdminAddress(text: string): AdminAddress {
-  const input = text.trim();
+  const input = text;
+  if (/^\s|\s$/.test(input)) throw new UsageError(`invalid admin address ${JSON.stringify(text)}: leading or trailing white space`);
   if (input.startsWith('unix:')) return unixAddress(input.slice('unix:'.length), text);
   if (input.startsWith('/')) return unixAddress(input, text);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(input)) return fromUrl(input, text);
@@ -58,7 +59,8 @@ function fromUrl(input: string, original: string): AdminAddress {
   if (url.protocol !== 'http:') {
     throw new UsageError(`invalid admin address "${original}": only http:// is supported (Envoy's admin API has no TLS here)`);
   }
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.username !== '') {
+  // A bare "#" or "?" leaves hash and search empty: look at the text itself.
+  if ((url.pathname !== '/' && url.pathname !== '') || /[?#]/.test(input) || url.username !== '' || url.password !== '') {
     throw new UsageError(`invalid admin address "${original}": give only scheme, host and port`);
   }
   if (url.port === '') throw new UsageError(`invalid admin address "${original}": missing port`);
@@ -70,6 +72,9 @@ function tcpAddress(input: string, original: string): AdminAddress {
   if (match === null) {
     const hint = (input.match(/:/g) ?? []).length > 1 ? ' (put IPv6 addresses in brackets: [::1]:19000)' : '';
     throw new UsageError(`invalid admin address "${original}": expected ${FORMS}${hint}`);
+  }
+  if (match[1] !== undefined && isIP(match[1]) !== 6) {
+    throw new UsageError(`invalid admin address "${original}": brackets are for IPv6 addresses only ([::1]:19000, 127.0.0.1:19000)`);
   }
   const port = Number(match[3]);
   if (port < 1 || port > 65_535) throw new UsageError(`invalid admin address "${original}": port must be 1-65535`);
