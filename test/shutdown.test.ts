@@ -61,6 +61,10 @@ function report(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
 }
 
+function statsReads(envoy: EnvoyStandIn): number {
+  return envoy.calls.filter((call) => call.path === '/stats').length;
+}
+
 function messages(result: RunResult): string[] {
   return result.logs.map((line) => line.msg);
 }
@@ -100,17 +104,18 @@ describe('shutdown drain sequence', () => {
     const ready = readyPath();
     const held = await idleHttpConnection(envoy.listenerPort('ingress'));
     const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--check-interval', '1s', '--min-drain-duration', '200ms', '--drain-timeout', '30s']));
-    await cli.waitForLog((l) => l.msg === 'minimum drain period reached');
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // Past the minimum drain, the count read 1, and again at the next read: still draining.
+    await cli.waitForLog((l) => l.msg === 'minimum drain period reached' && l['connections'] === 1);
+    const readsBefore = statsReads(envoy);
+    await waitFor('another read of the count', () => statsReads(envoy) > readsBefore + 1);
     expect(cli.child.exitCode).toBeNull(); // one connection is still open
-    const closedAt = Date.now();
     await held.close();
+    await waitFor('the stand-in to see the close', () => envoy.stat('listener.ingress.downstream_cx_active') === 0);
+    const gaugeZeroAt = statsReads(envoy);
     const result = await cli.result;
     expect(result.code).toBe(0);
-    // At most the read in flight at the close and the one that saw 0 come after it.
-    const readsAfterClose = envoy.calls.filter((c) => c.path === '/stats' && c.time >= closedAt);
-    expect(readsAfterClose.length).toBeLessThanOrEqual(2);
-    expect(result.exitedAt - closedAt).toBeLessThan(1_000 + 2_000); // one check interval, plus slack for a loaded machine
+    // At most the read in flight when the gauge reached 0 and the one that saw it come after.
+    expect(statsReads(envoy) - gaugeZeroAt).toBeLessThanOrEqual(2);
     expect(report(ready)).toMatchObject({ result: 'drained', connections: 0 });
   });
 
@@ -199,7 +204,7 @@ describe('shutdown drain sequence', () => {
   it('removes a stale ready file before draining', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    writeFileSync(ready, 'old');
+    writeFileSync(ready, JSON.stringify({ result: 'timeout', connections: 3, elapsedMs: 60_000, exitCode: 3, finishedAt: '2026-01-01T00:00:00.000Z' }));
     const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--min-drain-duration', '800ms']));
     await cli.waitForLog((l) => l.msg === 'graceful drain started');
     expect(existsSync(ready)).toBe(false);
@@ -495,7 +500,8 @@ describe('shutdown options, logs and signals', () => {
     const result = await cli.result;
     expect(result.code).toBe(130);
     expect(existsSync(ready)).toBe(false);
-    expect(result.logs.at(-1)?.msg).toMatch(/^interrupted: no ready file written/);
+    expect(result.logs.at(-2)?.msg).toMatch(/^interrupted: no ready file written/);
+    expect(result.logs.at(-1)).toMatchObject({ msg: 'shutdown finished', result: 'interrupted', exitCode: 130 });
   });
 
   it('prints help with the exit codes and version, exit 0', async () => {

@@ -49,8 +49,16 @@ export interface DrainDeps {
 export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<DrainOutcome> {
   const { envoy, log, signal } = deps;
   const now = deps.now ?? Date.now;
-  const startedAt = now();
+  // The drain's clock starts when Envoy has answered the first call that changes it (the health
+  // check failure, or the drain itself when that comes first): Envoy never fails its health check
+  // for less than the minimum drain, however slow that call or its retries were.
+  let startedAt = now();
   const elapsed = (): number => now() - startedAt;
+  let clockStarted = false;
+  const startClock = (): void => {
+    if (!clockStarted) startedAt = now();
+    clockStarted = true;
+  };
   let lastCount: number | null = null;
   const outcome = (result: DrainOutcome['result']): DrainOutcome => ({ result, connections: lastCount, elapsedMs: Math.round(elapsed()) });
 
@@ -59,9 +67,11 @@ export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<
   try {
     if (failHealthCheckFirst) {
       await withRetries('fail health check', (s, t) => envoy.failHealthCheck(s, t), log, signal, startBy);
+      startClock();
       log.info('health check failed: Envoy reports itself unhealthy');
     }
     await withRetries('start graceful drain', (s, t) => envoy.startGracefulDrain(s, t), log, signal, startBy);
+    startClock();
   } catch (error) {
     if (signal.aborted) return outcome('interrupted');
     log.error({ err: errorMessage(error), elapsedMs: Math.round(elapsed()) }, 'envoy admin API unreachable or misbehaving: no drain started');
