@@ -95,7 +95,10 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .action(async (options: ShutdownOptions & { dryRun?: boolean; output: OutputFormat }, command: Command) => {
       if (seen.has('ready-file') && seen.has('no-ready-file')) throw new UsageError('--ready-file and --no-ready-file contradict each other: give one');
       if (options.dryRun !== true && command.getOptionValueSource('output') === 'cli') throw new UsageError('--output only applies to --dry-run');
-      checkListenerOptions(command, options.connections);
+      checkListenerOptions(command, options.connections, options.quietPeriod);
+      if (options.requireEnvoyPrestop !== true && command.getOptionValueSource('envoyPrestopWait') === 'cli') {
+        throw new UsageError('--envoy-prestop-wait only applies to --require-envoy-prestop');
+      }
       const config = shutdownConfig(options);
       const signal = interruptSignal();
       if (options.dryRun === true) {
@@ -139,8 +142,7 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(outputOption('text for people, json for scripts (one object per line)'))
     .option('--watch', 'refresh every interval until interrupted')
     .addHelpText('after', STATUS_HELP.after)
-    .action(async (options: StatusOptions, command: Command) => {
-      checkListenerOptions(command, options.connections);
+    .action(async (options: StatusOptions) => {
       setExitCode(await runStatus(statusConfig(options), interruptSignal()));
     });
 
@@ -173,7 +175,7 @@ function connectionsOption(): Option {
 }
 
 function ignoreListenerOption(): Option {
-  return new Option('--ignore-listener <name>', 'with --connections listeners: never count this listener (its stat prefix, exact); repeatable, comma-separated in the env var')
+  return new Option('--ignore-listener <name>', 'never count this listener (its stat prefix, exact), in --connections listeners and in new connections (--quiet-period, status); repeatable, comma-separated in the env var')
     .env(ENV.ignoreListeners)
     .argParser(usage(collectListenerNames))
     .default([] as string[], 'none');
@@ -217,14 +219,16 @@ function usage<T, P>(parse: (text: string, previous: P) => T): (text: string, pr
 }
 
 /**
- * --ignore-listener does nothing with --connections total. As a flag that is a mistake; from the
- * environment (shared by every command of a container) one warning line says so.
+ * In a drain, --ignore-listener does nothing with --connections total unless a quiet period counts
+ * new connections per listener. As a flag that is a mistake; from the environment (shared by every
+ * command of a container) one warning line says so.
  */
-function checkListenerOptions(command: Command, connections: string): void {
-  if (connections !== 'total') return;
+function checkListenerOptions(command: Command, connections: string, quietPeriodMs: number): void {
+  if (connections !== 'total' || quietPeriodMs > 0) return;
   const source = command.getOptionValueSource('ignoreListener');
-  if (source === 'cli') throw new UsageError('--ignore-listener only applies to --connections listeners');
-  if (source === 'env') process.stderr.write(`warning: ${ENV.ignoreListeners} is ignored: it only applies to --connections listeners\n`);
+  const why = 'it only applies to --connections listeners or a --quiet-period';
+  if (source === 'cli') throw new UsageError(`--ignore-listener does nothing here: ${why}`);
+  if (source === 'env') process.stderr.write(`warning: ${ENV.ignoreListeners} is ignored: ${why}\n`);
 }
 
 function logOptions(command: Command, mirrorPath?: string): LogOptions {

@@ -98,7 +98,8 @@ Exit codes:
   0  report printed (with --watch: stopped by SIGINT/SIGTERM)
   1  Envoy's admin API unreachable, or its connection count unusable (the report says why,
      and the rest of it is still printed)
-  2  usage error`,
+  2  usage error
+  5  unexpected error; the message says what`,
 } as const;
 
 export const INSTALL_HELP = {
@@ -117,5 +118,6 @@ use is printed last, as a JSON array.
 Exit codes:
   0  installed and verified
   1  the copy failed (no space left, …) or does not run; nothing half-copied is left behind
-  2  usage error: <dir> missing or not writable, or not run from the single executable`,
+  2  usage error: <dir> missing or not writable, or not run from the single executable
+  5  unexpected error; the message says what`,
 } as const;

@@ -70,7 +70,8 @@ describe('shutdown --require-envoy-prestop', () => {
     expect(await envoy.state()).toBe('LIVE');
     expect(existsSync(ready)).toBe(false);
     expect(existsSync(`${ready}.draining`)).toBe(false);
-    expect(result.logs.at(-1)?.msg).toMatch(/^no sign of Envoy's preStop hook: the pod is not terminating/);
+    expect(result.logs.at(-2)?.msg).toMatch(/^no sign of Envoy's preStop hook: the pod is not terminating/);
+    expect(result.logs.at(-1)).toMatchObject({ msg: 'shutdown finished', result: 'not-terminating', exitCode: 0 });
   });
 
   it('is not fooled by a request without the hook token from elsewhere in the cluster', async () => {

@@ -31,11 +31,12 @@ describe('signals', () => {
       probe,
       `const on = process.on;
       process.on = function (event, listener) {
+        const result = on.call(this, event, listener);
         if (event === 'SIGTERM' && !process.__probed) {
           process.__probed = true;
           require('node:fs').writeSync(2, 'sigterm handler, http loaded: ' + process.moduleLoadList.includes('NativeModule http') + '\\n');
         }
-        return on.call(this, event, listener);
+        return result;
       };`,
     );
     const cli = startCli(['shutdown-manager', '--port', '0', '--ready-file', join(dir.path, 'ready')], cleanEnv({ NODE_OPTIONS: `--require ${probe}` }));

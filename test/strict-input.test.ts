@@ -45,8 +45,9 @@ describe('strict input', () => {
     [['--ready-file', `/${'long-directory-name/'.repeat(210)}ready`], /ready file path is too long/],
     [['--ready-file', '/tmp/x', '--no-ready-file'], /--ready-file and --no-ready-file contradict each other/],
     [['--no-ready-file', '--ready-file', '/tmp/x'], /--ready-file and --no-ready-file contradict each other/],
-    [['--ignore-listener', 'stats'], /--ignore-listener only applies to --connections listeners/],
+    [['--ignore-listener', 'stats'], /--ignore-listener does nothing here: it only applies to --connections listeners or a --quiet-period/],
     [['--output', 'json'], /--output only applies to --dry-run/],
+    [['--envoy-prestop-wait', '5s'], /--envoy-prestop-wait only applies to --require-envoy-prestop/],
   ].map(([extra, message]) => ({ extra: extra as string[], message: message as RegExp, name: JSON.stringify(extra).replace(/(\w)\1{20,}/g, (run) => `${run[0]}×${run.length}`) })))(
     'shutdown $name: exit 2, one line, nothing sent to Envoy',
     async ({ extra, message }) => {
@@ -77,7 +78,7 @@ describe('strict input', () => {
     const { envoy, ready } = await standInAndReadyFile((cleanup) => cleanups.push(cleanup));
     const result = await startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '0s'], cleanEnv({ ENVOY_SHUTDOWN_IGNORE_LISTENERS: 'stats' })).result;
     expect(result.code).toBe(0);
-    expect(result.stderr).toBe('warning: ENVOY_SHUTDOWN_IGNORE_LISTENERS is ignored: it only applies to --connections listeners\n');
+    expect(result.stderr).toBe('warning: ENVOY_SHUTDOWN_IGNORE_LISTENERS is ignored: it only applies to --connections listeners or a --quiet-period\n');
   });
 
   describe('a --ready-file path that holds something this tool did not write is refused, never replaced', () => {

@@ -117,7 +117,7 @@ describe('zero loss under load on real Envoy', () => {
       });
       const run = await terminateUnderLoad(envoyPod, {
         deprogrammingDelayMs: 300,
-        warmUpMs: 0,
+        steadyLoadFirst: false,
         traffic: { http1Clients: 2, http2Clients: 1 },
         longRequest: { upstream, durationMs: 2_000 },
         statsAtTermination: ['server.total_connections', 'listener.ingress.downstream_cx_active'],

@@ -1,7 +1,6 @@
 // The traffic stand-in (clients + load balancer) against real sockets: a correct drain shows zero
 // failures, and each way of dropping a request (kill, refused, 5xx, short body, silence) shows up.
 import http2 from 'node:http2';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { standInHarness } from './support/envoy/harness.js';
 import { adminRequest } from './support/envoy/http1-client.js';
@@ -79,8 +78,7 @@ describe('traffic against the Envoy stand-in', () => {
     await waitFor('server-side counts to settle', () => activeConnections(terminating) === 0);
     expect(stat(terminating, 'http.ingress.downstream_rq_2xx')).toBe(stats.requests.terminating);
     expect(stat(terminating, 'listener.ingress.downstream_cx_total')).toBe(stats.connections.terminating);
-    await sleep(50);
-    expect(traffic.stats).toEqual(stats);
+    expect(traffic.stats).toEqual(stats); // nothing moved while the pod's counts settled
   });
 
   it('graceful path: deprogram, drain, kill once idle -> zero failures, traffic moved to the healthy pod', async () => {
@@ -121,12 +119,13 @@ describe('traffic against the Envoy stand-in', () => {
     const { terminating, endpoints } = await startPods();
     // Long pauses between requests leave moments with no connection open at all.
     const traffic = await startTraffic({ ...endpoints, thinkTimeMs: 100 });
-    traffic.terminationStarted(2000);
     await drain(terminating);
     await waitFor('no connection open', () => activeConnections(terminating) === 0);
     // stat() and kill() in one tick: no accepted connection is open when the pod goes.
     void terminating.kill();
-    expect(Date.now()).toBeLessThan(traffic.deprogrammedAt ?? 0);
+    // The load balancer learns of the termination only now: it keeps sending for a while, however
+    // long the drain above took on a busy machine.
+    traffic.terminationStarted(2000);
     await waitFor('refused on both protocols', () => kinds(traffic.stats, 'http1').has('refused') && kinds(traffic.stats, 'http2').has('refused'));
     await waitFor('the LB to move to the healthy pod', () => traffic.stats.requests.healthy >= 10);
     const stats = await traffic.stop();

@@ -4,7 +4,7 @@ import type { ShutdownConfig } from '../config.js';
 import type { ManagerConfig } from './manager-config.js';
 import { formatDuration } from '../duration.js';
 import { clearEnvoyPrestop, recordEnvoyPrestop } from '../envoy-prestop.js';
-import { ExitCode, UsageError, errorMessage } from '../errors.js';
+import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../errors.js';
 import type { Logger } from '../log.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import { checkReadyFileDirectory, checkReadyFileReplaceable, readReadyReport, removeReadyFile } from '../ready-file.js';
@@ -62,7 +62,7 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   if (waiters > 0 && content === undefined) {
     // kubelet stops the sidecar only after its own preStop hook (the drain) returned: with no
     // ready file by now none is coming, and holding Envoy would only burn the grace period.
-    log.error({ signal, waiters }, 'stopped before the ready file appeared: answering every /shutdown/ready waiter with 500 now; envoy is released undrained');
+    log.error({ signal, waiters }, 'stopped before the ready file appeared: releasing envoy undrained, every /shutdown/ready waiter answered 500 now');
   } else if (waiters > 0) {
     log.info({ signal, waiters }, 'stopping: answering every /shutdown/ready waiter with the drain report');
   }
@@ -81,7 +81,15 @@ function drainJoiningInFlight(config: ShutdownConfig, readyFile: string, log: Lo
   let inFlight: ReturnType<DrainRunner> | undefined;
   return () =>
     (inFlight ??= (async () => {
-      const exitCode = await runShutdown(config, log.child({ component: 'shutdown' }), new AbortController().signal);
+      const drainLog = log.child({ component: 'shutdown' });
+      let exitCode: ExitCode;
+      try {
+        exitCode = await runShutdown(config, drainLog, new AbortController().signal);
+      } catch (error) {
+        // A usage error found at drain time (the ready-file path): the hook gets a 500, the log says why.
+        exitCode = exitCodeFor(error);
+        drainLog.error({ err: errorMessage(error), exitCode }, 'shutdown finished');
+      }
       const report = await readReadyReport(readyFile);
       return { ok: exitCode === ExitCode.Drained, report: typeof report === 'object' ? report : { exitCode } };
     })().finally(() => (inFlight = undefined)));

@@ -9,11 +9,13 @@ import { startHealthyEnvoy } from './real-envoy/healthy-envoy.js';
 import { get } from './real-envoy/process.js';
 import type { Upstream } from './real-envoy/upstream.js';
 import { idleHttp1, idleHttp2, longRequest, type IdleConnection, type SideResult } from './traffic/side-clients.js';
+import { waitFor } from './traffic/pod-conditions.js';
 import { Traffic, type TrafficOptions, type TrafficStats } from './traffic/traffic.js';
 
 /** How long clients keep going after the load balancer stopped sending new connections to the pod. */
 const AFTER_DEPROGRAMMED_MS = 300;
-const WARM_UP_MS = 300;
+/** Requests the pod serves before its termination starts: the load is running, not starting. */
+const STEADY_LOAD_REQUESTS = 20;
 
 export interface LoadedTerminationOptions {
   /** How long load balancers keep sending new connections to the pod after termination starts. */
@@ -23,8 +25,8 @@ export interface LoadedTerminationOptions {
   readonly traffic?: Partial<Omit<TrafficOptions, 'terminating' | 'healthy'>>;
   /** Sample the listener's live connection gauge through the admin API every this many ms (0: off). */
   readonly sampleEveryMs?: number;
-  /** Steady load before termination begins (300 ms unless set). */
-  readonly warmUpMs?: number;
+  /** Wait for steady load (STEADY_LOAD_REQUESTS served) before termination begins; false: begin at once. */
+  readonly steadyLoadFirst?: boolean;
   /** One HTTP/1.1 and one HTTP/2 request of this many ms to the upstream, both in flight when termination begins. */
   readonly longRequest?: { readonly upstream: Upstream; readonly durationMs: number };
   /** Pooled connections left idle before termination: HTTP/1.1 and HTTP/2 on the listener, and a scraper's on `stats`. */
@@ -67,7 +69,8 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
       idle.push(await idleHttp1(port), await idleHttp2(port));
       if (stats !== undefined) idle.push(await idleHttp1(stats, '/stats/prometheus'));
     }
-    await sleep(options.warmUpMs ?? WARM_UP_MS); // steady load first
+    // Steady load first (every client served, a few times over), unless told to start at once.
+    if (options.steadyLoadFirst !== false) await waitFor('steady load on the pod', () => traffic.stats.requests.terminating >= STEADY_LOAD_REQUESTS, 30_000);
     let longRequests: Promise<SideResult[]> = Promise.resolve([]);
     if (options.longRequest !== undefined) {
       const path = `/slow/${options.longRequest.durationMs}`;
