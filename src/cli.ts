@@ -26,7 +26,7 @@ import { installConfig, runInstall } from './install/install-command.js';
 import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from './log.js';
 import { runManager } from './manager/manager-command.js';
 import { hookLogMirror } from './process.js';
-import { onTerminationSignal } from './signals.js';
+import { onTerminationSignal, signalExitCode } from './signals.js';
 import { OUTPUT_FORMATS, runStatus, type OutputFormat } from './status/status-command.js';
 import { VERSION } from './version.js';
 
@@ -154,6 +154,8 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--mount-path <path>', 'where <dir> is mounted in the container that runs the hook, for the printed command (default: <dir>)')
     .addHelpText('after', INSTALL_HELP.after)
     .action(async (dir: string, options: { mountPath?: string }) => {
+      // Nothing to stop in order: a signal ends the copy at once (a re-run cleans up after it).
+      onTerminationSignal((signal) => process.exit(signalExitCode(signal)));
       setExitCode(await runInstall(installConfig(dir, options.mountPath)));
     });
 

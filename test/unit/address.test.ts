@@ -39,6 +39,12 @@ describe('parseAdminAddress', () => {
     ['unix:', /empty socket path/],
     ['unix:relative.sock', /must be absolute/],
     ['', /expected host:port/],
+    ['[127.0.0.1]:19000', /brackets are for IPv6 addresses only/],
+    ['http://127.0.0.1:19000#x', /only scheme, host and port/],
+    ['http://127.0.0.1:19000/?', /only scheme, host and port/],
+    ['http://user:pw@127.0.0.1:19000', /only scheme, host and port/],
+    [' 127.0.0.1:19000', /white space/],
+    ['127.0.0.1:19000\n', /white space/],
   ])('%j is rejected', (text, message) => {
     expect(() => parseAdminAddress(text)).toThrow(UsageError);
     expect(() => parseAdminAddress(text)).toThrow(message);
