@@ -25,6 +25,7 @@ import { INSTALL_HELP, MANAGER_HELP, SHORT_USAGE, SHUTDOWN_HELP, STATUS_HELP } f
 import { installConfig, runInstall } from './install/install-command.js';
 import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from './log.js';
 import { runManager } from './manager/manager-command.js';
+import { checkShutdownFlags } from './flag-checks.js';
 import { hookLogMirror } from './process.js';
 import { onTerminationSignal, signalExitCode } from './signals.js';
 import { OUTPUT_FORMATS, runStatus, type OutputFormat } from './status/status-command.js';
@@ -93,12 +94,7 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(outputOption('with --dry-run: text for people, json for scripts'))
     .addHelpText('after', SHUTDOWN_HELP.after)
     .action(async (options: ShutdownOptions & { dryRun?: boolean; output: OutputFormat }, command: Command) => {
-      if (seen.has('ready-file') && seen.has('no-ready-file')) throw new UsageError('--ready-file and --no-ready-file contradict each other: give one');
-      if (options.dryRun !== true && command.getOptionValueSource('output') === 'cli') throw new UsageError('--output only applies to --dry-run');
-      checkListenerOptions(command, options.connections, options.quietPeriod);
-      if (options.requireEnvoyPrestop !== true && command.getOptionValueSource('envoyPrestopWait') === 'cli') {
-        throw new UsageError('--envoy-prestop-wait only applies to --require-envoy-prestop');
-      }
+      checkShutdownFlags(command, options, seen);
       const config = shutdownConfig(options);
       const signal = interruptSignal();
       if (options.dryRun === true) {
@@ -218,19 +214,6 @@ function usage<T, P>(parse: (text: string, previous: P) => T): (text: string, pr
       throw error;
     }
   };
-}
-
-/**
- * In a drain, --ignore-listener does nothing with --connections total unless a quiet period counts
- * new connections per listener. As a flag that is a mistake; from the environment (shared by every
- * command of a container) one warning line says so.
- */
-function checkListenerOptions(command: Command, connections: string, quietPeriodMs: number): void {
-  if (connections !== 'total' || quietPeriodMs > 0) return;
-  const source = command.getOptionValueSource('ignoreListener');
-  const why = 'it only applies to --connections listeners or a --quiet-period';
-  if (source === 'cli') throw new UsageError(`--ignore-listener does nothing here: ${why}`);
-  if (source === 'env') process.stderr.write(`warning: ${ENV.ignoreListeners} is ignored: ${why}\n`);
 }
 
 function logOptions(command: Command, mirrorPath?: string): LogOptions {
