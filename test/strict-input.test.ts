@@ -66,12 +66,16 @@ describe('strict input', () => {
     expect(stderr).toContain(name);
   });
 
-  it('an empty ENVOY_SHUTDOWN_DRAIN_ENDPOINT stops the manager at start', async () => {
+  it.each([
+    ['ENVOY_SHUTDOWN_DRAIN_ENDPOINT', /ENVOY_SHUTDOWN_DRAIN_ENDPOINT.*"" is not a boolean/],
+    ['ENVOY_SHUTDOWN_DRAIN_TIMEOUT', /ENVOY_SHUTDOWN_DRAIN_TIMEOUT: empty duration/],
+    ['ENVOY_SHUTDOWN_HOOK_TOKEN', /ENVOY_SHUTDOWN_HOOK_TOKEN: the hook token must be at least 16 characters/],
+  ])('an empty %s stops the manager at start', async (name, message) => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
-    const result = await startCli(['shutdown-manager', '--port', '0', '--ready-file', join(dir.path, 'ready')], cleanEnv({ ENVOY_SHUTDOWN_DRAIN_ENDPOINT: '' })).result;
+    const result = await startCli(['shutdown-manager', '--port', '0', '--ready-file', join(dir.path, 'ready')], cleanEnv({ [name]: '' })).result;
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/ENVOY_SHUTDOWN_DRAIN_ENDPOINT.*"" is not a boolean/);
+    expect(result.stderr).toMatch(message);
   });
 
   it('--ignore-listener from the environment with --connections total is one warning line, not silence', async () => {

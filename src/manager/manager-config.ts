@@ -41,7 +41,7 @@ export interface ManagerOptions {
  */
 export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = process.env): ManagerConfig {
   const drainTimeoutText = env[ENV.drainTimeout];
-  if (drainTimeoutText !== undefined && drainTimeoutText !== '') {
+  if (drainTimeoutText !== undefined) {
     let drainTimeoutMs: number;
     try {
       drainTimeoutMs = parseDuration(drainTimeoutText);
@@ -53,7 +53,8 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = 
     }
   }
   const tokenText = env[ENV.hookToken];
-  const hookToken = tokenText === undefined || tokenText === '' ? undefined : fromEnv(ENV.hookToken, tokenText, parseHookToken);
+  // Set but empty is a mistake (a missing Secret key?), not "no token": refused like a short one.
+  const hookToken = tokenText === undefined ? undefined : fromEnv(ENV.hookToken, tokenText, parseHookToken);
   if (options.drainEndpoint === true && hookToken === undefined) {
     throw new UsageError(`--drain-endpoint needs ${ENV.hookToken}: without it anyone who can reach the pod could start a drain`);
   }
