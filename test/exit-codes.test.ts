@@ -7,7 +7,7 @@ import { ExitCode } from '../src/errors.js';
 import { signalExitCode } from '../src/signals.js';
 import { idleHttpConnection } from './support/clients.js';
 import { cleanEnv, runCli, startCli } from './support/cli.js';
-import { standInAndReadyFile } from './support/drain-setup.js';
+import { realEnvoyAndReadyFile } from './support/real-envoy/drain-target.js';
 import { waitFor } from './support/traffic/pod-conditions.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -39,7 +39,7 @@ describe('exit codes', () => {
   });
 
   it('an unexpected failure mid-run (EACCES on the ready-file directory) exits 5 with a summary line, not 1', async () => {
-    const { envoy, ready } = await standInAndReadyFile((cleanup) => cleanups.push(cleanup));
+    const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
     const dir = join(ready, '..');
     chmodSync(dir, 0o777);
     cleanups.push(() => chmodSync(dir, 0o700));
@@ -61,13 +61,13 @@ describe('exit codes', () => {
   });
 
   it('a ready file that cannot be written exits 4, and the summary line says so', async () => {
-    const { envoy, ready } = await standInAndReadyFile((cleanup) => cleanups.push(cleanup));
+    const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
     const dir = join(ready, '..');
     chmodSync(dir, 0o777);
     cleanups.push(() => chmodSync(dir, 0o700));
     const held = await idleHttpConnection(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
-    const args = ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--min-drain-duration', '0s', '--check-interval', '100ms'];
+    const args = ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--min-drain-duration', '0s', '--check-interval', '100ms'];
     const cli = startCli(args, cleanEnv(), undefined, asAnotherUser());
     cleanups.push(() => {
       cli.child.kill('SIGKILL');

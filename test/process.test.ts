@@ -5,7 +5,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, runCli, startCli, tempDir } from './support/cli.js';
-import { standInAndReadyFile } from './support/drain-setup.js';
+import { realEnvoyAndReadyFile } from './support/real-envoy/drain-target.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -74,7 +74,7 @@ describe('closed output', () => {
   });
 
   it('a drain whose log reader went away still drains and writes the ready file', async () => {
-    const { envoy, ready } = await standInAndReadyFile((cleanup) => cleanups.push(cleanup));
+    const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
     const result = await withClosedOutput(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '0s'], ['stdout']);
     expect(result).toEqual({ code: 0, stderr: '' });
     expect(existsSync(ready)).toBe(true);

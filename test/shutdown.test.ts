@@ -61,7 +61,7 @@ function report(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
 }
 
-function statsReads(envoy: EnvoyStandIn): number {
+function statsReads(envoy: DrainTarget): number {
   return envoy.calls.filter((call) => call.path === '/stats').length;
 }
 
@@ -92,9 +92,10 @@ describe('shutdown drain sequence', () => {
     const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--min-drain-duration', '1500ms']));
     const result = await cli.result;
     expect(result.code).toBe(0);
-    // The tap sees the first call a little after the binary started its clock: measure from the spawn.
+    // The drain's clock starts once Envoy answered the health check failure: the minimum counts
+    // from the moment Envoy was asked, never from an earlier start of the binary.
     expect(envoy.calls[0]?.path).toBe('/healthcheck/fail');
-    expect(result.exitedAt - cli.startedAt).toBeGreaterThanOrEqual(1_500);
+    expect(result.exitedAt - (envoy.calls[0]?.time ?? Infinity)).toBeGreaterThanOrEqual(1_500);
     const finished = result.logs.find((l) => l.msg === 'shutdown finished');
     expect(finished?.['elapsedMs']).toBeGreaterThanOrEqual(1_500);
   });
@@ -107,10 +108,10 @@ describe('shutdown drain sequence', () => {
     // Past the minimum drain, the count read 1, and again at the next read: still draining.
     await cli.waitForLog((l) => l.msg === 'minimum drain period reached' && l['connections'] === 1);
     const readsBefore = statsReads(envoy);
-    await waitFor('another read of the count', () => statsReads(envoy) > readsBefore + 1);
+    await waitForCall(envoy, () => statsReads(envoy) > readsBefore + 1);
     expect(cli.child.exitCode).toBeNull(); // one connection is still open
     await held.close();
-    await waitFor('the stand-in to see the close', () => envoy.stat('listener.ingress.downstream_cx_active') === 0);
+    await envoy.waitForStat('listener.ingress.downstream_cx_active', (value) => value === 0);
     const gaugeZeroAt = statsReads(envoy);
     const result = await cli.result;
     expect(result.code).toBe(0);

@@ -4,16 +4,16 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli, tempDir } from './support/cli.js';
-import { standInAndReadyFile } from './support/drain-setup.js';
-import type { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { realEnvoyAndReadyFile } from './support/real-envoy/drain-target.js';
+import type { DrainTarget } from './support/real-envoy/drain-target.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function refused(args: string[], env: Record<string, string> = {}): Promise<{ stderr: string; envoy: EnvoyStandIn; ready: string }> {
-  const { envoy, ready } = await standInAndReadyFile((cleanup) => cleanups.push(cleanup));
+async function refused(args: string[], env: Record<string, string> = {}): Promise<{ stderr: string; envoy: DrainTarget; ready: string }> {
+  const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
   const filled = args.map((arg) => arg.replace('$ADMIN', envoy.adminAddress).replace('$READY', ready));
   const cli = startCli(filled, cleanEnv(env));
   cleanups.push(() => {
@@ -79,7 +79,7 @@ describe('strict input', () => {
   });
 
   it('--ignore-listener from the environment with --connections total is one warning line, not silence', async () => {
-    const { envoy, ready } = await standInAndReadyFile((cleanup) => cleanups.push(cleanup));
+    const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
     const result = await startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '0s'], cleanEnv({ ENVOY_SHUTDOWN_IGNORE_LISTENERS: 'stats' })).result;
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('warning: ENVOY_SHUTDOWN_IGNORE_LISTENERS is ignored: it only applies to --connections listeners or a --quiet-period\n');
