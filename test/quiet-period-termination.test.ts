@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const pod of pods.splice(0)) await pod.destroy();
 });
 
-async function terminate(shutdownArgs: string[], deprogrammingDelayMs: number): Promise<{ run: LoadedTermination; drainEndedAt: number; deprogrammedAt: number }> {
+async function terminate(shutdownArgs: string[], deprogrammingDelayMs: number): Promise<{ run: LoadedTermination; drainEndedAt: number; drainElapsedMs: number; deprogrammedAt: number }> {
   const pod = await startEnvoyPod({
     realEnvoy: { upstreamPort: upstream.port, values: { shutdown: { drainTimeout: 20 } } },
     terminationGracePeriodSeconds: 30,
@@ -35,7 +35,7 @@ async function terminate(shutdownArgs: string[], deprogrammingDelayMs: number): 
   const finished = pod.pod.container(SIDECAR).logs().find((line) => line['msg'] === 'shutdown finished');
   expect(finished).toBeDefined();
   // The load balancer starts deprogramming in the same tick as the termination (termination-run.ts).
-  return { run, drainEndedAt: Date.parse(String(finished?.['time'])), deprogrammedAt: run.timeline.startedAt + deprogrammingDelayMs };
+  return { run, drainEndedAt: Date.parse(String(finished?.['time'])), drainElapsedMs: Number(finished?.['elapsedMs']), deprogrammedAt: run.timeline.startedAt + deprogrammingDelayMs };
 }
 
 describe('--quiet-period against a minimum drain', () => {
@@ -53,6 +53,7 @@ describe('--quiet-period against a minimum drain', () => {
     const worstCaseMinimumMs = 6_000;
     const quiet = await terminate(['--min-drain-duration', '500ms', '--quiet-period', '1s'], 300);
     expect(quiet.run.traffic.failures).toEqual([]);
-    expect(quiet.drainEndedAt - quiet.run.timeline.startedAt).toBeLessThan(worstCaseMinimumMs);
+    // The drain's own clock, not wall time since the termination: a busy machine's slow hook start is not the drain's.
+    expect(quiet.drainElapsedMs).toBeLessThan(worstCaseMinimumMs);
   });
 });
