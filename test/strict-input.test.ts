@@ -12,15 +12,20 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function refused(args: string[], env: Record<string, string> = {}): Promise<{ stderr: string; envoy: DrainTarget; ready: string }> {
-  const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
-  const filled = args.map((arg) => arg.replace('$ADMIN', envoy.adminAddress).replace('$READY', ready));
-  const cli = startCli(filled, cleanEnv(env));
+/** A command that must end by itself; killed after the test if it does not (a manager that started after all). */
+function started(args: string[], env = cleanEnv()): ReturnType<typeof startCli> {
+  const cli = startCli(args, env);
   cleanups.push(() => {
     cli.child.kill('SIGKILL');
     return cli.result.catch(() => undefined);
   });
-  const result = await cli.result;
+  return cli;
+}
+
+async function refused(args: string[], env: Record<string, string> = {}): Promise<{ stderr: string; envoy: DrainTarget; ready: string }> {
+  const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
+  const filled = args.map((arg) => arg.replace('$ADMIN', envoy.adminAddress).replace('$READY', ready));
+  const result = await started(filled, cleanEnv(env)).result;
   expect(result.code, result.stderr + result.stdout).toBe(2);
   expect(result.stderr.trimEnd().split('\n'), result.stderr).toHaveLength(1);
   expect(envoy.calls).toEqual([]);
@@ -73,14 +78,14 @@ describe('strict input', () => {
   ])('an empty %s stops the manager at start', async (name, message) => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
-    const result = await startCli(['shutdown-manager', '--port', '0', '--ready-file', join(dir.path, 'ready')], cleanEnv({ [name]: '' })).result;
+    const result = await started(['shutdown-manager', '--port', '0', '--ready-file', join(dir.path, 'ready')], cleanEnv({ [name]: '' })).result;
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });
 
   it('--ignore-listener from the environment with --connections total is one warning line, not silence', async () => {
     const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
-    const result = await startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '0s'], cleanEnv({ ENVOY_SHUTDOWN_IGNORE_LISTENERS: 'stats' })).result;
+    const result = await started(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '0s'], cleanEnv({ ENVOY_SHUTDOWN_IGNORE_LISTENERS: 'stats' })).result;
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('warning: ENVOY_SHUTDOWN_IGNORE_LISTENERS is ignored: it only applies to --connections listeners or a --quiet-period\n');
   });
@@ -114,7 +119,7 @@ describe('strict input', () => {
       cleanups.push(dir.cleanup);
       const path = join(dir.path, 'ready');
       writeFileSync(path, 'listen 80;\n');
-      const result = await startCli(['shutdown-manager', '--port', '0', '--ready-file', path]).result;
+      const result = await started(['shutdown-manager', '--port', '0', '--ready-file', path]).result;
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/not a ready file this tool wrote: refusing to replace it/);
       expect(readFileSync(path, 'utf8')).toBe('listen 80;\n');
