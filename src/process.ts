@@ -1,22 +1,6 @@
-// How this process relates to its container: signals and where a hook's logs must go.
+// How this process relates to its container: where a hook's logs must go. Signals live in
+// signals.ts, which the entry point loads before anything else.
 import { DEFAULT_HOOK_LOG_PATH, ENV } from './config.js';
-
-const SIGNAL_NUMBERS = { SIGINT: 2, SIGTERM: 15 } as const;
-
-/**
- * First SIGINT/SIGTERM: `onFirst` starts an orderly stop. A second one exits at once with
- * 128 + the signal number, for an operator who does not want to wait.
- */
-export function onTerminationSignal(onFirst: (signal: NodeJS.Signals) => void): void {
-  let received = false;
-  const handle = (signal: keyof typeof SIGNAL_NUMBERS): void => {
-    if (received) process.exit(128 + SIGNAL_NUMBERS[signal]);
-    received = true;
-    onFirst(signal);
-  };
-  process.on('SIGINT', handle);
-  process.on('SIGTERM', handle);
-}
 
 /**
  * Inside Kubernetes and not the container's main process means we run as an exec hook (or by

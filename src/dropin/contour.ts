@@ -11,7 +11,8 @@ import { createLogger, type LogFormat, type Logger } from '../log.js';
 import { runManager } from '../manager/manager-command.js';
 import type { ManagerConfig } from '../manager/manager-config.js';
 import { parseListenPort, parseReadyFile } from '../parsers.js';
-import { hookLogMirror, onTerminationSignal } from '../process.js';
+import { hookLogMirror } from '../process.js';
+import { onTerminationSignal } from '../signals.js';
 import { durationFlag, intFlag, stringFlag, type FlagValues } from './go-flags.js';
 import type { Peer } from './peer.js';
 

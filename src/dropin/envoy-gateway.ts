@@ -9,7 +9,8 @@ import { ExitCode } from '../errors.js';
 import { createLogger } from '../log.js';
 import { runManager } from '../manager/manager-command.js';
 import type { ManagerConfig } from '../manager/manager-config.js';
-import { hookLogMirror, onTerminationSignal } from '../process.js';
+import { hookLogMirror } from '../process.js';
+import { onTerminationSignal } from '../signals.js';
 import { durationFlag, intFlag, type FlagValues } from './go-flags.js';
 import type { Peer } from './peer.js';
 
@@ -116,7 +117,8 @@ async function runEgShutdown(values: FlagValues): Promise<number> {
  * reached; 1 only when the ready file could not be written.
  */
 export function egExitCode(code: ExitCode): number {
-  if (code === ExitCode.ReadyFileFailed || code === ExitCode.Usage) return 1;
+  // Its hook returns an error for these, and Go exits 1 on any error: an unexpected one included.
+  if (code === ExitCode.ReadyFileFailed || code === ExitCode.Usage || code === ExitCode.Unexpected) return 1;
   if (code === ExitCode.Interrupted) return code;
   return 0;
 }

@@ -60,7 +60,7 @@ describe('Envoy Gateway', () => {
   });
 
   it('exits 0 when drained, on the timeout and with Envoy unreachable; 1 when the ready file failed', () => {
-    expect([ExitCode.Drained, ExitCode.Timeout, ExitCode.EnvoyUnreachable, ExitCode.ReadyFileFailed, ExitCode.Usage].map(egExitCode)).toEqual([0, 0, 0, 1, 1]);
+    expect([ExitCode.Drained, ExitCode.Timeout, ExitCode.EnvoyUnreachable, ExitCode.ReadyFileFailed, ExitCode.Usage, ExitCode.Unexpected].map(egExitCode)).toEqual([0, 0, 0, 1, 1, 1]);
   });
 });
 
