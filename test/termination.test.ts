@@ -98,7 +98,10 @@ describe('zero loss under load on real Envoy', () => {
       expect(finished(envoyPod)?.['elapsedMs']).toBeLessThan(10_000);
       expect(run.idle.map((c) => c.closed())).toEqual([true, true, true]); // they lived until Envoy exited
       // Envoy got SIGTERM only after the drain ended, and only then did it stop serving.
-      const drainEnded = Date.parse(String(finished(envoyPod)?.['time']));
+      // The drain's end is its 'drain completed' line: 'shutdown finished' comes after the ready file
+      // is written and the drain marker removed, by which time Envoy may rightly have its SIGTERM.
+      const completed = envoyPod.pod.container(SIDECAR).logs().find((line) => line['msg'] === 'drain completed');
+      const drainEnded = Date.parse(String(completed?.['time']));
       const envoySigterm = timeline.find('sigterm', ENVOY)!;
       expect(envoySigterm.at).toBeGreaterThanOrEqual(drainEnded);
       expect(traffic.lastRequestToTerminatingAt).toBeLessThanOrEqual(envoySigterm.at);
