@@ -13,6 +13,7 @@ import { buildTestImages } from './image/support/images.js';
 import { removeRun } from './image/support/podman-run.js';
 import { packagePaths } from './support/package/paths.js';
 import { ensureEnvoyBinary } from './support/real-envoy/binary.js';
+import { ensureSystemPackages } from './support/system-packages.js';
 
 const SUPPORT = 'test/support';
 
@@ -20,6 +21,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (!existsSync('dist/envoy-shutdown-manager.cjs')) {
     throw new Error('dist/envoy-shutdown-manager.cjs is missing: run `npm test`, which builds first');
   }
+  // strip (packaging), podman and runc (containers): installed here on a fresh Debian machine.
+  await ensureSystemPackages();
   await packageIfStale();
   await buildFixtures();
   // No fall-back to a stand-in: a missing or mismatched Envoy fails the whole run with its reason.
