@@ -1,13 +1,20 @@
-// Issue 6 through the kubelet stand-in: never drain a pod that is not terminating, never hold one
-// that cannot drain, and native sidecars.
-import { afterEach, describe, expect, it } from 'vitest';
+// Through the kubelet stand-in, on the real Envoy the chart configures: never drain a pod that is
+// not terminating, never hold one that cannot drain, native sidecars and sidecar-less mode.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENVOY, SIDECAR, startEnvoyPod, type EnvoyPod, type EnvoyPodOptions } from './support/envoy-pod.js';
 import { request } from './support/http.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { startHealthyEnvoy } from './support/real-envoy/healthy-envoy.js';
+import { startUpstream, type Upstream } from './support/real-envoy/upstream.js';
 import { adminTarget, terminateUnderLoad } from './support/termination-run.js';
 import { Traffic } from './support/traffic/traffic.js';
 
 const TOKEN = 'per-release-token-for-tests-0123';
+const DRAIN = 'POST /drain_listeners?graceful&skip_exit';
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(() => upstream.close());
 const pods: EnvoyPod[] = [];
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -17,7 +24,7 @@ afterEach(async () => {
 
 async function start(options: Partial<EnvoyPodOptions>): Promise<EnvoyPod> {
   const pod = await startEnvoyPod({
-    envoy: { drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY', responseDelayMs: 5 }] },
+    realEnvoy: { upstreamPort: upstream.port, values: { shutdown: { drainTimeout: 10 } } },
     terminationGracePeriodSeconds: 20,
     hookToken: TOKEN,
     shutdownArgs: ['--require-envoy-prestop', '--envoy-prestop-wait', '1s', '--connections', 'listeners', '--min-drain-duration', '1200ms', '--drain-timeout', '10s', '--check-interval', '200ms'],
@@ -28,17 +35,15 @@ async function start(options: Partial<EnvoyPodOptions>): Promise<EnvoyPod> {
   return pod;
 }
 
-/** Envoy's admin calls, as the stand-in process reported them on its stdout. */
-function adminCalls(pod: EnvoyPod): string[] {
-  return pod.pod.container(ENVOY).lines.filter((l) => l['event'] === 'admin-call').map((l) => `${String(l['method'])} ${String(l['path'])}`);
-}
+/** The calls that change Envoy's state, as the tap in front of its admin API saw them. */
+const posts = (pod: EnvoyPod): string[] => pod.adminCalls().filter((c) => c.startsWith('POST'));
 
 describe('a preStop without pod termination', () => {
   it('a liveness restart of the sidecar leaves Envoy serving: LIVE, no drain, zero failed requests', async () => {
     const envoyPod = await start({});
-    const healthy = await EnvoyStandIn.start({ listeners: [{ name: 'ingress', kind: 'http' }] });
-    cleanups.push(() => healthy.close());
-    const traffic = await Traffic.start({ terminating: { host: '127.0.0.1', port: envoyPod.listeners['ingress'] as number }, healthy: { host: '127.0.0.1', port: healthy.listenerPort('ingress') } });
+    const healthy = await startHealthyEnvoy();
+    cleanups.push(() => healthy.stop());
+    const traffic = await Traffic.start({ terminating: { host: '127.0.0.1', port: envoyPod.listeners['ingress'] as number }, healthy: { host: '127.0.0.1', port: healthy.port } });
     cleanups.push(() => traffic.stop());
 
     await envoyPod.pod.restartContainer(SIDECAR);
@@ -46,7 +51,7 @@ describe('a preStop without pod termination', () => {
 
     expect(stats.failures).toEqual([]);
     expect(stats.requests.healthy).toBe(0); // nothing was moved away from the pod
-    expect(adminCalls(envoyPod).filter((c) => c.startsWith('POST'))).toEqual([]);
+    expect(posts(envoyPod)).toEqual([]);
     const ready = await request(adminTarget(envoyPod.adminAddress), '/ready');
     expect(ready.body).toBe('LIVE\n');
     expect(envoyPod.pod.timeline.events.map((e) => `${e.kind} ${e.container ?? ''}`)).toEqual([
@@ -65,7 +70,7 @@ describe('a preStop without pod termination', () => {
     const run = await terminateUnderLoad(envoyPod, { deprogrammingDelayMs: 500 });
     expect(run.traffic.failures).toEqual([]);
     expect(run.timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 0');
-    expect(adminCalls(envoyPod).filter((c) => c.startsWith('POST'))).toEqual(['POST /healthcheck/fail', 'POST /drain_listeners']);
+    expect(posts(envoyPod)).toEqual(['POST /healthcheck/fail', DRAIN]);
   });
 });
 
@@ -103,7 +108,7 @@ describe('native sidecar mode', () => {
     // A drain attempt from elsewhere in the cluster, before termination: refused, logged, harmless.
     const stranger = await request({ port: envoyPod.managerPort ?? 0 }, '/shutdown/drain');
     expect(stranger.status).toBe(403);
-    expect(adminCalls(envoyPod)).toEqual([]);
+    expect(envoyPod.adminCalls()).toEqual([]);
 
     const run = await terminateUnderLoad(envoyPod, { deprogrammingDelayMs: 600 });
     const { timeline } = run;
@@ -113,7 +118,7 @@ describe('native sidecar mode', () => {
     expect(timeline.find('sigterm', SIDECAR)!.t).toBeGreaterThanOrEqual(timeline.find('container-exit', ENVOY)!.t);
     expect(timeline.find('prestop-start', SIDECAR)).toBeUndefined();
     expect(timeline.find('sigkill')).toBeUndefined();
-    expect(adminCalls(envoyPod).filter((c) => c.startsWith('POST'))).toEqual(['POST /healthcheck/fail', 'POST /drain_listeners']);
+    expect(posts(envoyPod)).toEqual(['POST /healthcheck/fail', DRAIN]);
     const logs = envoyPod.pod.container(SIDECAR).logs();
     expect(logs.some((l) => l['msg'] === 'drain request refused: it does not carry the hook token')).toBe(true);
     expect(logs.find((l) => l['msg'] === 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });

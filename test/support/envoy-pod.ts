@@ -1,33 +1,31 @@
-// The pod this project ships, wired as the chart wires it, in either mode:
-// - classic: the Envoy container (here the Envoy stand-in process) has preStop
-//   `httpGet /shutdown/ready` on the sidecar; the shutdown-manager sidecar (the built binary) has
-//   preStop exec `envoy-shutdown-manager shutdown`.
+// The pod this project ships, wired as the chart wires it, around the real Envoy (the chart's own
+// bootstrap and flags, `ingress` proxying to an upstream, its admin API behind a recording tap),
+// in either mode:
+// - classic: the Envoy container has preStop `httpGet /shutdown/ready` on the sidecar; the
+//   shutdown-manager sidecar (the built binary) has preStop exec `envoy-shutdown-manager shutdown`.
 // - native: the manager is a native sidecar (init container, restartPolicy Always) serving
 //   /shutdown/drain; Envoy's preStop `httpGet /shutdown/drain` carries the hook token and runs the
-//   drain; the manager has no hook and is stopped after Envoy has exited.
+//   drain; the manager has no hook and is stopped after Envoy has exited. It starts before Envoy,
+//   so it cannot learn an ephemeral admin port: the admin API is on a Unix socket in the shared volume.
 // - sidecarless: an init container runs `envoy-shutdown-manager install` into the shared volume;
 //   Envoy's own preStop is exec of that installed copy (`shutdown --no-ready-file`), so its
 //   SIGTERM follows the drain's end, and nothing but Envoy keeps running.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { type PodEnvoy, startChartPodEnvoy } from './chart/pod-envoy.js';
 import { BIN } from './cli.js';
-import { ENVOY_STAND_IN_BUNDLE } from './envoy/process.js';
-import type { EnvoyStandInOptions } from './envoy/stand-in.js';
 import type { PreStopHook } from './kubelet/hooks.js';
 import { Pod, type ContainerSpec, type PodSpec } from './kubelet/pod.js';
-import { preparePodEnvoy, type PodEnvoy, type PodEnvoyOptions } from './real-envoy/pod-envoy.js';
 
 export interface EnvoyPodOptions {
-  /** The Envoy stand-in, for faults real Envoy cannot be made to show. Ignored with `realEnvoy`. */
-  readonly envoy?: EnvoyStandInOptions;
-  /** The real Envoy, configured by the chart, proxying `ingress` to an upstream (classic mode only). */
-  readonly realEnvoy?: PodEnvoyOptions;
-  /** The negative control: Envoy alone, no hook, so kubelet's SIGTERM reaches it at once (real Envoy only). */
+  /** The real Envoy, configured by the chart, proxying `ingress` to an upstream. */
+  readonly realEnvoy: { readonly upstreamPort: number; readonly values?: Record<string, unknown> };
+  /** The negative control: Envoy alone, no hook, so kubelet's SIGTERM reaches it at once (classic mode). */
   readonly withoutManager?: boolean;
   readonly terminationGracePeriodSeconds: number;
   readonly mode?: 'classic' | 'native' | 'sidecarless';
-  /** Flags for the sidecar's exec hook (classic), after --admin-address and --ready-file. */
+  /** Flags for the exec hook (classic and sidecar-less), after --admin-address and --ready-file. */
   readonly shutdownArgs?: readonly string[];
   /** Replaces the sidecar's exec hook command altogether (e.g. one that fails). */
   readonly sidecarHook?: readonly string[];
@@ -41,11 +39,15 @@ export interface EnvoyPodOptions {
 
 export interface EnvoyPod {
   readonly pod: Pod;
+  /** The tap in front of Envoy's admin API: where the hooks and the manager send admin requests. */
   readonly adminAddress: string;
+  /** Listener ports by stat prefix: `ingress`, `stats`, `ready`. */
   readonly listeners: Readonly<Record<string, number>>;
   /** Undefined in sidecar-less mode. */
   readonly managerPort: number | undefined;
   readonly readyFile: string;
+  /** Every admin call made at the admin address, as `METHOD /path?query`. */
+  adminCalls(): string[];
   destroy(): Promise<void>;
 }
 
@@ -54,155 +56,101 @@ export const SINGLE_EXECUTABLE = resolve('dist/envoy-shutdown-manager');
 /** Where the sidecar-less pod's init container installs, and the Envoy container mounts, the copy. */
 const INSTALL_DIR = 'esm';
 
-/** An Envoy serving an `ingress` listener (20 ms per response) and a scraped `stats` listener: the demo's and the benchmarks' pod. */
-export const INGRESS_AND_STATS_ENVOY: EnvoyStandInOptions = {
-  drainStrategy: 'immediate',
-  listeners: [
-    { name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY', responseDelayMs: 20 },
-    { name: 'stats', kind: 'http', drainType: 'MODIFY_ONLY' },
-  ],
-};
-
 export const ENVOY = 'envoy';
 export const SIDECAR = 'shutdown-manager';
 
-const envoyReady = (line: Record<string, unknown>): boolean => line['event'] === 'ready';
 const managerReady = (line: Record<string, unknown>): boolean => line['msg'] === 'shutdown manager listening';
 
 export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod> {
   const sharedVolume = mkdtempSync(join(tmpdir(), 'emptydir-')); // the emptyDir both containers mount
   const readyFile = join(sharedVolume, 'shutdown-ready');
   const native = options.mode === 'native';
-  if (options.mode === 'sidecarless') return startSidecarlessPod(options, sharedVolume);
-  if (options.realEnvoy !== undefined) {
-    if (native) throw new Error('a real Envoy pod is wired in classic mode only');
-    return startRealEnvoyPod(options, options.realEnvoy, sharedVolume, readyFile);
+  if (native && options.withoutManager === true) throw new Error('the negative control is wired in classic mode only');
+  let envoy: PodEnvoy;
+  try {
+    const values = native ? { ...options.realEnvoy.values, admin: { unixSocket: { enabled: true } } } : options.realEnvoy.values;
+    envoy = await startChartPodEnvoy({ upstreamPort: options.realEnvoy.upstreamPort, podDir: sharedVolume, ...(values === undefined ? {} : { values }) });
+  } catch (error) {
+    rmSync(sharedVolume, { recursive: true, force: true });
+    throw error;
   }
-  // A native sidecar starts before Envoy, so it cannot learn an ephemeral admin port: share a socket.
-  const envoyOptions = native ? { ...options.envoy, admin: { unixSocket: join(sharedVolume, 'admin.sock') } } : options.envoy;
+  if (options.mode === 'sidecarless') return launch(sidecarlessSpec(options, envoy, sharedVolume), sharedVolume, '', envoy);
+
   const tokenHeader = options.hookToken === undefined ? [] : [{ name: 'X-Envoy-Shutdown-Token', value: options.hookToken }];
   const managerPort = (p: Pod): number => p.container(SIDECAR).lines.find(managerReady)?.['port'] as number;
-
-  const envoy: ContainerSpec = {
-    name: ENVOY,
-    command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(envoyOptions)],
-    ready: (c) => c.waitForLine(envoyReady),
-    preStop: (p): PreStopHook => ({ httpGet: { port: managerPort(p), path: native ? '/shutdown/drain' : '/shutdown/ready', httpHeaders: tokenHeader } }),
-  };
   const sidecar: ContainerSpec = {
     name: SIDECAR,
     command: [BIN, 'shutdown-manager', '--port', '0', '--ready-file', readyFile, ...(native ? ['--drain-endpoint'] : []), ...(options.managerArgs ?? [])],
     env: {
       ...(options.hookToken === undefined ? {} : { ENVOY_SHUTDOWN_HOOK_TOKEN: options.hookToken }),
-      ...(native ? { ENVOY_SHUTDOWN_ADMIN_ADDRESS: `unix:${join(sharedVolume, 'admin.sock')}` } : {}),
+      ...(native ? { ENVOY_SHUTDOWN_ADMIN_ADDRESS: envoy.adminAddress } : {}),
       ...options.sidecarEnv,
     },
     ready: (c) => c.waitForLine(managerReady),
-    ...(native
-      ? {}
-      : {
-          preStop: (p: Pod): PreStopHook => ({
-            exec: {
-              command: options.sidecarHook ?? [BIN, 'shutdown', '--admin-address', String(p.container(ENVOY).lines.find(envoyReady)?.['adminAddress']), '--ready-file', readyFile, ...(options.shutdownArgs ?? [])],
-            },
-          }),
-        }),
+    ...(native ? {} : { preStop: { exec: { command: options.sidecarHook ?? [BIN, 'shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, ...(options.shutdownArgs ?? [])] } } }),
   };
-  return launch(
-    {
-      terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
-      ...(native ? { initContainers: [sidecar], containers: [envoy] } : { containers: [envoy, sidecar] }),
-    },
-    sharedVolume,
-    readyFile,
-  );
-}
-
-/** The classic pod around the real Envoy: the same hooks, Envoy's ports fixed before it starts. */
-async function startRealEnvoyPod(options: EnvoyPodOptions, real: PodEnvoyOptions, sharedVolume: string, readyFile: string): Promise<EnvoyPod> {
-  const envoy = await preparePodEnvoy(real);
-  const tokenHeader = options.hookToken === undefined ? [] : [{ name: 'X-Envoy-Shutdown-Token', value: options.hookToken }];
-  const managerPort = (p: Pod): number => p.container(SIDECAR).lines.find(managerReady)?.['port'] as number;
-  const sidecar: ContainerSpec = {
-    name: SIDECAR,
-    command: [BIN, 'shutdown-manager', '--port', '0', '--ready-file', readyFile, ...(options.managerArgs ?? [])],
-    env: { ...(options.hookToken === undefined ? {} : { ENVOY_SHUTDOWN_HOOK_TOKEN: options.hookToken }), ...options.sidecarEnv },
-    ready: (c) => c.waitForLine(managerReady),
-    preStop: { exec: { command: options.sidecarHook ?? [BIN, 'shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, ...(options.shutdownArgs ?? [])] } },
+  const envoyContainer: ContainerSpec = {
+    name: ENVOY,
+    command: envoy.command,
+    ready: () => envoy.ready(),
+    ...(options.withoutManager === true
+      ? {}
+      : { preStop: (p: Pod): PreStopHook => ({ httpGet: { port: managerPort(p), path: native ? '/shutdown/drain' : '/shutdown/ready', httpHeaders: tokenHeader } }) }),
   };
   const spec: PodSpec = {
     terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
-    containers: [
-      {
-        name: ENVOY,
-        command: envoy.command,
-        ready: () => envoy.ready(),
-        ...(options.withoutManager === true ? {} : { preStop: (p: Pod): PreStopHook => ({ httpGet: { port: managerPort(p), path: '/shutdown/ready', httpHeaders: tokenHeader } }) }),
-      },
-      ...(options.withoutManager === true ? [] : [sidecar]),
-    ],
+    ...(native ? { initContainers: [sidecar], containers: [envoyContainer] } : { containers: [envoyContainer, ...(options.withoutManager === true ? [] : [sidecar])] }),
   };
   return launch(spec, sharedVolume, readyFile, envoy);
 }
 
-/** Starts the pod (removing the shared volume if that fails) and reads what tests need from it. */
-async function launch(spec: PodSpec, sharedVolume: string, readyFile: string, real?: PodEnvoy): Promise<EnvoyPod> {
+/** Starts the pod (removing the shared volume and the tap if that fails) and reads what tests need from it. */
+async function launch(spec: PodSpec, sharedVolume: string, readyFile: string, envoy: PodEnvoy): Promise<EnvoyPod> {
+  const cleanup = async (): Promise<void> => {
+    await envoy.close();
+    rmSync(sharedVolume, { recursive: true, force: true });
+  };
   let pod: Pod;
   try {
     pod = await Pod.start(spec);
   } catch (error) {
-    rmSync(sharedVolume, { recursive: true, force: true });
-    real?.cleanup();
+    await cleanup();
     throw error;
   }
-  const ready = pod.container(ENVOY).lines.find(envoyReady) ?? {};
   const hasSidecar = [...(spec.initContainers ?? []), ...spec.containers].some((c) => c.name === SIDECAR);
   return {
     pod,
-    adminAddress: real?.adminAddress ?? String(ready['adminAddress']),
-    listeners: real?.listeners ?? (ready['listeners'] as Record<string, number>),
+    adminAddress: envoy.adminAddress,
+    listeners: envoy.listeners,
     managerPort: hasSidecar ? (pod.container(SIDECAR).lines.find(managerReady)?.['port'] as number) : undefined,
     readyFile,
+    adminCalls: () => envoy.adminCalls(),
     async destroy() {
       await pod.destroy();
-      rmSync(sharedVolume, { recursive: true, force: true });
-      real?.cleanup();
+      await cleanup();
     },
   };
 }
 
-async function startSidecarlessPod(options: EnvoyPodOptions, sharedVolume: string): Promise<EnvoyPod> {
+function sidecarlessSpec(options: EnvoyPodOptions, envoy: PodEnvoy, sharedVolume: string): PodSpec {
   const installDir = join(sharedVolume, INSTALL_DIR);
   mkdirSync(installDir); // the emptyDir mount point
-  return launch(
-    {
-      terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
-      initContainers: [{ name: 'install', command: [SINGLE_EXECUTABLE, 'install', installDir], runToCompletion: true }],
-      containers: [
-        {
-          name: ENVOY,
-          command: [process.execPath, ENVOY_STAND_IN_BUNDLE, JSON.stringify(options.envoy)],
-          ...(options.sidecarEnv === undefined ? {} : { env: options.sidecarEnv }),
-          ready: (c) => c.waitForLine(envoyReady),
-          // The command `install` printed, as the chart copies it into Envoy's preStop.
-          preStop: (p: Pod): PreStopHook => ({
-            exec: {
-              command: [
-                ...installedCommand(p),
-                'shutdown',
-                '--no-ready-file',
-                '--admin-address',
-                String(p.container(ENVOY).lines.find(envoyReady)?.['adminAddress']),
-                ...(options.shutdownArgs ?? []),
-              ],
-            },
-          }),
-        },
-      ],
-    },
-    sharedVolume,
-    '',
-  );
+  return {
+    terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
+    initContainers: [{ name: 'install', command: [SINGLE_EXECUTABLE, 'install', installDir], runToCompletion: true }],
+    containers: [
+      {
+        name: ENVOY,
+        command: envoy.command,
+        ...(options.sidecarEnv === undefined ? {} : { env: options.sidecarEnv }),
+        ready: () => envoy.ready(),
+        // The command `install` printed, as the chart copies it into Envoy's preStop.
+        preStop: (p: Pod): PreStopHook => ({
+          exec: { command: [...installedCommand(p), 'shutdown', '--no-ready-file', '--admin-address', envoy.adminAddress, ...(options.shutdownArgs ?? [])] },
+        }),
+      },
+    ],
+  };
 }
 
 /** The exec command the install init container printed last (a JSON array), without `shutdown`. */

@@ -2,15 +2,21 @@
 // (free loopback ports, emptyDir paths), written to a file and passed with the rendered command
 // line. Envoy's own admin API sits beside the pod's admin address, where a recording tap listens:
 // the pod's containers reach Envoy exactly where the chart told them to, and tests see each call.
+// startChartPodEnvoy renders the chart itself, for pods wired by hand (test/support/envoy-pod.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IContainer } from 'kubernetes-models/v1';
 import { startAdminTap } from '../real-envoy/admin-tap.js';
 import { ensureEnvoyBinary } from '../real-envoy/binary.js';
 import { remapBootstrap, withConfigPath } from '../real-envoy/pod-bootstrap.js';
 import { adminUp, freePort, withAdminAt } from '../real-envoy/process.js';
-import { type Address, addressFlag, type Bootstrap, listeners, type Remap, statPrefix } from './bootstrap.js';
+import { type Address, addressFlag, type Bootstrap, type Cluster, type Listener, listeners, type Remap, statPrefix } from './bootstrap.js';
+import { PortMap } from './chart-pod.js';
+import { helmTemplate, parseManifests } from './helm.js';
+import { readPod, type RenderedPod } from './manifests.js';
 
 export interface PodEnvoy {
   /** The container's command: the Envoy binary, then the rendered arguments with the written config. */
@@ -60,3 +66,108 @@ export async function startPodEnvoy(bootstrapRendered: Bootstrap, envoy: IContai
     },
   };
 }
+
+export interface ChartPodEnvoyOptions {
+  /** The port of the application `ingress` proxies to (on 127.0.0.1). */
+  readonly upstreamPort: number;
+  /** Chart values, e.g. `shutdown.drainTimeout` (also Envoy's --drain-time-s) or `admin.unixSocket`. */
+  readonly values?: Record<string, unknown>;
+  /** The pod's shared emptyDir: where a Unix admin socket (its file name kept) lands. */
+  readonly podDir: string;
+}
+
+const renders = new Map<string, Promise<RenderedPod>>();
+
+/** The chart's pod, rendered once per set of values. */
+function renderPod(values: Record<string, unknown>): Promise<RenderedPod> {
+  const key = JSON.stringify(values);
+  let render = renders.get(key);
+  if (render === undefined) {
+    render = helmTemplate({ values }).then((result) => readPod(parseManifests(result.stdout)));
+    renders.set(key, render);
+  }
+  return render;
+}
+
+/**
+ * The chart's Envoy container, rendered from `values`, with `ingress` routed to the upstream: every
+ * fixed port becomes a free loopback port chosen beforehand, so the kubelet stand-in can start it
+ * as a plain container and the hooks know its admin address (the tap's). Ready once its admin API
+ * answers and every listener accepts a connection.
+ */
+export async function startChartPodEnvoy(options: ChartPodEnvoyOptions): Promise<PodEnvoy> {
+  const rendered = await renderPod(options.values ?? {});
+  const bootstrap: Bootstrap = {
+    ...rendered.bootstrap,
+    static_resources: {
+      listeners: listeners(rendered.bootstrap).map((l) => (l.name === 'ingress' ? toUpstream(l) : l)),
+      clusters: [...(rendered.bootstrap.static_resources?.clusters ?? []), upstreamCluster(options.upstreamPort)],
+    },
+  };
+  const adminPort = rendered.bootstrap.admin?.address?.socket_address?.port_value;
+  const fixed = [...(adminPort === undefined ? [] : [adminPort]), ...listeners(bootstrap).map((l) => l.address.socket_address?.port_value ?? 0)];
+  const ports = await PortMap.reserve(fixed);
+  const remap: Remap = {
+    port: (port) => (port === options.upstreamPort ? port : ports.port(port)),
+    path: (path) => join(options.podDir, basename(path)),
+  };
+  const envoy = await startPodEnvoy(bootstrap, rendered.envoy, remap);
+  return {
+    ...envoy,
+    async ready() {
+      await envoy.ready();
+      // The admin API answers before the workers listen on their sockets: a connection then is refused.
+      const deadline = Date.now() + 15_000;
+      for (const [name, port] of Object.entries(envoy.listeners)) {
+        while (!(await accepts(port))) {
+          if (Date.now() > deadline) throw new Error(`envoy's listener ${name} on port ${port} accepted no connection in 15 s`);
+          await sleep(20);
+        }
+      }
+    },
+  };
+}
+
+/** One TCP connection to the port, closed at once: true when it was accepted. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+/** `ingress` with its HTTP connection manager routing everything to the upstream, without a route timeout. */
+function toUpstream(listener: Listener): Listener {
+  const filterChains = (listener.filter_chains ?? []).map((chain) => ({
+    ...chain,
+    filters: (chain.filters ?? []).map((filter) =>
+      filter.typed_config === undefined || !String(filter.typed_config['@type']).endsWith('HttpConnectionManager')
+        ? filter
+        : {
+            ...filter,
+            typed_config: {
+              ...filter.typed_config,
+              route_config: {
+                name: 'upstream',
+                virtual_hosts: [{ name: 'upstream', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'upstream', timeout: '0s' } }] }],
+              },
+            },
+          },
+    ),
+  }));
+  return { ...listener, filter_chains: filterChains };
+}
+
+function upstreamCluster(port: number): Cluster {
+  const cluster: Record<string, unknown> = {
+    name: 'upstream',
+    type: 'STATIC',
+    connect_timeout: '1s',
+    load_assignment: { cluster_name: 'upstream', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
+  };
+  return cluster as unknown as Cluster;
+}
+
