@@ -3,7 +3,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EnvoyStandIn } from '../test/support/envoy/stand-in.js';
+import { startChartEnvoy } from '../test/support/real-envoy/chart-envoy.js';
 import { readMemory, type Memory } from './support/procfs.js';
 import { startManager } from './support/manager.js';
 import { EXECUTABLE, FORMS, cleanEnv, sleep, spawnTimed } from './support/processes.js';
@@ -53,7 +53,7 @@ async function install(): Promise<{ ms: number; bytes: number; dir: string; comm
 
 /** The drain hook's own memory halfway through a 3 s minimum drain: what it adds while the pod terminates. */
 async function hookDuringDrain(command: readonly string[]): Promise<Memory> {
-  const envoy = await EnvoyStandIn.start({ drainStrategy: 'immediate', listeners: [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY' }] });
+  const envoy = await startChartEnvoy();
   try {
     const hook = spawnTimed([...command, 'shutdown', '--no-ready-file', '--admin-address', envoy.adminAddress, '--connections', 'listeners', '--min-drain-duration', '3s']);
     await sleep(1_500);
@@ -62,7 +62,7 @@ async function hookDuringDrain(command: readonly string[]): Promise<Memory> {
     if (exit.code !== 0) throw new Error(`the hook exited ${exit.code}: ${exit.stderr}`);
     return memory;
   } finally {
-    await envoy.close();
+    await envoy.stop();
   }
 }
 
@@ -90,7 +90,7 @@ export const podFootprint: Scenario = {
     const start = (samples: readonly SidecarSample[]): string => `manager answers /healthz ${medianAndSpread(summarize(samples.map((s) => s.startMs)), formatMs, 'min-max')} after exec`;
     const disk = `${((summarize(installs.map((i) => i.bytes)).median) / 1_048_576).toFixed(1)} MiB in an emptyDir`;
     return [
-      `Per pod, beside Envoy, over ${ROUNDS} rounds (median, min–max). The sidecars are the single executable (\`shutdown-manager\`, native with \`--drain-endpoint\` and a hook token) read ${IDLE_MS / 1000} s after they answer /healthz; \`install\` copies the same executable into a fresh directory on this machine's disk; the drain hook is that installed copy run through its loader (\`shutdown --no-ready-file --connections listeners --min-drain-duration 3s\` against the Envoy stand-in), read 1.5 s into the drain. RSS includes the executable's file pages, which pods on one node share through the page cache; RssAnon is what each pod really adds.`,
+      `Per pod, beside Envoy, over ${ROUNDS} rounds (median, min–max). The sidecars are the single executable (\`shutdown-manager\`, native with \`--drain-endpoint\` and a hook token) read ${IDLE_MS / 1000} s after they answer /healthz; \`install\` copies the same executable into a fresh directory on this machine's disk; the drain hook is that installed copy run through its loader (\`shutdown --no-ready-file --connections listeners --min-drain-duration 3s\` against the real Envoy from the chart's bootstrap and flags), read 1.5 s into the drain. RSS includes the executable's file pages, which pods on one node share through the page cache; RssAnon is what each pod really adds.`,
       '',
       table(
         ['mode', 'running beside Envoy', 'idle memory per pod', 'disk per pod', 'start-up work per pod'],

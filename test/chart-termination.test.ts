@@ -8,8 +8,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../src/duration.js';
 import { statsFilter } from '../src/envoy/envoy-control.js';
-import { IDENTITY, listeners, standInOptions, statPrefix } from './support/chart/bootstrap.js';
-import { USER_CLUSTERS, USER_LISTENERS } from './support/chart/cases.js';
+import { listeners, statPrefix } from './support/chart/bootstrap.js';
 import { startChartPod, type ChartPod } from './support/chart/chart-pod.js';
 import { renderChart, type RenderOptions } from './support/chart/helm.js';
 import { ENVOY_CONTAINER, INSTALL_CONTAINER, readPod, readSidecarlessPod, SIDECAR_CONTAINER, type RenderedPod } from './support/chart/manifests.js';
@@ -109,28 +108,6 @@ async function terminateUnderLightLoad(rendered: RenderedPod, chartPod: ChartPod
   const timeline = await chartPod.pod.terminate();
   return { timeline, stats: await traffic.stop(), before };
 }
-
-describe("the rendered bootstrap, as the Envoy stand-in's options", () => {
-  it('keeps every listener, its kind, drain type and health check path, the admin address and the drain flags', async () => {
-    const rendered = readPod(await renderChart({ values: { listeners: USER_LISTENERS, clusters: USER_CLUSTERS } }));
-    expect(standInOptions(rendered.bootstrap, rendered.envoy.args ?? [], IDENTITY)).toEqual({
-      admin: { host: '127.0.0.1', port: 19000 },
-      listeners: [
-        { name: 'stats', kind: 'http', host: '0.0.0.0', port: 19001, drainType: 'MODIFY_ONLY' },
-        { name: 'ready', kind: 'http', host: '0.0.0.0', port: 19003, drainType: 'MODIFY_ONLY', healthCheckPath: '/ready' },
-        { name: 'public', kind: 'http', host: '0.0.0.0', port: 8443, drainType: 'MODIFY_ONLY' },
-        { name: 'db', kind: 'tcp', host: '0.0.0.0', port: 5432, drainType: 'MODIFY_ONLY' },
-      ],
-      drainStrategy: 'immediate',
-      drainTimeSeconds: 60,
-    });
-  });
-
-  it('refuses what the stand-in does not model rather than dropping it', async () => {
-    const rendered = readPod(await renderChart({ values: { envoy: { extraArgs: ['--concurrency', '4'] } } }));
-    expect(() => standInOptions(rendered.bootstrap, rendered.envoy.args ?? [], IDENTITY)).toThrow(/--concurrency is not modelled/);
-  });
-});
 
 describe('the chart, run by the kubelet stand-in', () => {
   it("drains with the chart's settings and ignores a scraper's keep-alive connection to the stats listener", async () => {

@@ -1,46 +1,55 @@
-// Keeps the Envoy stand-in honest: real Envoy and the stand-in, both started from the chart's
-// bootstrap and flags, get the same admin requests in the same order (the manager's own requests,
-// then its error cases), and must answer with the same status, content type and body shape.
+// Keeps the fault injector honest. The admin tap stands in front of real Envoy in the tests, so:
+// with no fault it must be invisible (the same requests, in the same order, straight to Envoy and
+// through the tap, get the same status line, raw headers and body), and the answers it makes up
+// (a 5xx, cut-off JSON, any other JSON answer) must look like the answers real Envoy's admin API
+// gives of the same kind: status line, header names in Envoy's order, content type, body shape.
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IDENTITY, standInOptions } from './support/chart/bootstrap.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
+import { type AdminTap, startAdminTap } from './support/real-envoy/admin-tap.js';
 import { type ChartEnvoy, startChartEnvoy } from './support/real-envoy/chart-envoy.js';
-import { get } from './support/real-envoy/process.js';
 
-interface Answer {
-  readonly status: number;
+interface RawAnswer {
+  readonly statusLine: string;
+  /** Header lines as received, `date` without its value (it differs by the second). */
+  readonly headers: readonly string[];
   readonly contentType: string;
-  readonly shape: unknown;
+  readonly body: string;
 }
 
-/** Stats as the sorted names Envoy lists (values differ: the stand-in's are not the real ones). */
-function statsShape(body: string): unknown {
-  const parsed = JSON.parse(body) as { stats?: Array<{ name?: unknown; value?: unknown }> };
-  return { stats: (parsed.stats ?? []).map((s) => `${String(s.name)}: ${typeof s.value}`).sort() };
+/** One request on its own connection, read raw; bounded in time. */
+function ask(adminAddress: string, method: string, path: string): Promise<RawAnswer> {
+  const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(adminAddress);
+  if (match === null) throw new Error(`not a TCP admin address: ${adminAddress}`);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: match[1], port: Number(match[2]), method, path, agent: false, timeout: 2_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        const headers: string[] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i] as string;
+          headers.push(name.toLowerCase() === 'date' ? name : `${name}: ${res.rawHeaders[i + 1]}`);
+        }
+        resolve({ statusLine: `${res.statusCode} ${res.statusMessage}`, headers, contentType: String(res.headers['content-type']), body });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in 2 s`)));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
-/** The /server_info fields the code reads (`state`), and the types of the rest of the top level. */
+/** /server_info's `uptime` and the like move between two reads: its state, and the types of its top-level fields. */
 function serverInfoShape(body: string): unknown {
   const parsed = JSON.parse(body) as Record<string, unknown>;
   return { state: parsed['state'], fields: Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v]).sort()) };
 }
 
-/** Text answers: the whole body when short, else its first line (a help list); RE2's own error text is left out. */
-function textShape(body: string): unknown {
-  const short = body.length <= 64 ? body : body.split('\n')[0];
-  return short?.replace(/^(Invalid re2 regex): .*$/s, '$1');
-}
+/** Header names in order, without the hop-by-hop `connection` (Node's HTTP server places its own last). */
+const names = (answer: RawAnswer): string[] => answer.headers.map((line) => line.split(':')[0]?.toLowerCase() ?? '').filter((name) => name !== 'connection');
 
-async function ask(adminAddress: string, method: string, path: string): Promise<Answer> {
-  const answer = await get(adminAddress, path, method);
-  const contentType = String(answer.headers['content-type'] ?? '');
-  const shape = path.startsWith('/stats') && answer.status === 200 && contentType.startsWith('application/json')
-    ? statsShape(answer.body)
-    : path.startsWith('/server_info') && answer.status === 200
-      ? serverInfoShape(answer.body)
-      : textShape(answer.body);
-  return { status: answer.status, contentType, shape };
-}
+/** The admin listener's own connection counters move with every request asked, tap's or not. */
+const withoutAdminCounts = (body: string): string => body.replace(/("name":"listener\.admin\.[^"]*","value":)\d+/g, '$1N');
 
 /** In order: each step may change what the next ones see (health check, drain). */
 const REQUESTS: ReadonlyArray<readonly [method: string, path: string]> = [
@@ -70,27 +79,71 @@ const REQUESTS: ReadonlyArray<readonly [method: string, path: string]> = [
   ['POST', '/drain_listeners?skip_exit'],
 ];
 
-describe("admin answers: real Envoy and the stand-in, from the chart's bootstrap", () => {
-  let real: ChartEnvoy;
-  let standIn: EnvoyStandIn;
-  const answers: Array<{ request: string; real: Answer; standIn: Answer }> = [];
+const STATS = '/stats?filter=^server\\.total_connections$&format=json';
+
+describe("the admin tap in front of real Envoy, from the chart's bootstrap", () => {
+  let envoy: ChartEnvoy;
+  let tap: AdminTap;
+  const answers: Array<{ direct: RawAnswer; tapped: RawAnswer }> = [];
+  /** Real Envoy's own answers of each kind the tap makes up: a 5xx, and a JSON 200. */
+  let envoy5xx: RawAnswer;
+  let envoyJson: RawAnswer;
 
   beforeAll(async () => {
-    real = await startChartEnvoy();
-    const ephemeral = { port: () => 0, path: IDENTITY.path };
-    standIn = await EnvoyStandIn.start({ ...standInOptions(real.rendered.bootstrap, real.rendered.envoy.args ?? [], ephemeral), workers: 1 });
+    envoy = await startChartEnvoy();
+    tap = await startAdminTap(envoy.adminAddress);
     for (const [method, path] of REQUESTS) {
-      answers.push({ request: `${method} ${path}`, real: await ask(real.adminAddress, method, path), standIn: await ask(standIn.adminAddress, method, path) });
+      const tapped = await ask(tap.adminAddress, method, path);
+      answers.push({ tapped, direct: await ask(envoy.adminAddress, method, path) });
     }
+    await ask(envoy.adminAddress, 'POST', '/healthcheck/fail');
+    envoy5xx = await ask(envoy.adminAddress, 'GET', '/ready'); // health check failed: 503 DRAINING
+    envoyJson = await ask(envoy.adminAddress, 'GET', STATS);
   });
   afterAll(async () => {
-    await standIn?.close();
-    await real?.stop();
+    await tap?.close();
+    await envoy?.stop();
   });
 
-  it.each(REQUESTS.map(([method, path], index) => [`${method} ${path}`, index] as const))('%s', (_request, index) => {
-    const { real: fromEnvoy, standIn: fromStandIn } = answers[index] ?? {};
-    expect(fromEnvoy).toBeDefined();
-    expect(fromStandIn).toEqual(fromEnvoy);
+  it.each(REQUESTS.map(([method, path], index) => [`${method} ${path}`, index] as const))('passes %s through untouched', (_request, index) => {
+    const { direct, tapped } = answers[index] ?? {};
+    expect(direct).toBeDefined();
+    expect(tapped?.statusLine).toBe(direct?.statusLine);
+    expect(tapped?.headers).toEqual(direct?.headers);
+    if (REQUESTS[index]?.[1] === '/server_info' && direct?.statusLine.startsWith('200')) {
+      expect(serverInfoShape(tapped?.body ?? '')).toEqual(serverInfoShape(direct.body));
+    } else {
+      expect(withoutAdminCounts(tapped?.body ?? '')).toBe(withoutAdminCounts(direct?.body ?? ''));
+    }
+    expect(tap.calls[index]).toMatchObject({ method: REQUESTS[index]?.[0], status: Number(direct?.statusLine.split(' ')[0]) });
+  });
+
+  it("answers a 'status' fault as Envoy answers its own 5xx: status line, headers, one line of text", async () => {
+    expect(envoy5xx.statusLine).toBe('503 Service Unavailable');
+    tap.setFault({ kind: 'status', status: 503 });
+    const injected = await ask(tap.adminAddress, 'GET', STATS);
+    tap.setFault(undefined);
+    expect(injected.statusLine).toBe(envoy5xx.statusLine);
+    expect(names(injected)).toEqual(names(envoy5xx));
+    expect(injected.contentType).toBe(envoy5xx.contentType);
+    expect(envoy5xx.body).toMatch(/^[^\n]+\n$/);
+    expect(injected.body).toMatch(/^[^\n]+\n$/);
+  });
+
+  it("answers 'garbage' and 'answer' faults with the headers of Envoy's JSON answers", async () => {
+    expect(envoyJson.statusLine).toBe('200 OK');
+    expect(() => JSON.parse(envoyJson.body)).not.toThrow();
+    tap.setFault({ kind: 'garbage' });
+    const garbage = await ask(tap.adminAddress, 'GET', STATS);
+    tap.setFault({ kind: 'answer', status: 200, body: '{"stats":[]}' });
+    const answer = await ask(tap.adminAddress, 'GET', STATS);
+    tap.setFault(undefined);
+    for (const injected of [garbage, answer]) {
+      expect(injected.statusLine).toBe(envoyJson.statusLine);
+      expect(names(injected)).toEqual(names(envoyJson));
+      expect(injected.contentType).toBe(envoyJson.contentType);
+    }
+    expect(() => JSON.parse(garbage.body)).toThrow();
+    expect(answer.body).toBe('{"stats":[]}');
   });
 });

@@ -1,24 +1,42 @@
-// The traffic stand-in (clients + load balancer) against real sockets: a correct drain shows zero
+// The traffic stand-in (clients + load balancer) against real Envoy and plain servers: a correct drain shows zero
 // failures, and each way of dropping a request (kill, refused, 5xx, short body, silence) shows up.
 import http2 from 'node:http2';
-import { afterEach, describe, expect, it } from 'vitest';
-import { standInHarness } from './support/envoy/harness.js';
-import { adminRequest } from './support/envoy/http1-client.js';
-import type { EnvoyStandIn, ListenerSpec } from './support/envoy/stand-in.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Bootstrap } from './support/chart/bootstrap.js';
+import { get, type RealEnvoy, startRealEnvoy } from './support/real-envoy/process.js';
+import { startUpstream, type Upstream } from './support/real-envoy/upstream.js';
 import { LoadBalancer } from './support/traffic/load-balancer.js';
-import { activeConnections, stat, untilDeprogrammedAndIdle, waitFor, whileRequestUnanswered } from './support/traffic/pod-conditions.js';
+import { activeConnections, stat, untilDeprogrammedAndIdle, waitFor } from './support/traffic/pod-conditions.js';
 import { type PlainServer, startPlainH2c, startPlainHttp1 } from './support/traffic/plain-servers.js';
 import { type Endpoint, type FailureKind, type Protocol, Traffic, type TrafficOptions, type TrafficStats } from './support/traffic/traffic.js';
 
-const RESPONSE_DELAY_MS = 5;
-const listeners: ListenerSpec[] = [{ name: 'ingress', kind: 'http', drainType: 'MODIFY_ONLY', responseDelayMs: RESPONSE_DELAY_MS }];
-const { start } = standInHarness({ drainStrategy: 'immediate', listeners });
+const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+const ROUTER = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
+const loopback = (port: number): unknown => ({ socket_address: { address: '127.0.0.1', port_value: port } });
+
+/** A pod's Envoy: `ingress` (HTTP/1.1 or h2c, drained only when asked) proxying to the upstream (5 ms per answer). */
+function podBootstrap(upstreamPort: number): Bootstrap {
+  const router = { name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER } };
+  const routes = [{ match: { prefix: '/' }, route: { cluster: 'upstream' } }];
+  const hcm = { '@type': HCM, stat_prefix: 'ingress', codec_type: 'AUTO', route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] }, http_filters: [router] };
+  const upstream = { name: 'upstream', type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: 'upstream', endpoints: [{ lb_endpoints: [{ endpoint: { address: loopback(upstreamPort) } }] }] } };
+  const ingress = { name: 'ingress', stat_prefix: 'ingress', drain_type: 'MODIFY_ONLY', address: loopback(0), filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] }] };
+  return { admin: { address: loopback(0) }, static_resources: { listeners: [ingress], clusters: [upstream] } } as unknown as Bootstrap;
+}
+
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(() => upstream.close());
 
 const running: Traffic[] = [];
 const servers: PlainServer[] = [];
+const envoys: RealEnvoy[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((traffic) => traffic.stop()));
   await Promise.all(servers.splice(0).map((server) => server.close()));
+  await Promise.all(envoys.splice(0).map((envoy) => envoy.stop()));
 });
 
 async function startTraffic(options: TrafficOptions): Promise<Traffic> {
@@ -27,14 +45,29 @@ async function startTraffic(options: TrafficOptions): Promise<Traffic> {
   return traffic;
 }
 
+async function startPod(): Promise<RealEnvoy> {
+  const envoy = await startRealEnvoy({ bootstrap: podBootstrap(upstream.port), args: ['--drain-strategy', 'immediate', '--drain-time-s', '60'] });
+  envoys.push(envoy);
+  return envoy;
+}
+
 /** Two pods: the one Kubernetes terminates and the one the LB moves new connections to. */
-async function startPods(): Promise<{ terminating: EnvoyStandIn; healthy: EnvoyStandIn; endpoints: { terminating: Endpoint; healthy: Endpoint } }> {
-  const [terminating, healthy] = await Promise.all([start(), start()]);
-  const endpoint = (envoy: EnvoyStandIn): Endpoint => ({ host: '127.0.0.1', port: envoy.listenerPort('ingress') });
+async function startPods(): Promise<{ terminating: RealEnvoy; healthy: RealEnvoy; endpoints: { terminating: Endpoint; healthy: Endpoint } }> {
+  const [terminating, healthy] = await Promise.all([startPod(), startPod()]);
+  const endpoint = (envoy: RealEnvoy): Endpoint => ({ host: '127.0.0.1', port: envoy.ports['ingress'] as number });
   return { terminating, healthy, endpoints: { terminating: endpoint(terminating), healthy: endpoint(healthy) } };
 }
 
-const drain = (envoy: EnvoyStandIn): Promise<unknown> => adminRequest(envoy.adminAddress, 'POST', '/drain_listeners?graceful&skip_exit');
+/** Envoy dies at once, as when its container is killed. */
+async function kill(envoy: RealEnvoy): Promise<void> {
+  envoy.child.kill('SIGKILL');
+  await envoy.exited;
+}
+
+const drain = async (envoy: RealEnvoy): Promise<void> => {
+  const answer = await get(envoy.adminAddress, '/drain_listeners?graceful&skip_exit', 'POST');
+  expect(answer.status).toBe(200);
+};
 const kinds = (stats: TrafficStats, protocol?: Protocol): Set<FailureKind> =>
   new Set(stats.failures.filter((failure) => protocol === undefined || failure.protocol === protocol).map((failure) => failure.kind));
 
@@ -60,7 +93,7 @@ describe('load balancer', () => {
   });
 });
 
-describe('traffic against the Envoy stand-in', () => {
+describe('traffic against real Envoy', () => {
   it('steady load: zero failures, both protocols carry requests, churn reconnects through the LB', async () => {
     const { terminating, endpoints } = await startPods();
     const traffic = await startTraffic(endpoints);
@@ -72,13 +105,14 @@ describe('traffic against the Envoy stand-in', () => {
     expect(stats.requests.healthy).toBe(0);
     expect(stats.connections.healthy).toBe(0);
     // More than the 4 first connections: churn starts with the HTTP/1.1 clients.
-    expect(stat(terminating, 'http.ingress.downstream_cx_http1_total')).toBeGreaterThan(4);
-    expect(stat(terminating, 'http.ingress.downstream_cx_http2_total')).toBeGreaterThanOrEqual(2);
+    const admin = terminating.adminAddress;
+    expect(await stat(admin, 'http.ingress.downstream_cx_http1_total')).toBeGreaterThan(4);
+    expect(await stat(admin, 'http.ingress.downstream_cx_http2_total')).toBeGreaterThanOrEqual(2);
     // The pod's own count agrees with the clients', and stop() left no connection behind.
-    await waitFor('server-side counts to settle', () => activeConnections(terminating) === 0);
-    expect(stat(terminating, 'http.ingress.downstream_rq_2xx')).toBe(stats.requests.terminating);
-    expect(stat(terminating, 'listener.ingress.downstream_cx_total')).toBe(stats.connections.terminating);
-    expect(traffic.stats).toEqual(stats); // nothing moved while the pod's counts settled
+    await waitFor('server-side counts to settle', async () => (await activeConnections(admin)) === 0);
+    expect(await stat(admin, 'http.ingress.downstream_rq_2xx')).toBe(stats.requests.terminating);
+    expect(await stat(admin, 'listener.ingress.downstream_cx_total')).toBe(stats.connections.terminating);
+    expect(traffic.stats).toEqual(stats); // nothing counted after stop()
   });
 
   it('graceful path: deprogram, drain, kill once idle -> zero failures, traffic moved to the healthy pod', async () => {
@@ -86,9 +120,10 @@ describe('traffic against the Envoy stand-in', () => {
     const traffic = await startTraffic(endpoints);
     traffic.terminationStarted(300);
     await drain(terminating);
-    await untilDeprogrammedAndIdle(terminating, traffic);
+    await untilDeprogrammedAndIdle(terminating.adminAddress, traffic);
     const atIdle = traffic.stats;
-    await terminating.kill();
+    const drainCloses = await stat(terminating.adminAddress, 'http.ingress.downstream_cx_drain_close');
+    await kill(terminating);
     const killedAt = Date.now();
     await waitFor('load on the healthy pod', () => traffic.stats.requests.healthy >= atIdle.requests.healthy + 100);
     const stats = await traffic.stop();
@@ -97,16 +132,17 @@ describe('traffic against the Envoy stand-in', () => {
     expect(stats.connections.terminating).toBe(atIdle.connections.terminating);
     expect(stats.requests.terminating).toBe(atIdle.requests.terminating);
     expect(stats.lastRequestToTerminatingAt).toBeLessThanOrEqual(killedAt);
-    expect(stat(terminating, 'http.ingress.downstream_cx_drain_close')).toBeGreaterThan(0);
-    expect(stat(healthy, 'http.ingress.downstream_cx_http1_total')).toBeGreaterThan(0);
-    expect(stat(healthy, 'http.ingress.downstream_cx_http2_total')).toBeGreaterThan(0);
+    expect(drainCloses).toBeGreaterThan(0);
+    expect(await stat(healthy.adminAddress, 'http.ingress.downstream_cx_http1_total')).toBeGreaterThan(0);
+    expect(await stat(healthy.adminAddress, 'http.ingress.downstream_cx_http2_total')).toBeGreaterThan(0);
   });
 
   it('kill without drain, under load -> resets and refused connections, for both protocols', async () => {
     const { terminating, endpoints } = await startPods();
     const traffic = await startTraffic(endpoints);
-    await whileRequestUnanswered(terminating, RESPONSE_DELAY_MS);
-    void terminating.kill(); // its sockets are gone synchronously, with that request unanswered
+    // Requests in flight (each waits 5 ms on the upstream): the kill leaves them unanswered.
+    await waitFor('a request in flight', async () => (await stat(terminating.adminAddress, 'http.ingress.downstream_rq_active')) > 0);
+    await kill(terminating);
     await waitFor('failures on both protocols', () => kinds(traffic.stats, 'http1').has('refused') && kinds(traffic.stats, 'http2').has('refused'));
     const stats = await traffic.stop();
 
@@ -120,9 +156,8 @@ describe('traffic against the Envoy stand-in', () => {
     // Long pauses between requests leave moments with no connection open at all.
     const traffic = await startTraffic({ ...endpoints, thinkTimeMs: 100 });
     await drain(terminating);
-    await waitFor('no connection open', () => activeConnections(terminating) === 0);
-    // stat() and kill() in one tick: no accepted connection is open when the pod goes.
-    void terminating.kill();
+    await waitFor('no connection open', async () => (await activeConnections(terminating.adminAddress)) === 0);
+    await kill(terminating);
     // The load balancer learns of the termination only now: it keeps sending for a while, however
     // long the drain above took on a busy machine.
     traffic.terminationStarted(2000);
@@ -160,13 +195,14 @@ describe('traffic against the Envoy stand-in', () => {
     // Each new session is drained at its first response too: many sessions, each told GOAWAY.
     await waitFor('sessions replaced', () => traffic.stats.connections.terminating >= 2 + 10);
     traffic.terminationStarted(0);
-    await untilDeprogrammedAndIdle(terminating, traffic);
-    await terminating.kill();
+    await untilDeprogrammedAndIdle(terminating.adminAddress, traffic);
+    const drainCloses = await stat(terminating.adminAddress, 'http.ingress.downstream_cx_drain_close');
+    await kill(terminating);
     await waitFor('load on the healthy pod', () => traffic.stats.requests.healthy >= 20);
     const stats = await traffic.stop();
 
     expect(stats.failures).toEqual([]);
-    expect(stat(terminating, 'http.ingress.downstream_cx_drain_close')).toBeGreaterThanOrEqual(12);
+    expect(drainCloses).toBeGreaterThanOrEqual(12);
   });
 });
 

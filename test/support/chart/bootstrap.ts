@@ -1,9 +1,6 @@
-// Reads the Envoy bootstrap the chart renders, and translates it (with Envoy's command line) into
-// the Envoy stand-in's options: the same listeners (named by stat prefix, http or tcp from their
-// filter chain, drain_type, health check path, traffic direction), the same admin address, the
-// same drain flags. Only fixed ports and absolute paths change, through `remap`, so tests can run
-// side by side; anything the stand-in cannot model fails loudly instead of being dropped.
-import type { EnvoyStandInOptions, ListenerSpec } from '../envoy/options.js';
+// Reads the Envoy bootstrap the chart renders: its listeners (named by stat prefix, http or tcp
+// from their filter chain, health check path) and admin address. `Remap` is how a test pod moves
+// fixed ports and absolute paths onto this machine, so tests can run side by side.
 
 export interface SocketAddress {
   readonly address: string;
@@ -93,7 +90,7 @@ export function healthCheckPath(listener: Listener): string | undefined {
       .filter((f) => isFilter(f, HEALTH_CHECK, '.HealthCheck'))
       .map((f) => {
         const config = f.typed_config ?? {};
-        if (config['pass_through_mode'] !== false) throw new Error(`listener ${listener.name}: the stand-in models the health check filter with pass_through_mode false only`);
+        if (config['pass_through_mode'] !== false) throw new Error(`listener ${listener.name}: the chart's health check filter runs with pass_through_mode false only`);
         type Header = { name?: string; string_match?: { exact?: string }; exact_match?: string };
         const header = ((config['headers'] ?? []) as readonly Header[]).find((h) => h.name === ':path');
         const path = header?.string_match?.exact ?? header?.exact_match;
@@ -111,63 +108,4 @@ export function addressFlag(address: Address | undefined): string {
   const socket = address?.socket_address;
   if (socket === undefined) throw new Error('address has neither pipe nor socket_address');
   return socket.address.includes(':') ? `[${socket.address}]:${socket.port_value}` : `${socket.address}:${socket.port_value}`;
-}
-
-/** The drain flags from Envoy's command line; any other flag than these fails the translation. */
-function drainFlags(args: readonly string[]): Pick<EnvoyStandInOptions, 'drainStrategy' | 'drainTimeSeconds'> {
-  const known = new Set(['--config-path', '--drain-strategy', '--drain-time-s', '--log-level']);
-  const values = new Map<string, string>();
-  for (let i = 0; i < args.length; i += 1) {
-    const arg = args[i] as string;
-    const [flag, inline] = arg.split(/=(.*)/s, 2) as [string, string | undefined];
-    if (!known.has(flag)) throw new Error(`Envoy flag ${arg} is not modelled by the stand-in`);
-    const value = inline ?? args[(i += 1)];
-    if (value === undefined) throw new Error(`Envoy flag ${flag} has no value`);
-    values.set(flag, value);
-  }
-  const strategy = values.get('--drain-strategy');
-  if (strategy !== undefined && strategy !== 'immediate' && strategy !== 'gradual') throw new Error(`unknown --drain-strategy ${strategy}`);
-  const seconds = values.get('--drain-time-s');
-  return {
-    ...(strategy === undefined ? {} : { drainStrategy: strategy }),
-    ...(seconds === undefined ? {} : { drainTimeSeconds: Number(seconds) }),
-  };
-}
-
-function flushIntervalMs(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)s$/.exec(text);
-  if (match === null) throw new Error(`stats_flush_interval "${text}" is not in seconds`);
-  return Number(match[1]) * 1_000;
-}
-
-export function standInOptions(bootstrap: Bootstrap, envoyArgs: readonly string[], remap: Remap): EnvoyStandInOptions {
-  const admin = bootstrap.admin?.address;
-  if (admin === undefined) throw new Error('the bootstrap has no admin address');
-  const adminOptions: EnvoyStandInOptions['admin'] =
-    admin.pipe !== undefined
-      ? { unixSocket: remap.path(admin.pipe.path) }
-      : { host: admin.socket_address?.address ?? '', port: remap.port(admin.socket_address?.port_value ?? 0) };
-
-  const specs = listeners(bootstrap).map((listener): ListenerSpec => {
-    const socket = listener.address.socket_address;
-    if (socket === undefined) throw new Error(`listener ${listener.name}: only socket addresses are modelled`);
-    const path = healthCheckPath(listener);
-    return {
-      name: statPrefix(listener),
-      kind: listenerKind(listener),
-      host: socket.address,
-      port: remap.port(socket.port_value),
-      ...(listener.drain_type === undefined ? {} : { drainType: listener.drain_type as NonNullable<ListenerSpec['drainType']> }),
-      ...(path === undefined ? {} : { healthCheckPath: path }),
-      ...(listener.traffic_direction === undefined ? {} : { trafficDirection: listener.traffic_direction as NonNullable<ListenerSpec['trafficDirection']> }),
-    };
-  });
-
-  return {
-    admin: adminOptions,
-    listeners: specs,
-    ...drainFlags(envoyArgs),
-    ...(bootstrap.stats_flush_interval === undefined ? {} : { statsFlushIntervalMs: flushIntervalMs(bootstrap.stats_flush_interval) }),
-    ...(bootstrap.stats_flush_on_admin === undefined ? {} : { statsFlushOnAdmin: bootstrap.stats_flush_on_admin }),
-  };
 }

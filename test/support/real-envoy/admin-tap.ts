@@ -3,9 +3,13 @@
 // talks to real Envoy while the test sees which calls it made, in order, and what Envoy answered.
 // On demand it injects the faults real Envoy cannot be made to show: a 5xx, a hang, a cut-off
 // JSON body, a slow answer, any other answer (a redirect, odd JSON), an endless body; on every
-// path or on one. (Envoy dying is real: kill it.)
-import { type IncomingMessage, type Server, type ServerResponse, createServer, request } from 'node:http';
+// path or on one. (Envoy dying is real: kill it.) Its own answers carry the headers real Envoy's
+// admin API puts on every answer, and a pass-through answer keeps Envoy's status line and raw
+// headers as they were; Node adds only the hop-by-hop `Connection: keep-alive`.
+// Tests and benchmarks share it: each call also carries performance.now() for the bench's clock.
+import { type IncomingMessage, type OutgoingHttpHeader, type Server, type ServerResponse, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 
 export interface AdminCall {
   readonly method: string;
@@ -14,6 +18,8 @@ export interface AdminCall {
   readonly query: string;
   /** Date.now() when the request arrived. */
   readonly time: number;
+  /** performance.now() when the request arrived (the benchmarks' clock). */
+  readonly receivedAt: number;
   /** Envoy's status code, once it answered; 0 while pending or when forwarding failed. */
   status: number;
 }
@@ -32,8 +38,16 @@ export type AdminFault =
 const FLOOD_CHUNK = Buffer.alloc(64 * 1024, 0x20);
 const FLOOD_MAX_CHUNKS = 4096;
 
+/** The header lines real Envoy 1.40's admin API sends with every answer, in its order; Node adds none but `Connection`. */
+function envoyHeaders(contentType: string, extra: readonly string[] = []): OutgoingHttpHeader[] {
+  return ['content-type', contentType, 'cache-control', 'no-cache, max-age=0', 'x-content-type-options', 'nosniff', ...extra, 'date', new Date().toUTCString(), 'server', 'envoy', 'transfer-encoding', 'chunked'];
+}
+
+const JSON_TYPE = 'application/json';
+const TEXT_TYPE = 'text/plain; charset=UTF-8';
+
 function flood(res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'application/json' });
+  res.writeHead(200, envoyHeaders(JSON_TYPE));
   res.write('{"stats":[');
   let sent = 0;
   const pump = (): void => {
@@ -55,6 +69,8 @@ export interface AdminTap {
   readonly calls: readonly AdminCall[];
   /** Every request from now on (to `onlyPath`, when given) meets `fault` instead of (or, for 'delay', before) Envoy; undefined ends it. */
   setFault(fault: AdminFault | undefined, onlyPath?: string): void;
+  /** `listener` sees each call as it arrives. */
+  onCall(listener: (call: AdminCall) => void): void;
   close(): Promise<void>;
 }
 
@@ -74,19 +90,21 @@ function destination(target: string): { host: string; port: number } | { socketP
 export async function startAdminTap(target: string, listen?: string): Promise<AdminTap> {
   const to = destination(target);
   const calls: AdminCall[] = [];
+  const listeners: Array<(call: AdminCall) => void> = [];
   let fault: AdminFault | undefined;
   let faultPath: string | undefined;
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const at = url.indexOf('?');
-    const call: AdminCall = { method: req.method ?? 'GET', path: at < 0 ? url : url.slice(0, at), query: at < 0 ? '' : url.slice(at + 1), time: Date.now(), status: 0 };
+    const call: AdminCall = { method: req.method ?? 'GET', path: at < 0 ? url : url.slice(0, at), query: at < 0 ? '' : url.slice(at + 1), time: Date.now(), receivedAt: performance.now(), status: 0 };
     calls.push(call);
+    for (const listener of listeners) listener(call);
     const now = faultPath === undefined || faultPath === call.path ? fault : undefined;
     if (now?.kind === 'hang') return void req.resume(); // read, never answered
     if (now?.kind === 'answer') {
       req.resume();
       call.status = now.status;
-      res.writeHead(now.status, { 'content-type': 'application/json', ...(now.location === undefined ? {} : { location: now.location }) }).end(now.body);
+      res.writeHead(now.status, envoyHeaders(JSON_TYPE, now.location === undefined ? [] : ['location', now.location])).end(now.body);
       return;
     }
     if (now?.kind === 'flood') {
@@ -97,8 +115,9 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
     if (now?.kind === 'status' || now?.kind === 'garbage') {
       req.resume();
       call.status = now.kind === 'status' ? now.status : 200;
-      const [type, body] = now.kind === 'status' ? ['text/plain; charset=UTF-8', `injected fault: status ${now.status}\n`] : ['application/json', GARBAGE_BODY];
-      res.writeHead(call.status, { 'content-type': type }).end(body);
+      // A status fault answers as Envoy's admin API does with a 5xx of its own (`/ready` while draining): one text line.
+      const [type, body] = now.kind === 'status' ? [TEXT_TYPE, `injected fault: status ${now.status}\n`] : [JSON_TYPE, GARBAGE_BODY];
+      res.writeHead(call.status, envoyHeaders(type)).end(body);
       return;
     }
     if (now?.kind === 'delay') setTimeout(() => forward(req, res, call), now.ms);
@@ -108,7 +127,7 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
     const url = req.url ?? '/';
     const upstream = request({ ...to, method: req.method, path: url, headers: req.headers, agent: false }, (answer) => {
       call.status = answer.statusCode ?? 0;
-      res.writeHead(call.status, answer.headers);
+      res.writeHead(call.status, answer.statusMessage, answer.rawHeaders);
       answer.pipe(res);
     });
     // Envoy gone: the client sees its connection reset, as it would talking to Envoy directly.
@@ -116,12 +135,15 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
     req.pipe(upstream);
   };
   const server: Server = createServer(handle);
+  // No `Keep-Alive: timeout=5` header of Node's own on pass-through answers: Envoy sends none. close() ends idle sockets.
+  server.keepAliveTimeout = 0;
   const at = listen === undefined ? { host: '127.0.0.1', port: 0 } : destination(listen);
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen('socketPath' in at ? { path: at.socketPath } : at, resolve));
   const bound = server.address();
   return {
     adminAddress: typeof bound === 'string' ? `unix:${bound}` : `${(bound as AddressInfo).address.includes(':') ? `[${(bound as AddressInfo).address}]` : (bound as AddressInfo).address}:${(bound as AddressInfo).port}`,
     calls,
+    onCall: (listener) => void listeners.push(listener),
     setFault: (next, onlyPath) => {
       fault = next;
       faultPath = onlyPath;
