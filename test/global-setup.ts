@@ -1,4 +1,4 @@
-// Builds the test fixtures that run as their own processes (the Envoy and kubelet stand-ins)
+// Builds the test fixtures that run as their own processes (test/support/*-main.ts)
 // into test/.build/, and fetches the pinned real Envoy, once per test run. The product itself is built by `npm run build`,
 // which `npm test` runs first, so tests always exercise the real bundle; the single executable
 // is repackaged from that bundle here whenever it is missing or older. The container tests' images
@@ -40,7 +40,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-/** Bundles every test/support/*-main.ts (processes the tests start: the Envoy stand-in) into test/.build/. */
+/** Bundles every test/support/*-main.ts (processes the tests start, e.g. the drop-in pod) into test/.build/. */
 export async function buildFixtures(): Promise<void> {
   const entryPoints = readdirSync(SUPPORT)
     .filter((name) => name.endsWith('-main.ts'))

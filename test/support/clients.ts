@@ -1,4 +1,4 @@
-// Real client connections to the Envoy stand-in's data-plane listeners.
+// Real client connections to Envoy's data-plane listeners.
 import { once } from 'node:events';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';

@@ -1,6 +1,6 @@
 // Runs the sidecar-less pod the chart renders under the kubelet stand-in. The install init
 // container runs the single executable (what the image's ENTRYPOINT is) with the rendered
-// arguments, to completion; Envoy's container becomes the Envoy stand-in started from the rendered
+// arguments, to completion; Envoy's container runs real Envoy from the rendered
 // bootstrap, with the rendered environment; its preStop hook is the rendered exec command, which
 // kubelet runs in that container's environment. As for the sidecar pods, only two things change:
 // each fixed port becomes a free one, and each emptyDir a temporary directory (in every argument

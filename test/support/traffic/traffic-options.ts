@@ -2,7 +2,7 @@
 import type { Endpoint } from './load-balancer.js';
 
 export interface TrafficOptions {
-  /** The pod being terminated (an HTTP listener of the Envoy stand-in). */
+  /** The pod being terminated (an HTTP listener of its Envoy). */
   readonly terminating: Endpoint;
   /** Another pod, where the LB sends NEW connections once it has deprogrammed the terminating one. */
   readonly healthy: Endpoint;
