@@ -2,7 +2,6 @@
 // `node scripts/run-ts.mjs bench/run.ts <scenario>…` runs only those, and replaces only their
 // sections (the header, with the machine and the command of the last full run, is kept).
 import { performance } from 'node:perf_hooks';
-import { buildFixtures } from '../test/global-setup.js';
 import { adminLoad } from './admin-load.js';
 import { hostileWaiters } from './hostile-waiters.js';
 import { idleConnections } from './idle-connections.js';
@@ -36,7 +35,6 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   const date = new Date().toISOString();
   const machine = describeMachine(); // before the load of the run itself
-  await buildFixtures(); // the Envoy stand-in process bundle, for the pod scenario
 
   const sections: Section[] = [];
   for (const scenario of selected) {

@@ -1,13 +1,13 @@
 // The real Envoy (the pinned 1.40.0) as a drain target for the benchmarks: one TCP-proxy listener
 // (Envoy never closes TCP-proxy connections itself, so the bench decides when the last one closes)
 // in front of a sink that holds every connection, Envoy's default 5 s stats flush, and its admin
-// API reached through a relay that times every call on this process's clock.
+// API reached through the tests' admin tap, which times every call on this process's clock.
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Bootstrap } from '../../test/support/chart/bootstrap.js';
 import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
-import { AdminTap, type TappedCall } from './admin-tap.js';
+import { type AdminCall, type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
 import { sleep } from './processes.js';
 
 export const TARGET_LISTENER = 'ingress';
@@ -15,7 +15,7 @@ const ACTIVE_GAUGE = `listener.${TARGET_LISTENER}.downstream_cx_active`;
 /** The bench's own reads of Envoy's gauges go straight to the admin API, this often while waiting. */
 const POLL_MS = 5;
 
-export type TimedCall = TappedCall;
+export type TimedCall = AdminCall;
 
 export class DrainTarget {
   readonly #sockets: Socket[] = [];
@@ -39,14 +39,13 @@ export class DrainTarget {
     await new Promise<void>((resolve) => sink.listen({ host: '127.0.0.1', port: 0 }, resolve));
     const sinkPort = (sink.address() as { port: number }).port;
     const envoy = await startRealEnvoy({ bootstrap: bootstrap(sinkPort), args: ['--drain-strategy', 'immediate', '--drain-time-s', '60'] });
-    const [host = '127.0.0.1', port = '0'] = envoy.adminAddress.split(/:(?=\d+$)/);
-    const tap = await AdminTap.start(host, Number(port));
+    const tap = await startAdminTap(envoy.adminAddress);
     return new DrainTarget(envoy, tap, sink);
   }
 
-  /** What the tool is given: the relay in front of Envoy's admin API. */
+  /** What the tool is given: the tap in front of Envoy's admin API. */
   get adminAddress(): string {
-    return `127.0.0.1:${this.tap.port}`;
+    return this.tap.adminAddress;
   }
 
   /** Every admin call the tool made, in order. */
