@@ -1,7 +1,6 @@
 // `npm run demo`: one pod termination under load: the real Envoy, configured by the chart and
 // proxying to a real upstream, under the kubelet and traffic stand-ins, with the real built binary
 // as the sidecar. Prints what a person wants to see.
-import { buildFixtures } from '../global-setup.js';
 import { ENVOY, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
 import type { TimelineEvent } from '../support/kubelet/timeline.js';
 import { envoyVersion } from '../support/real-envoy/binary.js';
@@ -17,7 +16,6 @@ const SHUTDOWN_FLAGS = [
 ];
 
 async function main(): Promise<void> {
-  await buildFixtures();
   const upstream = await startUpstream();
   console.log('envoy-shutdown-manager demo: one pod termination under load\n');
   console.log(`  pod       Envoy ${await envoyVersion()} with the chart's bootstrap and flags (listener "ingress" -> an upstream; "stats", "ready")`);
