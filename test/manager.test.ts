@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli, tempDir, type RunningCli } from './support/cli.js';
 import { tcpConnection } from './support/clients.js';
-import { EnvoyStandIn } from './support/envoy/stand-in.js';
 import { request } from './support/http.js';
+import { startDrainTarget } from './support/real-envoy/drain-target.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -306,9 +306,10 @@ describe('shutdown-manager signals', () => {
   });
 
   it('exits at once on a second signal, even while a drain it runs is still going', async () => {
-    const envoy = await EnvoyStandIn.start({ listeners: [{ name: 'ingress', kind: 'tcp', drainType: 'MODIFY_ONLY' }] });
+    const envoy = await startDrainTarget();
     cleanups.push(() => envoy.close());
-    const held = await tcpConnection(envoy.listenerPort('ingress')); // a TCP connection never drains
+    // A connection that never sends a request: Envoy's drain closes it only when Envoy exits.
+    const held = await tcpConnection(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
     const token = 'a-token-of-sixteen-chars';
     const manager = await startManager(['--drain-endpoint'], {
