@@ -28,8 +28,13 @@ const NODE_MAJOR = 24;
 /** Section name and sentinel that Node's SEA loader looks for (fixed by Node, not by us). */
 const SEA_RESOURCE = 'NODE_SEA_BLOB';
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
-/** Build-time Node flags (memory limits…) baked into the executable; none by default. */
+/** Build-time Node flags (memory limits…) baked into the executable, after BAKED_EXEC_ARGV. */
 const EXEC_ARGV_ENV = 'SEA_EXEC_ARGV';
+/**
+ * Always baked in. V8's memory reducer re-arms an 8 s timer for as long as an idle process
+ * lives: the only periodic wake-up left in an idle manager. Node refuses it in NODE_OPTIONS.
+ */
+const BAKED_EXEC_ARGV = ['--no-memory-reducer'];
 /**
  * "env": NODE_OPTIONS set where the executable runs still adds flags, so an operator can tune
  * memory in the pod spec without a rebuild; flags baked in with EXEC_ARGV_ENV come after and win.
@@ -53,7 +58,8 @@ function main() {
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');
   writeFileSync(config, `${JSON.stringify(seaConfig(blob, execArgv), null, 2)}\n`);
-  run(fromRoot(NODE_BINARY), ['--experimental-sea-config', config]);
+  // The code cache is made under the same V8 flags the executable runs with, or V8 rejects it.
+  run(fromRoot(NODE_BINARY), [...execArgv, '--experimental-sea-config', config]);
 
   const binary = join(work, 'envoy-shutdown-manager');
   run('strip', ['--strip-all', '-o', binary, fromRoot(NODE_BINARY)]);
@@ -82,7 +88,7 @@ function readExecArgv() {
     throw new PackagingError(`${error.message} (usage: node scripts/package.mjs [--exec-argv="--flag …"])`);
   }
   const text = values['exec-argv'] ?? process.env[EXEC_ARGV_ENV] ?? '';
-  const flags = text.split(/\s+/).filter((flag) => flag !== '');
+  const flags = [...BAKED_EXEC_ARGV, ...text.split(/\s+/).filter((flag) => flag !== '')];
   const bad = flags.find((flag) => !flag.startsWith('--'));
   if (bad !== undefined) throw new PackagingError(`exec argv must be Node flags starting with --, got "${bad}"`);
   return flags;

@@ -1,6 +1,7 @@
 // The manager's HTTP server. /shutdown/ready only ever waits: nothing it receives can trigger
 // anything. /shutdown/drain exists only in native-sidecar mode, and only for the pod's own hook.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { finished } from 'node:stream/promises';
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
@@ -16,8 +17,13 @@ export const DRAIN_PATH = '/shutdown/drain';
 export const HEALTHZ_PATH = '/healthz';
 
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
-/** How often Node looks for requests past their timeout (its default, 30 s, lets slow clients linger). */
-const MAX_TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+/**
+ * Node enforces its request timeouts by scanning every connection on an interval that runs even
+ * with no connection open: an idle sidecar would wake every check forever. Pushed out to the
+ * longest interval Node's timers take (about 24.8 days); the timeout is enforced per connection
+ * instead (see cutSlowRequests), so an idle manager has no timer at all.
+ */
+const NEVER_CHECK_INTERVAL_MS = 2 ** 31 - 1;
 
 /**
  * What the endpoints look like from outside. Ours by default; Envoy Gateway's or Contour's when
@@ -107,9 +113,9 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
 
   const server = createServer(
     {
-      headersTimeout: options.requestTimeoutMs,
-      requestTimeout: options.requestTimeoutMs,
-      connectionsCheckingInterval: Math.min(MAX_TIMEOUT_CHECK_INTERVAL_MS, Math.max(10, options.requestTimeoutMs / 2)),
+      headersTimeout: 0,
+      requestTimeout: 0,
+      connectionsCheckingInterval: NEVER_CHECK_INTERVAL_MS,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     },
     (request, response) => {
@@ -150,6 +156,7 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
   );
   // The socket inactivity timeout stays off: a waiter is silent by design for up to --ready-timeout.
   server.timeout = 0;
+  cutSlowRequests(server, options.requestTimeoutMs);
   return {
     server,
     get pending() {
@@ -187,6 +194,40 @@ export function requestPath(target: string): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * A client must send each whole request within `timeoutMs` of connecting, or of its first byte on
+ * a kept-alive connection; otherwise 408 and the connection is closed. One timer per connection,
+ * armed only while a request is arriving: waiting for the answer is not bounded by it, and an
+ * idle manager holds no timer.
+ */
+function cutSlowRequests(server: Server, timeoutMs: number): void {
+  const arriving = new WeakMap<Socket, { cancel(): void }>();
+  const expect = (socket: Socket): void => {
+    const timer = setTimeout(() => {
+      if (socket.writable) socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      // A client that never reads its 408 must not hold the socket either.
+      setTimeout(() => socket.destroy(), 1_000).unref();
+    }, timeoutMs);
+    const cancel = (): void => {
+      clearTimeout(timer);
+      arriving.delete(socket);
+      socket.off('close', cancel);
+    };
+    arriving.set(socket, { cancel });
+    socket.once('close', cancel);
+  };
+  server.on('connection', expect);
+  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    const { socket } = request;
+    // The whole request is in once its body (usually none) has ended.
+    request.once('end', () => arriving.get(socket)?.cancel());
+    // A kept-alive connection: the next request's clock starts with its first byte.
+    response.once('finish', () => {
+      if (!socket.destroyed) socket.once('data', () => expect(socket));
+    });
+  });
 }
 
 async function waitForReady(
