@@ -1,8 +1,9 @@
 // Envoy's admin API over HTTP/1.1, on loopback TCP or a Unix socket. One keep-alive connection
 // serves every call, so a fast poll costs one request, not one handshake, per read. Every call is
 // bounded in time (--admin-timeout) and in size (MAX_ADMIN_BODY_BYTES).
-// undici is loaded on first use: the long-running manager never pays for it.
-import type { Client, Dispatcher } from 'undici';
+// Node's own http client: a hook's start-up reaches its first admin call without loading an HTTP
+// library (undici cost about 45 ms of a 65 ms start).
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { AdminError, errorMessage } from '../errors.js';
 import { type AdminAddress, formatAdminAddress } from './address.js';
 
@@ -19,9 +20,7 @@ const ERROR_BODY_BYTES = 4 * 1024;
  * (Envoy exited), or the connection was cut before any answer (Envoy died mid-call). A timeout or
  * an HTTP answer of any kind is not on this list: something is alive there.
  */
-const GONE_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
-/** undici's own timers, set to the same bound as the call's deadline, may fire first. */
-const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const GONE_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE']);
 
 /** True only for a call that found nothing there to answer: the one sign that Envoy has exited. */
 export function isEnvoyGone(error: unknown): boolean {
@@ -43,51 +42,50 @@ export interface EnvoyAdmin {
 }
 
 export async function createAdminClient(options: AdminClientOptions): Promise<EnvoyAdmin> {
-  const { Client } = await import('undici');
   const { address, timeoutMs } = options;
-  const origin = address.kind === 'unix' ? 'http://localhost' : `http://${formatAdminAddress(address)}`;
-  const client = new Client(origin, {
-    ...(address.kind === 'unix' ? { socketPath: address.path } : {}),
-    connect: { timeout: timeoutMs },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    keepAliveTimeout: 10_000,
-  });
+  // One connection, kept alive between calls; Envoy closes idle admin connections on its own.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1, timeout: 10_000 });
+  const target = address.kind === 'unix' ? { socketPath: address.path, host: 'localhost' } : { host: address.host, port: address.port };
   const where = formatAdminAddress(address);
   const bound = (callTimeoutMs: number | undefined): number => Math.max(1, Math.min(timeoutMs, callTimeoutMs ?? timeoutMs));
+  const call = (method: 'GET' | 'POST', path: string, signal: AbortSignal | undefined, callTimeoutMs: number | undefined): Promise<string> =>
+    callAdmin({ agent, ...target }, where, method, path, bound(callTimeoutMs), signal);
   return {
-    post: (path, signal, callTimeoutMs) => call(client, where, 'POST', path, bound(callTimeoutMs), signal),
-    get: (path, signal, callTimeoutMs) => call(client, where, 'GET', path, bound(callTimeoutMs), signal),
-    close: () => client.destroy(),
+    post: (path, signal, callTimeoutMs) => call('POST', path, signal, callTimeoutMs),
+    get: (path, signal, callTimeoutMs) => call('GET', path, signal, callTimeoutMs),
+    close: () => {
+      agent.destroy();
+      return Promise.resolve();
+    },
   };
 }
 
-async function call(
-  client: Client,
-  where: string,
-  method: 'GET' | 'POST',
-  path: string,
-  timeoutMs: number,
-  signal: AbortSignal | undefined,
-): Promise<string> {
+interface Target {
+  readonly agent: Agent;
+  readonly host: string;
+  readonly port?: number;
+  readonly socketPath?: string;
+}
+
+async function callAdmin(target: Target, where: string, method: 'GET' | 'POST', path: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<string> {
   const deadline = AbortSignal.timeout(timeoutMs);
   const combined = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
   const what = `${method} ${path} to Envoy admin at ${where}`;
   let status: number;
   let body: { text: string; complete: boolean };
   try {
-    const response = await client.request({ method, path, signal: combined });
-    status = response.statusCode;
-    body = await readCapped(response.body, status === 200 ? MAX_ADMIN_BODY_BYTES : ERROR_BODY_BYTES);
+    const response = await send(target, method, path, combined);
+    status = response.statusCode ?? 0;
+    body = await readCapped(response, status === 200 ? MAX_ADMIN_BODY_BYTES : ERROR_BODY_BYTES);
   } catch (error) {
     if (signal?.aborted === true) throw signal.reason;
-    const code = socketErrorCode(error);
-    if (deadline.aborted || (code !== undefined && TIMEOUT_CODES.has(code))) {
+    if (deadline.aborted) {
       throw new AdminError('ESM_ADMIN_TIMEOUT', `${what} failed: no answer within ${timeoutMs} ms`, false, { cause: error });
     }
     // Any other failure (a reply that is not HTTP, say) came from something alive: not proof Envoy is gone.
-    const gone = code !== undefined && GONE_CODES.has(code);
-    throw new AdminError(gone ? 'ESM_ADMIN_UNREACHABLE' : 'ESM_ADMIN_BAD_RESPONSE', `${what} failed: ${describe(error)}`, false, { cause: error });
+    const code = (error as { code?: unknown }).code;
+    const gone = typeof code === 'string' && GONE_CODES.has(code);
+    throw new AdminError(gone ? 'ESM_ADMIN_UNREACHABLE' : 'ESM_ADMIN_BAD_RESPONSE', `${what} failed: ${errorMessage(error)}`, false, { cause: error });
   }
   if (status !== 200) {
     const firstLine = body.text.split('\n', 1)[0]?.slice(0, 120) ?? '';
@@ -100,12 +98,20 @@ async function call(
   return body.text;
 }
 
+/** Resolves with the answer's head; an abort of `signal` destroys the request and its socket. */
+function send(target: Target, method: 'GET' | 'POST', path: string, signal: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request({ ...target, method, path, signal, headers: method === 'POST' ? { 'Content-Length': 0 } : {} }, resolve);
+    outgoing.once('error', reject);
+    outgoing.end();
+  });
+}
+
 /**
  * Reads at most `maxBytes` of a body, then drops the rest (and with it the connection): a huge or
- * endless answer costs `maxBytes` of memory, never more. A declared length past the cap is not
- * read at all.
+ * endless answer costs `maxBytes` of memory, never more.
  */
-async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<{ text: string; complete: boolean }> {
+async function readCapped(body: IncomingMessage, maxBytes: number): Promise<{ text: string; complete: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -119,19 +125,4 @@ async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: numbe
     size += chunk.length;
   }
   return { text: Buffer.concat(chunks).toString('utf8'), complete: true };
-}
-
-/** undici wraps the socket error: the code is on it or on its cause. */
-function socketErrorCode(error: unknown): string | undefined {
-  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 3; current = current.cause, depth += 1) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && code !== 'UND_ERR_ABORTED') return code;
-  }
-  return undefined;
-}
-
-/** undici wraps the socket error; its code (ECONNREFUSED, ENOENT for a missing socket) is what a person needs. */
-function describe(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  return errorMessage(cause);
 }
