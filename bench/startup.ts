@@ -69,7 +69,7 @@ async function run(): Promise<string> {
     '',
     table(['measure', FORMS.executable.label, FORMS.bundle.label, '`node -e 0` (baseline)'], rows),
     '',
-    'The executable carries a V8 code cache of the bundle, built by `npm run package`, so its start skips compiling the bundle. The first admin request comes after parsing the options, checking the ready-file directory and writing the drain-state file; the admin client is Node's own `node:http` (no HTTP library to load).',
+    'The executable carries a V8 code cache of the bundle, built by `npm run package`, so its start skips compiling the bundle. The first admin request comes after parsing the options, checking the ready-file directory and writing the drain-state file; the admin client is the `node:http` built into Node (no HTTP library to load).',
   ].join('\n');
 }
 
