@@ -27,12 +27,19 @@ export type Scenario = Omit<PodScenario, 'envoyBinary'>;
 
 export async function runInSandbox(scenario: Scenario): Promise<PodObservation> {
   const envoyBinary = await ensureEnvoyBinary();
+  return runSandboxed<PodObservation>(resolve('test/.build/dropin-pod-main.cjs'), { ...scenario, envoyBinary }, [dirname(envoyBinary)]);
+}
+
+/**
+ * Runs `runner` (a bundled Node script) in the sandbox with `payload` as JSON in argv[2] and
+ * returns the JSON of its last stdout line. `binds`: more directories to see at their own paths.
+ */
+export async function runSandboxed<T>(runner: string, payload: unknown, binds: readonly string[] = []): Promise<T> {
   const root = mkdtempSync(join(tmpdir(), 'dropin-root-'));
   const executable = resolve('dist/envoy-shutdown-manager');
-  const runner = resolve('test/.build/dropin-pod-main.cjs');
   // The repository (executable, runner, Envoy), Node and Envoy wherever they live, at the same paths inside.
-  const binds = [...new Set([process.cwd(), dirname(process.execPath), dirname(envoyBinary)])];
-  const args = ['-rnm', 'sh', '-c', SETUP, 'sandbox', root, executable, ...binds, '--', process.execPath, runner, JSON.stringify({ ...scenario, envoyBinary })];
+  const bound = [...new Set([process.cwd(), dirname(process.execPath), ...binds])];
+  const args = ['-rnm', 'sh', '-c', SETUP, 'sandbox', root, executable, ...bound, '--', process.execPath, runner, JSON.stringify(payload)];
   try {
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
       const child = spawn('unshare', args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -45,7 +52,7 @@ export async function runInSandbox(scenario: Scenario): Promise<PodObservation> 
     });
     const last = stdout.trim().split('\n').at(-1) ?? '';
     if (code !== 0 || !last.startsWith('{')) throw new Error(`sandboxed pod failed (exit ${code}): ${stderr.slice(-2_000)}`);
-    return JSON.parse(last) as PodObservation;
+    return JSON.parse(last) as T;
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -1,0 +1,140 @@
+// 9. Side by side with the peers' real binaries: our executable, Envoy Gateway's `envoy-gateway`
+// and Contour's `contour` (paths in EG_BIN and CONTOUR_BIN; bench/README.md says how to build
+// them), each pair (manager + preStop hook) beside real Envoy 1.40 in its own network and mount
+// namespace, rounds interleaved.
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { build } from 'esbuild';
+import { runSandboxed } from '../test/dropin/sandbox.js';
+import { ensureEnvoyBinary, envoyVersion } from '../test/support/real-envoy/binary.js';
+import type { PeerFigures, PeerRun } from './support/peer-pod.js';
+import { EXECUTABLE } from './support/processes.js';
+import { type Scenario, progress } from './support/scenario.js';
+import { formatMiB, formatMs, summarize, table } from './support/stats.js';
+
+/** PEERS_ROUNDS overrides, for a quick look while iterating. */
+const ROUNDS = Number(process.env['PEERS_ROUNDS'] ?? 3);
+const IDLE_MS = 10_000;
+/** Four idle keep-alive connections closed at 1, 2, 3 and 4 s: a 3–4 s drain. */
+const CLOSE_AT_MS = [1_000, 2_000, 3_000, 4_000];
+const RUNNER = resolve('test/.build/peer-pod-main.cjs');
+
+type Who = 'ours' | 'envoy-gateway' | 'contour';
+
+interface Contender {
+  readonly who: Who;
+  readonly label: string;
+  readonly binary: string;
+  run(envoyBinary: string): PeerRun;
+}
+
+const common = { closeAtMs: CLOSE_AT_MS, idleMs: IDLE_MS };
+
+function contenders(): { present: Contender[]; skipped: string[] } {
+  const present: Contender[] = [
+    {
+      who: 'ours',
+      label: 'ours',
+      binary: resolve(EXECUTABLE),
+      run: (envoyBinary) => ({
+        ...common,
+        shape: 'envoy-gateway',
+        envoyBinary,
+        manager: [resolve(EXECUTABLE), 'shutdown-manager', '--port', '19002', '--ready-file', '/tmp/shutdown-ready'],
+        hook: [resolve(EXECUTABLE), 'shutdown', '--admin-address', '127.0.0.1:19000', '--connections', 'listeners', '--min-drain-duration', '2s', '--drain-timeout', '60s', '--ready-file', '/tmp/shutdown-ready'],
+        managerPort: 19002,
+        readyPath: '/shutdown/ready',
+      }),
+    },
+  ];
+  const skipped: string[] = [];
+  const eg = process.env['EG_BIN'];
+  if (eg === undefined || eg === '') skipped.push('Envoy Gateway (EG_BIN not set)');
+  else
+    present.push({
+      who: 'envoy-gateway',
+      label: 'Envoy Gateway',
+      binary: resolve(eg),
+      run: (envoyBinary) => ({
+        ...common,
+        shape: 'envoy-gateway',
+        envoyBinary,
+        manager: [resolve(eg), 'envoy', 'shutdown-manager'],
+        hook: [resolve(eg), 'envoy', 'shutdown', '--drain-timeout=60s', '--min-drain-duration=2s'],
+        managerPort: 19002,
+        readyPath: '/shutdown/ready',
+      }),
+    });
+  const contour = process.env['CONTOUR_BIN'];
+  if (contour === undefined || contour === '') skipped.push('Contour (CONTOUR_BIN not set)');
+  else
+    present.push({
+      who: 'contour',
+      label: 'Contour',
+      binary: resolve(contour),
+      run: (envoyBinary) => ({
+        ...common,
+        shape: 'contour',
+        envoyBinary,
+        manager: [resolve(contour), 'envoy', 'shutdown-manager'],
+        hook: [resolve(contour), 'envoy', 'shutdown'],
+        managerPort: 8090,
+        readyPath: '/shutdown',
+      }),
+    });
+  return { present, skipped };
+}
+
+interface Row {
+  readonly label: string;
+  readonly pick: (figures: PeerFigures) => number;
+  readonly format: (value: number) => string;
+}
+
+const ROWS: readonly Row[] = [
+  { label: 'release latency: last connection closed → preStop GET answered', pick: (f) => f.releaseMs, format: formatMs },
+  { label: 'termination: hook start → preStop GET answered (connections closing at 1–4 s)', pick: (f) => f.terminationMs, format: formatMs },
+  { label: `manager anonymous memory (RssAnon), idle`, pick: (f) => f.idleRssAnonKiB, format: formatMiB },
+  { label: '`shutdown` start → first admin request', pick: (f) => f.firstAdminMs, format: formatMs },
+  { label: 'manager start → listening', pick: (f) => f.listeningMs, format: formatMs },
+  { label: `manager CPU per 60 s idle (${IDLE_MS / 1_000} s measured, ×${60_000 / IDLE_MS})`, pick: (f) => (f.idleCpuMs * 60_000) / IDLE_MS, format: (v) => `${v.toFixed(2)} ms` },
+  { label: '`shutdown` CPU for that drain (user + system)', pick: (f) => f.hookCpuMs, format: formatMs },
+  { label: 'admin requests in that drain', pick: (f) => f.adminRequests, format: (v) => v.toFixed(0) },
+];
+
+async function run(): Promise<string> {
+  const { present, skipped } = contenders();
+  for (const line of skipped) progress('peers', `skipped: ${line}`);
+  await build({ entryPoints: ['bench/support/peer-pod-main.ts'], outfile: RUNNER, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  const envoyBinary = await ensureEnvoyBinary();
+  const binds = [dirname(envoyBinary), ...present.map((c) => dirname(c.binary))];
+  const results = new Map<Who, PeerFigures[]>(present.map((c) => [c.who, []]));
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const contender of round % 2 === 0 ? present : [...present].reverse()) {
+      const figures = await runSandboxed<PeerFigures>(RUNNER, contender.run(envoyBinary), binds);
+      if (figures.readyStatus !== 200) throw new Error(`${contender.label}: preStop GET answered ${figures.readyStatus}`);
+      results.get(contender.who)?.push(figures);
+      progress('peers', `round ${round + 1}/${ROUNDS}: ${contender.label} done`);
+    }
+  }
+  const median = (who: Who, pick: (f: PeerFigures) => number): number => summarize((results.get(who) ?? []).map(pick)).median;
+  const range = (who: Who, row: Row): string => {
+    const s = summarize((results.get(who) ?? []).map(row.pick));
+    return `${row.format(s.median)} (${row.format(s.min)}–${row.format(s.max)})`;
+  };
+  const peers = present.filter((c) => c.who !== 'ours');
+  const versus = (ours: number, theirs: readonly number[]): string => (theirs.length === 0 ? '—' : `${(ours / Math.min(...theirs)).toFixed(2)}`);
+  const rows = ROWS.map((row) => [row.label, ...present.map((c) => range(c.who, row)), versus(median('ours', row.pick), peers.map((c) => median(c.who, row.pick)))]);
+  const sizes = present.map((c) => statSync(c.binary).size);
+  rows.push(['executable on disk', ...sizes.map((size) => `${(size / 1e6).toFixed(0)} MB`), versus(sizes[0] ?? Number.NaN, sizes.slice(1))]);
+  return [
+    `Real Envoy ${await envoyVersion()}; each manager and its hook in a user, network and mount namespace of their own (\`unshare -rnm\`, test/dropin/sandbox.ts) with the peer's fixed ports and paths, the admin API behind a recording pass-through (one loopback hop more for everyone). ${ROUNDS} rounds, the contenders interleaved (order reversed every other round); median (min–max). Per run: start the manager (connect polled every 1 ms until it listens), 1 s settle, ${IDLE_MS / 1_000} s idle (CPU from /proc/<pid>/schedstat, RssAnon at its end), then four idle keep-alive connections on the user listener, Envoy's preStop GET sent to the manager and the hook started (under \`bash\`, whose \`times\` gives the hook's CPU), the connections closed at 1, 2, 3 and 4 s.`,
+    '',
+    `Hooks: ours \`shutdown --connections listeners --min-drain-duration 2s --drain-timeout 60s\`; Envoy Gateway \`envoy shutdown --drain-timeout=60s --min-drain-duration=2s\` (its 1 s checks); Contour \`envoy shutdown\` with its defaults (5 s checks, no minimum drain). Managers at their defaults (ours \`--port 19002\`). "ours/best" is our median over the best peer's.`,
+    '',
+    skipped.length === 0 ? '' : `**Skipped: ${skipped.join('; ')}.** Only the modelled 1 s + 1 s polling of the release-latency scenario stands for the peers then (a model, not their binaries).\n`,
+    table(['figure', ...present.map((c) => c.label), 'ours/best'], rows),
+  ].join('\n');
+}
+
+export const peers: Scenario = { name: 'peers', title: '9. Side by side with the peers’ real binaries', run };

@@ -1,0 +1,162 @@
+// One manager + hook pair (ours, or a peer's real binary) beside real Envoy, run inside the
+// sandbox of test/dropin/sandbox.ts (own loopback, /tmp and /admin: the peers' ports and paths are
+// fixed). Measures the manager's start and idle cost, then one drain: idle keep-alive connections
+// closed one by one while the hook runs, Envoy's preStop GET held by the manager. The admin API
+// sits behind a recording tap (one extra loopback hop for everyone alike).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../../test/dropin/pod-bootstraps.js';
+import { startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
+
+export interface PeerRun {
+  /** Which pod shape (bootstrap, admin address, user port) the pair expects. */
+  readonly shape: 'envoy-gateway' | 'contour';
+  readonly envoyBinary: string;
+  readonly manager: readonly string[];
+  readonly hook: readonly string[];
+  readonly managerPort: number;
+  readonly readyPath: string;
+  readonly idleMs: number;
+  /** One idle keep-alive connection per entry, closed this long after the hook started. */
+  readonly closeAtMs: readonly number[];
+}
+
+export interface PeerFigures {
+  readonly listeningMs: number;
+  readonly idleCpuMs: number;
+  readonly idleRssAnonKiB: number;
+  readonly firstAdminMs: number;
+  readonly hookCpuMs: number;
+  readonly adminRequests: number;
+  /** Last connection closed → Envoy's preStop GET answered. */
+  readonly releaseMs: number;
+  /** Hook started → Envoy's preStop GET answered. */
+  readonly terminationMs: number;
+  readonly readyStatus: number;
+  readonly hookExit: number | null;
+}
+
+const BOUND_MS = 60_000;
+
+export async function runPeerPod(run: PeerRun): Promise<PeerFigures> {
+  const eg = run.shape === 'envoy-gateway';
+  writeFileSync('/tmp/envoy.json', JSON.stringify(eg ? egBootstrap('127.0.0.1') : contourBootstrap()));
+  const envoy = spawn(run.envoyBinary, ['--config-path', '/tmp/envoy.json', '--disable-hot-restart', '--concurrency', '1', '--log-level', 'warning', '--drain-strategy', 'immediate', '--drain-time-s', '60'], { stdio: 'ignore' });
+  const children: ChildProcess[] = [envoy];
+  const userPort = eg ? 10080 : 8080;
+  try {
+    await until(() => portOpen(userPort), 'envoy listening', 20);
+    const tap = await startAdminTap(eg ? `127.0.0.1:${EG_REAL_ADMIN_PORT}` : `unix:${CONTOUR_REAL_ADMIN_SOCKET}`, eg ? '127.0.0.1:19000' : 'unix:/admin/admin.sock');
+
+    const managerStart = performance.now();
+    const manager = start(run.manager, children);
+    await until(() => portOpen(run.managerPort), 'manager listening', 1);
+    const listeningMs = performance.now() - managerStart;
+    await sleep(1_000); // start-up work (a GC, lazy loading) is not idle cost
+    const cpuBefore = cpuNs(manager.pid);
+    await sleep(run.idleMs);
+    const idleCpuMs = (cpuNs(manager.pid) - cpuBefore) / 1e6;
+    const idleRssAnonKiB = Number(/RssAnon:\s+(\d+)/.exec(readFileSync(`/proc/${manager.pid}/status`, 'utf8'))?.[1]);
+
+    const idle = await Promise.all(run.closeAtMs.map(() => idleConnection(userPort)));
+    const hookStart = Date.now();
+    const ready = httpGet(run.managerPort, run.readyPath);
+    // bash reports the CPU its waited-for child used (getrusage, microseconds) through `times`.
+    const hook = start(['bash', '-c', '"$@"; rc=$?; times >&2; exit $rc', 'hook', ...run.hook], children);
+    let lastCloseAt = 0;
+    run.closeAtMs.forEach((atMs, index) => {
+      setTimeout(() => {
+        idle[index]?.destroy();
+        lastCloseAt = Math.max(lastCloseAt, Date.now());
+      }, atMs);
+    });
+    const answer = await bounded(ready, 'ready answer');
+    const hookExit = await bounded(hook.exited, 'hook exit');
+    const times = hook.stderr().trim().split('\n').at(-1) ?? '';
+    const [user, system] = [...times.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => (Number(m[1]) * 60 + Number(m[2])) * 1_000);
+    const calls = tap.calls.filter((call) => call.time >= hookStart);
+    await tap.close();
+    return {
+      listeningMs,
+      idleCpuMs,
+      idleRssAnonKiB,
+      firstAdminMs: (calls[0]?.time ?? Number.NaN) - hookStart,
+      hookCpuMs: (user ?? Number.NaN) + (system ?? Number.NaN),
+      adminRequests: calls.length,
+      releaseMs: answer.at - lastCloseAt,
+      terminationMs: answer.at - hookStart,
+      readyStatus: answer.status,
+      hookExit,
+    };
+  } finally {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+/** CPU time the process has used, in nanoseconds (schedstat: finer than /proc/<pid>/stat's ticks). */
+function cpuNs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
+function start(argv: readonly string[], children: ChildProcess[]): { pid: number; exited: Promise<number | null>; stderr(): string } {
+  const [file, ...args] = argv as [string, ...string[]];
+  const child = spawn(file, args, { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let err = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err = (err + chunk).slice(-4_096)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { pid: child.pid ?? 0, exited, stderr: () => err };
+}
+
+function httpGet(port: number, path: string): Promise<{ status: number; at: number }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, at: Date.now() }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A keep-alive connection that had one request answered, then stays open and silent. */
+function idleConnection(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.write('GET / HTTP/1.1\r\nhost: pod\r\n\r\n');
+      socket.once('data', () => resolve(socket));
+    });
+  });
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Polls a start-up condition the process offers no event for; bounded. */
+async function until(probe: () => Promise<boolean>, what: string, everyMs: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 20 s`);
+    await sleep(everyMs);
+  }
+}
+
+async function bounded<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${BOUND_MS} ms`)), BOUND_MS)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
