@@ -27,13 +27,19 @@ export interface DrainObservation {
 export type DrainDecision = 'wait' | 'drained' | 'timeout';
 
 /**
- * Reads come this often once the drain could finish and the count is within FAST_READ_MARGIN of
- * the threshold, so Envoy is released within tens of milliseconds of its last connection closing
- * instead of up to a full check interval later. Costs at most 40 admin requests a second, and
- * only in the last moments of a drain.
+ * Once the drain could finish, reads come as often as the distance to the threshold warrants:
+ * every FAST_READ_INTERVAL_MS with one connection left above it, so Envoy is released within tens
+ * of milliseconds of its last connection closing; END_GAME_GROWTH times slower for each further
+ * connection (100 ms with two left, 400 ms with three), up to the check interval. Several
+ * connections must close before the drain can end, so reading them fast buys nothing.
  */
 export const FAST_READ_INTERVAL_MS = 25;
-export const FAST_READ_MARGIN = 5;
+export const END_GAME_GROWTH = 4;
+
+/** The delay between end-game reads with `over` connections above the threshold. */
+export function endGameDelayMs(over: number, checkIntervalMs: number): number {
+  return Math.min(checkIntervalMs, FAST_READ_INTERVAL_MS * END_GAME_GROWTH ** Math.max(0, over - 1));
+}
 
 /** The earliest moment the drain may finish: minimum drain and quiet period both over. */
 export function earliestFinishMs(policy: DrainPolicy, lastNewConnectionMs: number): number {
@@ -92,8 +98,8 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation): numbe
   if (untilMayFinish > 0) {
     // Wake exactly when the drain may first finish.
     delay = Math.min(delay, untilMayFinish);
-  } else if (now.connections !== undefined && now.connections <= policy.exitAtConnections + FAST_READ_MARGIN) {
-    delay = Math.min(delay, FAST_READ_INTERVAL_MS);
+  } else if (now.connections !== undefined) {
+    delay = Math.min(delay, endGameDelayMs(now.connections - policy.exitAtConnections, policy.checkIntervalMs));
   }
   // Confirm or rule out a dead Envoy quickly, whatever the phase.
   if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);

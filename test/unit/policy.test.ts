@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   FAST_READ_INTERVAL_MS,
-  FAST_READ_MARGIN,
   GONE_AFTER_REFUSED_READS,
   LAST_READ_MIN_MS,
   REFUSED_READ_INTERVAL_MS,
@@ -86,8 +85,10 @@ describe('nextReadDelay', () => {
     [9_500, 0, 500], // wake exactly at the end of the minimum drain
     [9_999, 0, 1],
     [10_000, 50, 1_000], // many left: normal cadence
-    [10_000, FAST_READ_MARGIN, FAST_READ_INTERVAL_MS], // few left: read fast
-    [10_000, FAST_READ_MARGIN + 1, 1_000],
+    [10_000, 1, FAST_READ_INTERVAL_MS], // one close away: read fast
+    [10_000, 2, FAST_READ_INTERVAL_MS * 4], // two left: slower
+    [10_000, 3, FAST_READ_INTERVAL_MS * 16],
+    [10_000, 4, 1_000], // capped at the check interval
     [10_000, undefined, 1_000], // the last read failed: normal cadence
     [59_990, 50, 10], // never past the timeout
     [60_000, 50, 0],
@@ -96,8 +97,9 @@ describe('nextReadDelay', () => {
     expect(nextReadDelay(policy, at(elapsed, connections))).toBe(delay);
   });
 
-  it('the fast margin counts from the threshold', () => {
-    expect(nextReadDelay({ ...policy, exitAtConnections: 10 }, at(20_000, 10 + FAST_READ_MARGIN))).toBe(FAST_READ_INTERVAL_MS);
+  it('the end-game cadence counts from the threshold', () => {
+    expect(nextReadDelay({ ...policy, exitAtConnections: 10 }, at(20_000, 11))).toBe(FAST_READ_INTERVAL_MS);
+    expect(nextReadDelay({ ...policy, exitAtConnections: 10 }, at(20_000, 12))).toBe(FAST_READ_INTERVAL_MS * 4);
   });
 
   it('a check interval shorter than the fast interval is kept', () => {
