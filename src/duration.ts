@@ -13,7 +13,9 @@ const UNIT_MS: Readonly<Record<string, number>> = {
   h: 3_600_000,
 };
 
-const TERM = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
+// Micro as \u escapes: one character above Latin-1 in the bundle makes V8 hold all its source
+// two bytes a character (about 0.2 MiB more of the manager's memory).
+const TERM = /(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/y;
 
 /** Parses a non-negative duration into milliseconds. Throws UsageError with the offending text. */
 export function parseDuration(text: string): number {

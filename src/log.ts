@@ -1,14 +1,29 @@
 // One root logger per process; components take a child. JSON lines by default (what log
 // pipelines parse), plain text for people. Writes are synchronous: a preStop hook process can be
 // killed right after its last line, and that line is the one an operator needs.
-import { openSync } from 'node:fs';
-import pino, { type Logger } from 'pino';
+import { openSync, writeSync } from 'node:fs';
 
-export type { Logger } from 'pino';
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_FORMATS = ['json', 'text'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export type LogFields = Readonly<Record<string, unknown>>;
+
+/** A line at one level: fields first (pino's convention, which log pipelines already parse), then the message. */
+export interface LogMethod {
+  (fields: LogFields, msg: string): void;
+  (msg: string): void;
+}
+
+export interface Logger {
+  readonly debug: LogMethod;
+  readonly info: LogMethod;
+  readonly warn: LogMethod;
+  readonly error: LogMethod;
+  /** A logger whose every line also carries `bindings`. */
+  child(bindings: LogFields): Logger;
+}
 
 export interface LogOptions {
   readonly level: LogLevel;
@@ -17,30 +32,66 @@ export interface LogOptions {
   readonly mirrorPath?: string | undefined;
 }
 
-interface Sink {
-  write(chunk: string): void;
+/**
+ * A few dozen lines instead of a logging library: loading one cost about 2 MiB of the idle
+ * manager's memory and milliseconds of every hook's start.
+ */
+export function createLogger(options: LogOptions): Logger {
+  const fds = [1];
+  const mirrorFd = options.mirrorPath === undefined ? undefined : tryOpenForAppend(options.mirrorPath);
+  if (mirrorFd !== undefined) fds.push(mirrorFd);
+  const minimum = LOG_LEVELS.indexOf(options.level);
+  const text = options.format === 'text';
+  const write = (line: string): void => {
+    const bytes = Buffer.from(text ? toText(line) : line);
+    for (const fd of fds) writeFully(fd, bytes);
+  };
+  const make = (bindings: string): Logger => {
+    const at = (level: LogLevel): LogMethod => {
+      if (LOG_LEVELS.indexOf(level) < minimum) return () => undefined;
+      return (fieldsOrMsg: LogFields | string, msg?: string) => {
+        const fields = typeof fieldsOrMsg === 'string' ? '' : serialize(fieldsOrMsg);
+        const message = typeof fieldsOrMsg === 'string' ? fieldsOrMsg : (msg ?? '');
+        write(`{"level":"${level}","time":"${new Date().toISOString()}"${bindings}${fields},"msg":${JSON.stringify(message)}}\n`);
+      };
+    };
+    return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => make(bindings + serialize(more)) };
+  };
+  return make('');
 }
 
-export function createLogger(options: LogOptions): Logger {
-  const outputs = [pino.destination({ fd: 1, sync: true })];
-  const mirrorFd = options.mirrorPath === undefined ? undefined : tryOpenForAppend(options.mirrorPath);
-  if (mirrorFd !== undefined) outputs.push(pino.destination({ fd: mirrorFd, sync: true }));
-  const format = options.format === 'text' ? toText : (line: string) => line;
-  const sink: Sink = {
-    write(chunk) {
-      const line = format(chunk);
-      for (const output of outputs) output.write(line);
-    },
-  };
-  return pino(
-    {
-      level: options.level,
-      base: null,
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-    },
-    sink,
-  );
+/** `,"key":value…` for the fields whose value JSON can hold (undefined ones are left out). */
+function serialize(fields: LogFields): string {
+  let out = '';
+  for (const [key, value] of Object.entries(fields)) {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch {
+      json = JSON.stringify(String(value)); // a cycle or a BigInt: its text, never a lost line
+    }
+    if (json !== undefined) out += `,${JSON.stringify(key)}:${json}`;
+  }
+  return out;
+}
+
+const WAIT = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Synchronous, so the last line of a hook killed right after it is not lost. A full pipe
+ * (EAGAIN) is waited out for up to 10 s; a closed one (EPIPE) drops the line.
+ */
+function writeFully(fd: number, bytes: Buffer): void {
+  let offset = 0;
+  for (let waited = 0; offset < bytes.length && waited < 10_000; ) {
+    try {
+      offset += writeSync(fd, bytes, offset);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
+      Atomics.wait(WAIT, 0, 0, 1);
+      waited += 1;
+    }
+  }
 }
 
 function tryOpenForAppend(path: string): number | undefined {
