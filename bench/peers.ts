@@ -2,13 +2,14 @@
 // and Contour's `contour` (paths in EG_BIN and CONTOUR_BIN; bench/README.md says how to build
 // them), each pair (manager + preStop hook) beside real Envoy 1.40 in its own network and mount
 // namespace, rounds interleaved.
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { runSandboxed } from '../test/dropin/sandbox.js';
 import { ensureEnvoyBinary, envoyVersion } from '../test/support/real-envoy/binary.js';
 import type { PeerFigures, PeerRun } from './support/peer-pod.js';
-import { EXECUTABLE } from './support/processes.js';
+import { EXECUTABLE, NODE, sleep, spawnTimed, stopChild } from './support/processes.js';
+import { readMemory } from './support/procfs.js';
 import { type Scenario, progress } from './support/scenario.js';
 import { formatMiB, formatMs, summarize, table } from './support/stats.js';
 
@@ -85,6 +86,26 @@ function contenders(): { present: Contender[]; skipped: string[] } {
   return { present, skipped };
 }
 
+interface Baseline {
+  readonly nodeStartMs: number;
+  readonly httpListeningMs: number;
+  readonly httpRssAnonKiB: number;
+}
+
+const BARE_HTTP = "require('http').createServer().listen(0, () => console.log('up'))";
+
+/** The goals' yardsticks on the same Node 24 binary: `node -e 0` exec → exit, a bare http server's start and idle memory. */
+async function measureBaseline(): Promise<Baseline> {
+  const bare = spawnTimed([NODE, '-e', '0']);
+  const exit = await bare.exited;
+  const server = spawnTimed([NODE, '-e', BARE_HTTP], { stdout: 'pipe' });
+  const up = await new Promise<number>((resolveUp) => server.child.stdout?.once('data', () => resolveUp(performance.now())));
+  await sleep(2_000 + IDLE_MS / 4);
+  const memory = readMemory(server.pid);
+  await stopChild(server);
+  return { nodeStartMs: exit.at - bare.startedAt, httpListeningMs: up - server.startedAt, httpRssAnonKiB: memory.anonKiB };
+}
+
 interface Row {
   readonly label: string;
   readonly pick: (figures: PeerFigures) => number;
@@ -108,8 +129,12 @@ async function run(): Promise<string> {
   await build({ entryPoints: ['bench/support/peer-pod-main.ts'], outfile: RUNNER, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
   const envoyBinary = await ensureEnvoyBinary();
   const binds = [dirname(envoyBinary), ...present.map((c) => dirname(c.binary))];
+  // Each binary read once beforehand: the first run would otherwise pay for reading it from disk.
+  for (const contender of present) readFileSync(contender.binary);
   const results = new Map<Who, PeerFigures[]>(present.map((c) => [c.who, []]));
+  const baselines: Baseline[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
+    baselines.push(await measureBaseline());
     for (const contender of round % 2 === 0 ? present : [...present].reverse()) {
       const figures = await runSandboxed<PeerFigures>(RUNNER, contender.run(envoyBinary), binds);
       if (figures.readyStatus !== 200) throw new Error(`${contender.label}: preStop GET answered ${figures.readyStatus}`);
@@ -124,16 +149,29 @@ async function run(): Promise<string> {
   };
   const peers = present.filter((c) => c.who !== 'ours');
   const versus = (ours: number, theirs: readonly number[]): string => (theirs.length === 0 ? '—' : `${(ours / Math.min(...theirs)).toFixed(2)}`);
-  const rows = ROWS.map((row) => [row.label, ...present.map((c) => range(c.who, row)), versus(median('ours', row.pick), peers.map((c) => median(c.who, row.pick)))]);
+  const base = (pick: (b: Baseline) => number): number => summarize(baselines.map(pick)).median;
+  const yardstick: Readonly<Record<string, number>> = {
+    [ROWS[2]?.label ?? '']: base((b) => b.httpRssAnonKiB),
+    [ROWS[3]?.label ?? '']: base((b) => b.nodeStartMs),
+    [ROWS[4]?.label ?? '']: base((b) => b.httpListeningMs),
+  };
+  const rows = ROWS.map((row) => {
+    const ours = median('ours', row.pick);
+    const node = yardstick[row.label];
+    const nodeCells = node === undefined ? ['—', '—'] : [row.format(node), (ours / node).toFixed(2)];
+    return [row.label, ...present.map((c) => range(c.who, row)), versus(ours, peers.map((c) => median(c.who, row.pick))), ...nodeCells];
+  });
   const sizes = present.map((c) => statSync(c.binary).size);
-  rows.push(['executable on disk', ...sizes.map((size) => `${(size / 1e6).toFixed(0)} MB`), versus(sizes[0] ?? Number.NaN, sizes.slice(1))]);
+  rows.push(['executable on disk', ...sizes.map((size) => `${(size / 1e6).toFixed(0)} MB`), versus(sizes[0] ?? Number.NaN, sizes.slice(1)), `${(statSync(NODE).size / 1e6).toFixed(0)} MB (unstripped)`, '—']);
   return [
-    `Real Envoy ${await envoyVersion()}; each manager and its hook in a user, network and mount namespace of their own (\`unshare -rnm\`, test/dropin/sandbox.ts) with the peer's fixed ports and paths, the admin API behind a recording pass-through (one loopback hop more for everyone). ${ROUNDS} rounds, the contenders interleaved (order reversed every other round); median (min–max). Per run: start the manager (connect polled every 1 ms until it listens), 1 s settle, ${IDLE_MS / 1_000} s idle (CPU from /proc/<pid>/schedstat, RssAnon at its end), then four idle keep-alive connections on the user listener, Envoy's preStop GET sent to the manager and the hook started (under \`bash\`, whose \`times\` gives the hook's CPU), the connections closed at 1, 2, 3 and 4 s.`,
+    `Real Envoy ${await envoyVersion()}; each manager and its hook in a user, network and mount namespace of their own (\`unshare -rnm\`, test/dropin/sandbox.ts) with the peer's fixed ports and paths, the admin API behind a recording pass-through (one loopback hop more for everyone). ${ROUNDS} rounds, the contenders interleaved (order reversed every other round); median (min–max). Per run: start the manager (connect polled every 1 ms until it listens), 5 s settle, ${IDLE_MS / 1_000} s idle (CPU of all its threads from /proc/<pid>/task/*/schedstat, RssAnon at its end), then four idle keep-alive connections on the user listener, Envoy's preStop GET sent to the manager and the hook started (under \`bash\`, whose \`times\` gives the hook's CPU), the connections closed at 1, 2, 3 and 4 s.`,
     '',
     `Hooks: ours \`shutdown --connections listeners --min-drain-duration 2s --drain-timeout 60s\`; Envoy Gateway \`envoy shutdown --drain-timeout=60s --min-drain-duration=2s\` (its 1 s checks); Contour \`envoy shutdown\` with its defaults (5 s checks, no minimum drain). Managers at their defaults (ours \`--port 19002\`). "ours/best" is our median over the best peer's.`,
     '',
     skipped.length === 0 ? '' : `**Skipped: ${skipped.join('; ')}.** Only the modelled 1 s + 1 s polling of the release-latency scenario stands for the peers then (a model, not their binaries).\n`,
-    table(['figure', ...present.map((c) => c.label), 'ours/best'], rows),
+    table(['figure', ...present.map((c) => c.label), 'ours/best', 'Node baseline', 'ours/Node'], rows),
+    '',
+    `"Node baseline", on the Node 24 binary the executable is made from, outside the sandbox, once per round: for memory, a bare \`http.createServer().listen(0)\` after ${(2_000 + IDLE_MS / 4) / 1_000} s; for the hook's start, \`node -e 0\` exec → exit; for listening, the bare server's exec → its first stdout line. Goals: RssAnon ≤ 1.25× the bare server, start → first admin request ≤ 1.2× \`node -e 0\`.`,
   ].join('\n');
 }
 
