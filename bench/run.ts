@@ -7,6 +7,7 @@ import { hostileWaiters } from './hostile-waiters.js';
 import { idleConnections } from './idle-connections.js';
 import { idleMemory } from './idle-memory.js';
 import { manyWaiters } from './many-waiters.js';
+import { peers } from './peers.js';
 import { podFootprint } from './pod-footprint.js';
 import { quietPeriod } from './quiet-period.js';
 import { releaseLatency } from './release-latency.js';
@@ -15,7 +16,7 @@ import { describeMachine } from './support/machine.js';
 import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
 import { type Scenario, progress } from './support/scenario.js';
 
-const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections];
+const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, peers];
 
 /** How a person would type this run again. */
 function commandLine(names: readonly string[]): string {
