@@ -8,7 +8,7 @@
 // it, in every container that mounts it). A recording tap answers at the pod's admin address and
 // forwards to Envoy's own, beside it, so tests see every admin call the sidecar made.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { freePort } from '../ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
@@ -27,25 +27,10 @@ export const IMAGE_ENTRYPOINT = 'envoy-shutdown-manager';
 export class PortMap {
   private constructor(private readonly ports: ReadonlyMap<number, number>) {}
 
-  /** Holds every port open until all are chosen, so no two fixed ports get the same one. */
+  /** A distinct free port for every fixed one (see ../ports.ts for why not port 0). */
   static async reserve(fixed: Iterable<number>): Promise<PortMap> {
-    const servers: Server[] = [];
     const ports = new Map<number, number>();
-    try {
-      for (const port of new Set(fixed)) {
-        const server = createServer();
-        servers.push(server);
-        await new Promise<void>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen({ host: '127.0.0.1', port: 0 }, resolve);
-        });
-        const address = server.address();
-        if (address === null || typeof address === 'string') throw new Error('no port');
-        ports.set(port, address.port);
-      }
-    } finally {
-      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-    }
+    for (const port of new Set(fixed)) ports.set(port, await freePort());
     return new PortMap(ports);
   }
 

@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type AddressInfo, createServer } from 'node:net';
+import { freePort } from '../ports.js';
 import type { Address, Bootstrap, Cluster, Listener } from '../chart/bootstrap.js';
 import { ensureEnvoyBinary } from './binary.js';
 
@@ -140,15 +140,6 @@ async function withFreeAdminPort(bootstrap: Bootstrap): Promise<Bootstrap> {
   if (socket === undefined) return bootstrap;
   const host = onLoopback(socket.address);
   return withAdminAt(bootstrap, { socket_address: { address: host, port_value: await freePort(host) } });
-}
-
-/** A port free on `host` right now: Node binds port 0 there, notes the port and lets it go. */
-export async function freePort(host: string): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen({ host, port: 0 }, resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Resolves once the admin API answers GET /ready (200 or 503: it is up); throws after `timeoutMs`. */
