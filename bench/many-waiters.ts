@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { temporaryName } from '../src/atomic-file.js';
+import { temporaryName } from '../src/handoff/atomic-file.js';
 import { type RunningManager, startManager } from './support/manager.js';
 import { cpuTimeMs, type Memory, readMemory } from './support/procfs.js';
 import { FORMS, NODE, cleanEnv, openFilesHardLimit, sleep, spawnTimed, until } from './support/processes.js';

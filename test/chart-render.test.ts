@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { IContainer, IEnvVar, ISecret, IService } from 'kubernetes-models/v1';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { parseDuration } from '../src/duration.js';
+import { parseDuration } from '../src/shared/duration.js';
 import { parseAdminAddress } from '../src/envoy/address.js';
 import { addressFlag, healthCheckPath, listenerKind, listeners, statPrefix, type Bootstrap } from './support/chart/bootstrap.js';
 import { CASES, type ChartCase } from './support/chart/cases.js';

@@ -6,7 +6,7 @@
 // hook runs the copy it made. Timeouts are shortened through chart values only.
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDuration } from '../src/duration.js';
+import { parseDuration } from '../src/shared/duration.js';
 import { statsFilter } from '../src/envoy/envoy-control.js';
 import { listeners, statPrefix } from './support/chart/bootstrap.js';
 import { startChartPod, type ChartPod } from './support/chart/chart-pod.js';

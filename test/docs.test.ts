@@ -2,7 +2,7 @@
 // it, and the test command it gives must be the one CI runs.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ENV } from '../src/config.js';
+import { ENV } from '../src/cli/config.js';
 import { runCli } from './support/cli.js';
 
 const README = readFileSync('README.md', 'utf8');

@@ -3,8 +3,8 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExitCode } from '../src/errors.js';
-import { signalExitCode } from '../src/signals.js';
+import { ExitCode } from '../src/shared/errors.js';
+import { signalExitCode } from '../src/shared/signals.js';
 import { idleHttpConnection } from './support/clients.js';
 import { cleanEnv, runCli, startCli } from './support/cli.js';
 import { realEnvoyAndReadyFile } from './support/real-envoy/drain-target.js';

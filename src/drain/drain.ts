@@ -5,9 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyControl } from '../envoy/envoy-control.js';
 import type { ConnectionSource } from '../envoy/stats.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
-import { AdminError, errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { DrainResult } from '../ready-file.js';
+import { AdminError, errorMessage } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
+import type { DrainResult } from './result.js';
 import { countToDecideOn, inFlight, liveConnections, requestsReceived } from './count.js';
 import {
   type DrainPolicy,

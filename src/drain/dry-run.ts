@@ -2,10 +2,10 @@
 // stands now. Reads only: nothing is sent to Envoy but GETs, and no file is written.
 import { access, constants } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ShutdownConfig } from '../config.js';
-import { formatDuration } from '../duration.js';
+import type { ShutdownConfig } from '../cli/config.js';
+import { formatDuration } from '../shared/duration.js';
 import { GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH, withEnvoy } from '../envoy/envoy-control.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode } from '../shared/errors.js';
 import { formatStatus } from '../status/format.js';
 import { gatherStatus, type StatusReport } from '../status/status.js';
 import type { OutputFormat } from '../status/status-command.js';

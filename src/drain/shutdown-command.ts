@@ -1,15 +1,16 @@
 // `envoy-shutdown-manager shutdown`: the drain as one call, from a validated config to an exit code.
-import type { ShutdownConfig } from '../config.js';
-import { formatDuration } from '../duration.js';
+import type { ShutdownConfig } from '../cli/config.js';
+import { formatDuration } from '../shared/duration.js';
 import { formatAdminAddress } from '../envoy/address.js';
 import { withEnvoy } from '../envoy/envoy-control.js';
-import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../errors.js';
-import type { Logger } from '../log.js';
-import { checkReadyFileDirectory, checkReadyFileReplaceable, removeReadyFile, writeReadyFile, type DrainResult } from '../ready-file.js';
+import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
+import { checkReadyFileDirectory, checkReadyFileReplaceable, removeReadyFile, writeReadyFile } from '../handoff/ready-file.js';
+import type { DrainResult } from './result.js';
 import { runDrain } from './drain.js';
-import { removeDrainState, writeDrainState, type DrainInProgress } from '../drain-state.js';
-import { waitForEnvoyPrestop } from '../envoy-prestop.js';
-import { ownIdentity } from '../process-identity.js';
+import { removeDrainState, writeDrainState, type DrainInProgress } from '../handoff/drain-state.js';
+import { waitForEnvoyPrestop } from '../handoff/envoy-prestop.js';
+import { ownIdentity } from '../shared/process-identity.js';
 
 const EXIT_CODES: Readonly<Record<DrainResult, ExitCode>> = {
   drained: ExitCode.Drained,

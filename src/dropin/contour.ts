@@ -1,18 +1,18 @@
 // Contour's `contour envoy shutdown-manager|shutdown`, as its pods call them (`/bin/contour`):
 // the same flags, defaults, port, paths and exit code, run by our manager and drain.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULTS, type ShutdownConfig } from '../config.js';
+import { DEFAULTS, type ShutdownConfig } from '../cli/config.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import { FAST_READ_INTERVAL_MS } from '../drain/policy.js';
-import { formatDuration, parseDuration } from '../duration.js';
+import { formatDuration, parseDuration } from '../shared/duration.js';
 import { parseAdminAddress } from '../envoy/address.js';
-import { ExitCode, UsageError } from '../errors.js';
-import { createLogger, type LogFormat, type Logger } from '../log.js';
+import { ExitCode, UsageError } from '../shared/errors.js';
+import { createLogger, type LogFormat, type Logger } from '../shared/log.js';
 import { runManager } from '../manager/manager-command.js';
 import type { ManagerConfig } from '../manager/manager-config.js';
-import { parseListenPort, parseReadyFile } from '../parsers.js';
-import { hookLogMirror } from '../process.js';
-import { onTerminationSignal } from '../signals.js';
+import { parseListenPort, parseReadyFile } from '../shared/parsers.js';
+import { hookLogMirror } from '../cli/hook-log.js';
+import { onTerminationSignal } from '../shared/signals.js';
 import { durationFlag, intFlag, stringFlag, type FlagValues } from './go-flags.js';
 import type { Peer } from './peer.js';
 

@@ -1,16 +1,16 @@
 // Envoy Gateway's `envoy-gateway envoy shutdown-manager|shutdown`, as the pods it generates call
 // them: the same flags, defaults, port, paths and exit codes, run by our manager and drain.
 import { connect } from 'node:net';
-import { DEFAULTS, type ShutdownConfig } from '../config.js';
+import { DEFAULTS, type ShutdownConfig } from '../cli/config.js';
 import { runShutdown } from '../drain/shutdown-command.js';
-import { parseDuration } from '../duration.js';
+import { parseDuration } from '../shared/duration.js';
 import type { AdminAddress } from '../envoy/address.js';
-import { ExitCode } from '../errors.js';
-import { createLogger } from '../log.js';
+import { ExitCode } from '../shared/errors.js';
+import { createLogger } from '../shared/log.js';
 import { runManager } from '../manager/manager-command.js';
 import type { ManagerConfig } from '../manager/manager-config.js';
-import { hookLogMirror } from '../process.js';
-import { onTerminationSignal } from '../signals.js';
+import { hookLogMirror } from '../cli/hook-log.js';
+import { onTerminationSignal } from '../shared/signals.js';
 import { durationFlag, intFlag, type FlagValues } from './go-flags.js';
 import type { Peer } from './peer.js';
 

@@ -1,8 +1,8 @@
 // Flags as Envoy Gateway (cobra/pflag) and Contour (kingpin) read them: `--flag=value` or
 // `--flag value`, the last occurrence wins, durations in Go's syntax (negative allowed, as Go
 // allows), integers in Go's strconv syntax. Only the flags a command declares are accepted.
-import { parseDuration } from '../duration.js';
-import { UsageError } from '../errors.js';
+import { parseDuration } from '../shared/duration.js';
+import { UsageError } from '../shared/errors.js';
 
 export type FlagKind = 'duration' | 'int' | 'string';
 

@@ -1,7 +1,7 @@
 // The command tree a peer's CLI exposes for its shutdown manager, and how this executable answers
 // it: `<peer> [global flags] envoy shutdown-manager|shutdown [flags]` runs our manager or drain
 // configured as the peer would be; the peer's other commands exit 2 with one line saying so.
-import { UsageError, errorMessage } from '../errors.js';
+import { UsageError, errorMessage } from '../shared/errors.js';
 import { parseFlags, type FlagSpecs, type FlagValues } from './go-flags.js';
 
 /** What an unprovided command exits with: the usage code of our own CLI. */

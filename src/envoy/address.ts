@@ -1,7 +1,7 @@
 // Where Envoy's admin API listens. Only loopback or a Unix socket is accepted: the admin API can
 // fail health checks, drain and stop Envoy, so it must never be reachable from the network.
 import { isIP } from 'node:net';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../shared/errors.js';
 
 export type AdminAddress =
   | { readonly kind: 'tcp'; readonly host: string; readonly port: number }

@@ -4,7 +4,7 @@
 // Node's own http client: a hook's start-up reaches its first admin call without loading an HTTP
 // library (undici cost about 45 ms of a 65 ms start).
 import { Agent, request, type IncomingMessage } from 'node:http';
-import { AdminError, errorMessage } from '../errors.js';
+import { AdminError, errorMessage } from '../shared/errors.js';
 import { type AdminAddress, formatAdminAddress } from './address.js';
 
 /**

@@ -1,5 +1,5 @@
 // The things a drain needs from Envoy, expressed over its admin API.
-import { AdminError } from '../errors.js';
+import { AdminError } from '../shared/errors.js';
 import type { AdminAddress } from './address.js';
 import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
 import { countByHttpPrefix, HTTP_STATS_PATTERN, type HttpCounts } from './http-stats.js';

@@ -1,7 +1,7 @@
 // Reading connection counts out of Envoy's /stats JSON. Pure functions: the admin client fetches,
 // these decide what the numbers mean. A count that cannot be read with certainty is an error,
 // never a zero: a drain that reads "0" releases Envoy.
-import { AdminError } from '../errors.js';
+import { AdminError } from '../shared/errors.js';
 
 export interface Stat {
   readonly name: string;

@@ -11,9 +11,9 @@ import { createReadStream } from 'node:fs';
 import { chmod, copyFile, mkdir, mkdtemp, readdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { isSea } from 'node:sea';
-import { assertWritableDirectory } from '../fs-checks.js';
-import { ExitCode, UsageError, errorMessage } from '../errors.js';
-import { VERSION } from '../version.js';
+import { assertWritableDirectory } from '../handoff/fs-checks.js';
+import { ExitCode, UsageError, errorMessage } from '../shared/errors.js';
+import { VERSION } from '../shared/version.js';
 import { findRuntimeFiles, type RuntimeFiles } from './libraries.js';
 
 export const EXECUTABLE_NAME = 'envoy-shutdown-manager';

@@ -4,7 +4,7 @@
 // would be held until --ready-timeout. The watchdog notices and gives up early instead, saying
 // which of the two happened.
 import { existsSync } from 'node:fs';
-import { readDrainState } from '../drain-state.js';
+import { readDrainState } from '../handoff/drain-state.js';
 
 /** After the window, how often to look again (a drain process could still die later). */
 const RECHECK_MS = 1_000;

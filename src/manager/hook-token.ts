@@ -3,7 +3,7 @@
 // other client in the cluster knows it. Never logged.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../shared/errors.js';
 
 export const HOOK_TOKEN_HEADER = 'x-envoy-shutdown-token';
 /** Short tokens could be guessed over the network. */

@@ -2,7 +2,7 @@
 // client that opens and drops ten thousand requests, must not write a line each. The first event
 // of a kind is logged at once; more of the same kind within SUMMARY_INTERVAL_MS become one line
 // at the end of it, with the latest event's fields and how many it stands for.
-import type { Logger } from '../log.js';
+import type { Logger } from '../shared/log.js';
 
 export const SUMMARY_INTERVAL_MS = 1_000;
 

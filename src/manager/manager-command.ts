@@ -1,13 +1,13 @@
 // `envoy-shutdown-manager shutdown-manager`: the sidecar's long-running process.
 import type { Server } from 'node:http';
-import type { ShutdownConfig } from '../config.js';
+import type { ShutdownConfig } from '../cli/config.js';
 import type { ManagerConfig } from './manager-config.js';
-import { formatDuration } from '../duration.js';
-import { clearEnvoyPrestop, recordEnvoyPrestop } from '../envoy-prestop.js';
-import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../errors.js';
-import type { Logger } from '../log.js';
+import { formatDuration } from '../shared/duration.js';
+import { clearEnvoyPrestop, recordEnvoyPrestop } from '../handoff/envoy-prestop.js';
+import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
 import { runShutdown } from '../drain/shutdown-command.js';
-import { checkReadyFileDirectory, checkReadyFileReplaceable, readReadyReport, removeReadyFile } from '../ready-file.js';
+import { checkReadyFileDirectory, checkReadyFileReplaceable, readReadyReport, removeReadyFile } from '../handoff/ready-file.js';
 import { DrainWatchdog } from './drain-watchdog.js';
 import { hookTokenCheck } from './hook-token.js';
 import { ReadyWatch } from './ready-watch.js';

@@ -1,7 +1,7 @@
 // The manager's configuration, checked against the drain's where both are known.
-import { ENV, fromEnv, shutdownConfigFromEnv, type ShutdownConfig } from '../config.js';
-import { formatDuration, parseDuration } from '../duration.js';
-import { UsageError } from '../errors.js';
+import { ENV, fromEnv, shutdownConfigFromEnv, type ShutdownConfig } from '../cli/config.js';
+import { formatDuration, parseDuration } from '../shared/duration.js';
+import { UsageError } from '../shared/errors.js';
 import { parseHookToken } from './hook-token.js';
 import type { Endpoints } from './server.js';
 

@@ -3,8 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { finished } from 'node:stream/promises';
-import { formatDuration } from '../duration.js';
-import type { Logger } from '../log.js';
+import { formatDuration } from '../shared/duration.js';
+import type { Logger } from '../shared/log.js';
 import type { DrainWatchdog, NoDrain } from './drain-watchdog.js';
 import type { HookTokenCheck } from './hook-token.js';
 import { LogSummary } from './log-summary.js';

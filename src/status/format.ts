@@ -1,5 +1,5 @@
 // The status report as text for a person. Pure.
-import { formatDuration } from '../duration.js';
+import { formatDuration } from '../shared/duration.js';
 import type { StatusReport } from './status.js';
 
 export function formatStatus(report: StatusReport): string {

@@ -1,7 +1,7 @@
 // Runs `status` once, or every interval with --watch until interrupted.
 import type { StatusConfig } from './status-config.js';
 import { withEnvoy } from '../envoy/envoy-control.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode } from '../shared/errors.js';
 import { formatStatus } from './format.js';
 import { gatherStatus, type Baseline } from './status.js';
 

@@ -1,11 +1,11 @@
 // `envoy-shutdown-manager status`: where Envoy and its drain stand, for an operator.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readDrainState, type DrainInProgress, type DrainStateReading } from '../drain-state.js';
+import { readDrainState, type DrainInProgress, type DrainStateReading } from '../handoff/drain-state.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import type { ConnectionReading, EnvoyControl } from '../envoy/envoy-control.js';
 import type { ListenerCounts } from '../envoy/stats.js';
-import { errorMessage } from '../errors.js';
-import { readReadyReport, type ReadyReport } from '../ready-file.js';
+import { errorMessage } from '../shared/errors.js';
+import { readReadyReport, type ReadyReport } from '../handoff/ready-file.js';
 
 export interface StatusReport {
   readonly at: string;

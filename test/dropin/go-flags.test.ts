@@ -1,7 +1,7 @@
 // The peers' flag syntax: what cobra/pflag and kingpin accept, and what they refuse.
 import { describe, expect, it } from 'vitest';
 import { parseFlags, parseGoDuration, parseGoInt, type FlagSpecs } from '../../src/dropin/go-flags.js';
-import { UsageError } from '../../src/errors.js';
+import { UsageError } from '../../src/shared/errors.js';
 
 const SPECS: FlagSpecs = {
   'drain-timeout': { kind: 'duration', fallback: '60s' },

@@ -5,9 +5,9 @@ import { peerCalled } from '../../src/dropin/dispatch.js';
 import { egExitCode, egManagerConfig, egShutdownConfig, envoyGateway } from '../../src/dropin/envoy-gateway.js';
 import { parseFlags } from '../../src/dropin/go-flags.js';
 import { countByListener, sumActive, sumHttpActive } from '../../src/envoy/stats.js';
-import { readDrainState, writeDrainState } from '../../src/drain-state.js';
-import { ExitCode } from '../../src/errors.js';
-import { ownIdentity } from '../../src/process-identity.js';
+import { readDrainState, writeDrainState } from '../../src/handoff/drain-state.js';
+import { ExitCode } from '../../src/shared/errors.js';
+import { ownIdentity } from '../../src/shared/process-identity.js';
 import { tempDir } from '../support/cli.js';
 
 const egFlags = (command: 'shutdown' | 'shutdown-manager', args: string[]) => parseFlags(args, envoyGateway.commands[command].flags).values;

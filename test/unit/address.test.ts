@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatAdminAddress, parseAdminAddress, reachesAbstractSockets } from '../../src/envoy/address.js';
-import { UsageError } from '../../src/errors.js';
+import { UsageError } from '../../src/shared/errors.js';
 
 describe('parseAdminAddress', () => {
   it.each([

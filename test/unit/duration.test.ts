@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from '../../src/duration.js';
-import { UsageError } from '../../src/errors.js';
+import { formatDuration, parseDuration } from '../../src/shared/duration.js';
+import { UsageError } from '../../src/shared/errors.js';
 
 describe('parseDuration (Go syntax)', () => {
   it.each([

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EVIDENCE_MAX_AGE_MS, clearEnvoyPrestop, isFresh, readEnvoyPrestop, recordEnvoyPrestop, waitForEnvoyPrestop } from '../../src/envoy-prestop.js';
+import { EVIDENCE_MAX_AGE_MS, clearEnvoyPrestop, isFresh, readEnvoyPrestop, recordEnvoyPrestop, waitForEnvoyPrestop } from '../../src/handoff/envoy-prestop.js';
 import { hookTokenCheck, parseHookToken } from '../../src/manager/hook-token.js';
-import { UsageError } from '../../src/errors.js';
+import { UsageError } from '../../src/shared/errors.js';
 import { tempDir } from '../support/cli.js';
 import type { IncomingMessage } from 'node:http';
 

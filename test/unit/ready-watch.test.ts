@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ReadyWatch } from '../../src/manager/ready-watch.js';
-import { writeReadyFile } from '../../src/ready-file.js';
+import { writeReadyFile } from '../../src/handoff/ready-file.js';
 import { tempDir } from '../support/cli.js';
 
 const HOUR = 3_600_000;

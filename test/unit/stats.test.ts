@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AdminError } from '../../src/errors.js';
+import { AdminError } from '../../src/shared/errors.js';
 import { countByListener, parseStatsJson, sumAccepted, sumActive, totalConnections, type Stat } from '../../src/envoy/stats.js';
 
 describe('parseStatsJson', () => {

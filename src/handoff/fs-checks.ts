@@ -3,7 +3,7 @@
 // the same way.
 import { rm, stat, writeFile } from 'node:fs/promises';
 import { temporaryName } from './atomic-file.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../shared/errors.js';
 
 /** `what` names the directory in messages, e.g. "ready file directory". */
 export async function assertWritableDirectory(directory: string, what: string, hint: string): Promise<void> {

@@ -2,7 +2,7 @@
 // one call. Behaviour lives in the modules imported below.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DEFAULTS, ENV, shutdownConfig, type ShutdownOptions } from './config.js';
-import { managerConfig, type ManagerOptions } from './manager/manager-config.js';
+import { managerConfig, type ManagerOptions } from '../manager/manager-config.js';
 import {
   collectListenerNames,
   parseBoolean,
@@ -14,22 +14,22 @@ import {
   parseOptionalReadyFile,
   parsePositiveDuration,
   parseReadyFile,
-} from './parsers.js';
-import { statusConfig, type StatusOptions } from './status/status-config.js';
-import { runDryRun, type OptionSources } from './drain/dry-run.js';
-import { runShutdown } from './drain/shutdown-command.js';
-import { parseDuration } from './duration.js';
-import { parseAdminAddress } from './envoy/address.js';
-import { ExitCode, UsageError, errorMessage, exitCodeFor } from './errors.js';
+} from '../shared/parsers.js';
+import { statusConfig, type StatusOptions } from '../status/status-config.js';
+import { runDryRun, type OptionSources } from '../drain/dry-run.js';
+import { runShutdown } from '../drain/shutdown-command.js';
+import { parseDuration } from '../shared/duration.js';
+import { parseAdminAddress } from '../envoy/address.js';
+import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
 import { INSTALL_HELP, MANAGER_HELP, SHORT_USAGE, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
-import { installConfig, runInstall } from './install/install-command.js';
-import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from './log.js';
-import { runManager } from './manager/manager-command.js';
+import { installConfig, runInstall } from '../install/install-command.js';
+import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from '../shared/log.js';
+import { runManager } from '../manager/manager-command.js';
 import { checkShutdownFlags } from './flag-checks.js';
-import { hookLogMirror } from './process.js';
-import { onTerminationSignal, signalExitCode } from './signals.js';
-import { OUTPUT_FORMATS, runStatus, type OutputFormat } from './status/status-command.js';
-import { VERSION } from './version.js';
+import { hookLogMirror } from './hook-log.js';
+import { onTerminationSignal, signalExitCode } from '../shared/signals.js';
+import { OUTPUT_FORMATS, runStatus, type OutputFormat } from '../status/status-command.js';
+import { VERSION } from '../shared/version.js';
 
 interface GlobalOptions {
   readonly logLevel: LogLevel;

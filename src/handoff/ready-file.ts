@@ -4,13 +4,12 @@ import { closeSync, lstatSync, openSync, readSync, rmSync, type Stats } from 'no
 import { dirname } from 'node:path';
 import { writeFileAtomically } from './atomic-file.js';
 import { assertWritableDirectory } from './fs-checks.js';
-import { ShutdownManagerError, UsageError, errorMessage } from './errors.js';
+import { ShutdownManagerError, UsageError, errorMessage } from '../shared/errors.js';
 import { readSmallFile } from './small-file.js';
+import type { DrainResult } from '../drain/result.js';
 
 /** Where the file lives unless --ready-file says otherwise (an emptyDir shared by both containers). */
 export const DEFAULT_READY_FILE = '/tmp/shutdown-ready';
-
-export type DrainResult = 'drained' | 'timeout' | 'envoy-unreachable';
 
 /** What the file says about how the drain ended, for the manager's log. */
 export interface ReadyReport {

@@ -3,7 +3,7 @@
 // gets a warning line instead.
 import type { Command } from 'commander';
 import { ENV } from './config.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../shared/errors.js';
 
 export interface ShutdownFlags {
   readonly dryRun?: boolean;

@@ -2,7 +2,7 @@
 // message naming the bad value; commander turns that into one line on stderr.
 import { isIP } from 'node:net';
 import { parseDuration } from './duration.js';
-import { CONNECTION_SOURCES, type ConnectionSource } from './envoy/stats.js';
+import { CONNECTION_SOURCES, type ConnectionSource } from '../envoy/stats.js';
 import { UsageError } from './errors.js';
 
 export function parsePositiveDuration(text: string): number {

@@ -4,12 +4,12 @@
 // now belongs to another process, is a drain that ended without finishing, never a running one.
 import { rm } from 'node:fs/promises';
 import { writeFileAtomically } from './atomic-file.js';
-import { processState, type ProcessIdentity } from './process-identity.js';
+import { processState, type ProcessIdentity } from '../shared/process-identity.js';
 import { readSmallFile } from './small-file.js';
 
 export interface DrainInProgress {
   readonly pid: number;
-  /** The process's start time (see process-identity.ts): with the pid, it names the process. */
+  /** The process's start time (see shared/process-identity.ts): with the pid, it names the process. */
   readonly pidStartTime?: string;
   readonly startedAt: string;
   /** `hook`: run as a preStop hook; `manual`: by hand (kubectl exec). */

@@ -1,11 +1,11 @@
 // Every default, every environment variable name, and the `shutdown` configuration with its
 // cross-option rules. Values are validated here, before any I/O.
-import { parseAdminAddress, type AdminAddress } from './envoy/address.js';
-import type { ConnectionSource } from './envoy/stats.js';
-import { UsageError } from './errors.js';
-import { parseDuration } from './duration.js';
-import { collectListenerNames, parseBoolean, parseConnectionSource, parseCount, parsePositiveDuration } from './parsers.js';
-import { DEFAULT_READY_FILE } from './ready-file.js';
+import { parseAdminAddress, type AdminAddress } from '../envoy/address.js';
+import type { ConnectionSource } from '../envoy/stats.js';
+import { UsageError } from '../shared/errors.js';
+import { parseDuration } from '../shared/duration.js';
+import { collectListenerNames, parseBoolean, parseConnectionSource, parseCount, parsePositiveDuration } from '../shared/parsers.js';
+import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
 
 export const DEFAULTS = {
   adminAddress: '127.0.0.1:19000',

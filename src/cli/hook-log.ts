@@ -1,5 +1,5 @@
 // How this process relates to its container: where a hook's logs must go. Signals live in
-// signals.ts, which the entry point loads before anything else.
+// shared/signals.ts, which the entry point loads before anything else.
 import { DEFAULT_HOOK_LOG_PATH, ENV } from './config.js';
 
 /**

@@ -1,0 +1,4 @@
+// Envoy's admin API: address parsing, the bounded HTTP client, the calls a drain makes
+// (envoy-control.ts) and the parsing of their stats (stats.ts, http-stats.ts; pure).
+export { createAdminClient } from './admin-client.js';
+export { withEnvoy } from './envoy-control.js';

@@ -1,0 +1,2 @@
+// The `status` command: reads the hand-off files and Envoy's counts, and formats a report.
+export { runStatus } from './status-command.js';
