@@ -1,6 +1,7 @@
 // Just enough of ELF64 to learn what a dynamically linked executable needs at run time: its
 // program interpreter (the dynamic loader) and its DT_NEEDED libraries. Reads only the headers
 // and the dynamic section, never the whole (100 MB) file.
+import { ElfError } from '../shared/errors.js';
 
 export interface ElfDependencies {
   /** PT_INTERP, e.g. /lib64/ld-linux-x86-64.so.2; undefined for a static or loader-less object. */
@@ -25,7 +26,6 @@ const DT_STRTAB = 5n;
 const DT_RPATH = 15n;
 const DT_RUNPATH = 29n;
 
-export class ElfError extends Error {}
 
 interface Segment {
   readonly type: number;

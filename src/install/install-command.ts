@@ -12,7 +12,7 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, rename, rm, stat, symlink } f
 import { basename, join } from 'node:path';
 import { isSea } from 'node:sea';
 import { assertWritableDirectory } from '../handoff/fs-checks.js';
-import { ExitCode, UsageError, errorMessage } from '../shared/errors.js';
+import { ExitCode, InstallError, UsageError, errorMessage } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import { findRuntimeFiles, type RuntimeFiles } from './libraries.js';
 
@@ -58,7 +58,7 @@ export async function runInstall(config: InstallConfig, write: (line: string) =>
     try {
       await copyLayout(staging, executable, runtime);
       const failure = verify(staging, runtime.loader.name);
-      if (failure !== undefined) throw new Error(`the copy does not run: ${failure}`);
+      if (failure !== undefined) throw new InstallError(`the copy does not run: ${failure}`);
       await rm(target, { recursive: true, force: true });
       await rename(staging, target);
     } catch (error) {

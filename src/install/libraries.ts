@@ -2,7 +2,8 @@
 // the loader itself would look for them, from the ELF files on this system: nothing guessed.
 import { open, realpath, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { EM_X86_64, ElfError, readElfDependencies, type ElfDependencies } from './elf.js';
+import { ElfError } from '../shared/errors.js';
+import { EM_X86_64, readElfDependencies, type ElfDependencies } from './elf.js';
 
 /** The loader's default search path on Debian-style x86-64 systems (distroless included). */
 export const DEFAULT_LIBRARY_DIRS = ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib'];

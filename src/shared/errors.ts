@@ -27,7 +27,9 @@ export type ErrorCode =
   | 'ESM_ADMIN_TIMEOUT'
   | 'ESM_ADMIN_STATUS'
   | 'ESM_ADMIN_BAD_RESPONSE'
-  | 'ESM_READY_FILE';
+  | 'ESM_READY_FILE'
+  | 'ESM_ELF_UNUSABLE'
+  | 'ESM_INSTALL_FAILED';
 
 export class ShutdownManagerError extends Error {
   constructor(
@@ -65,6 +67,25 @@ export class AdminError extends ShutdownManagerError {
   }
 }
 
+/** The copy `install` made cannot be completed or does not run: nothing was switched. */
+export class InstallError extends ShutdownManagerError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ESM_INSTALL_FAILED', message, options);
+    this.name = 'InstallError';
+  }
+}
+
+/**
+ * An executable whose ELF headers `install` cannot use (not ELF, wrong machine, a library not
+ * found). Not foreseen for the image's own executable, so it stays an unexpected failure.
+ */
+export class ElfError extends ShutdownManagerError {
+  constructor(message: string) {
+    super('ESM_ELF_UNUSABLE', message);
+    this.name = 'ElfError';
+  }
+}
+
 /** One line for a log field or stderr. Our own errors already say everything; others get their code. */
 export function errorMessage(error: unknown): string {
   if (error instanceof ShutdownManagerError) return error.message;
@@ -83,6 +104,7 @@ export function errorMessage(error: unknown): string {
 export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof UsageError) return ExitCode.Usage;
   if (error instanceof AdminError) return ExitCode.EnvoyUnreachable;
+  if (error instanceof InstallError) return ExitCode.InstallFailed;
   if (error instanceof ShutdownManagerError && error.code === 'ESM_READY_FILE') return ExitCode.ReadyFileFailed;
   return ExitCode.Unexpected;
 }
