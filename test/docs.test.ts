@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ENV } from '../src/cli/config.js';
+import { shutdownOptionsMarkdown } from '../src/cli/shutdown-options.js';
 import { runCli } from './support/cli.js';
 
 const README = readFileSync('README.md', 'utf8');
@@ -11,6 +12,12 @@ const SUBCOMMANDS = ['shutdown', 'shutdown-manager', 'status', 'install'];
 describe('README', () => {
   it.each(Object.values(ENV))('documents %s', (name) => {
     expect(README).toContain(name);
+  });
+
+  it("holds shutdown's options table exactly as its option table renders it", () => {
+    const start = README.indexOf('| flag | default | environment variable | meaning |', README.indexOf('## `shutdown`'));
+    expect(start).toBeGreaterThan(0);
+    expect(README.slice(start, README.indexOf('\n\n', start))).toBe(shutdownOptionsMarkdown());
   });
 
   it.each(SUBCOMMANDS)('documents every flag of %s', async (subcommand) => {

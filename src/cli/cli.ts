@@ -7,11 +7,9 @@ import {
   collectListenerNames,
   parseBoolean,
   parseConnectionSource,
-  parseCount,
   parseHost,
   parseListenPort,
   parseMaxWaiters,
-  parseOptionalReadyFile,
   parsePositiveDuration,
   parseReadyFile,
 } from '../shared/parsers.js';
@@ -26,6 +24,7 @@ import { installConfig, runInstall } from '../install/install-command.js';
 import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from '../shared/log.js';
 import { runManager } from '../manager/manager-command.js';
 import { checkShutdownFlags } from './flag-checks.js';
+import { SHUTDOWN_OPTIONS, type ShutdownOptionSpec } from './shutdown-options.js';
 import { hookLogMirror } from './hook-log.js';
 import { onTerminationSignal, signalExitCode } from '../shared/signals.js';
 import { OUTPUT_FORMATS, runStatus, type OutputFormat } from '../status/status-command.js';
@@ -69,41 +68,25 @@ function buildProgram(setExitCode: (code: number) => void): Command {
   // Flags seen on the command line, negated ones included: commander keeps only the last of two
   // that set the same value, so a contradiction would pass unnoticed.
   const seen = new Set<string>();
-  program
+  const shutdown = program
     .command('shutdown')
     .on('option:ready-file', () => seen.add('ready-file'))
     .on('option:no-ready-file', () => seen.add('no-ready-file'))
     .summary("fail Envoy's health check, drain it, then write the ready file")
     .description(SHUTDOWN_HELP.description)
-    .addOption(adminAddressOption())
-    .addOption(option('--drain-timeout <duration>', "longest drain; keep it below the pod's terminationGracePeriodSeconds and the manager's --ready-timeout", parsePositiveDuration, DEFAULTS.drainTimeout, ENV.drainTimeout))
-    .addOption(option('--min-drain-duration <duration>', 'never finish sooner, so load balancers stop sending new connections first', parseDuration, DEFAULTS.minDrainDuration, ENV.minDrainDuration))
-    .addOption(option('--exit-at-connections <n>', 'finish once the count is at or under this', parseCount, String(DEFAULTS.exitAtConnections), ENV.exitAtConnections))
-    .addOption(option('--check-interval <duration>', 'read the count (and log progress) at least this often', parsePositiveDuration, DEFAULTS.checkInterval, ENV.checkInterval))
-    .addOption(option('--health-check-failure-delay <duration>', 'above 0: start the drain first, fail the health check after this delay (skipped if the drain is over)', parseDuration, DEFAULTS.healthCheckFailureDelay, ENV.healthCheckFailureDelay))
-    .addOption(option('--quiet-period <duration>', 'above 0: also wait until no new connection was accepted on the counted listeners for this long (0: off)', parseDuration, DEFAULTS.quietPeriod, ENV.quietPeriod))
-    .addOption(flag('--ignore-idle-connections', 'with --quiet-period: once the drain may end and no request arrived for the quiet period, count only connections with a request in flight', ENV.ignoreIdleConnections))
-    .addOption(option('--ready-file <path>', `file written when the drain ends; the manager's /shutdown/ready waits for it ("": none)`, parseOptionalReadyFile, DEFAULTS.readyFile, ENV.readyFile))
-    .addOption(new Option('--no-ready-file', "sidecar-less mode (the hook runs in Envoy's own container): write no ready file; Envoy's SIGTERM follows this command's return"))
-    .addOption(connectionsOption())
-    .addOption(ignoreListenerOption())
-    .addOption(adminTimeoutOption())
-    .addOption(flag('--require-envoy-prestop', "for the sidecar's hook: drain only once Envoy's own preStop hook has reached the manager (the pod is terminating); otherwise exit 0 and leave Envoy serving", ENV.requireEnvoyPrestop))
-    .addOption(option('--envoy-prestop-wait <duration>', "with --require-envoy-prestop: how long to wait for Envoy's preStop hook to reach the manager", parseDuration, DEFAULTS.envoyPrestopWait, ENV.envoyPrestopWait))
-    .option('--dry-run', 'print the effective configuration, the plan and the current counts; change nothing')
-    .addOption(outputOption('with --dry-run: text for people, json for scripts'))
-    .addHelpText('after', SHUTDOWN_HELP.after)
-    .action(async (options: ShutdownOptions & { dryRun?: boolean; output: OutputFormat }, command: Command) => {
-      checkShutdownFlags(command, options, seen);
-      const config = shutdownConfig(options);
-      const signal = interruptSignal();
-      if (options.dryRun === true) {
-        setExitCode(await runDryRun(config, optionSources(command), options.output, signal));
-        return;
-      }
-      const log = createLogger(logOptions(command, hookLogMirror())).child({ component: 'shutdown' });
-      setExitCode(await runShutdown(config, log, signal));
-    });
+    .addHelpText('after', SHUTDOWN_HELP.after);
+  for (const spec of Object.values(SHUTDOWN_OPTIONS)) shutdown.addOption(fromSpec(spec));
+  shutdown.action(async (options: ShutdownOptions & { dryRun?: boolean; output: OutputFormat }, command: Command) => {
+    checkShutdownFlags(command, options, seen);
+    const config = shutdownConfig(options);
+    const signal = interruptSignal();
+    if (options.dryRun === true) {
+      setExitCode(await runDryRun(config, optionSources(command), options.output, signal));
+      return;
+    }
+    const log = createLogger(logOptions(command, hookLogMirror())).child({ component: 'shutdown' });
+    setExitCode(await runShutdown(config, log, signal));
+  });
 
   program
     .command('shutdown-manager')
@@ -156,6 +139,24 @@ function buildProgram(setExitCode: (code: number) => void): Command {
     });
 
   return program;
+}
+
+/** A commander option from its row in the option table. */
+function fromSpec(spec: ShutdownOptionSpec): Option {
+  const parse = usage((spec.parse ?? String) as (text: string, previous: unknown) => unknown);
+  switch (spec.kind) {
+    case 'value':
+      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(spec.parse?.(spec.fallback ?? '', undefined as never), spec.fallback);
+    case 'switch':
+      return new Option(`${spec.flags} [boolean]`, spec.help).env(spec.env ?? '').preset('true').argParser(parse).default(false);
+    case 'list':
+      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default([] as string[], spec.defaultDoc);
+    case 'choice':
+      return new Option(spec.flags, spec.help).choices(spec.choices ?? []).default(spec.fallback);
+    case 'negation':
+    case 'plain':
+      return new Option(spec.flags, spec.help);
+  }
 }
 
 // Options shared by several subcommands, so they read the same environment variables.

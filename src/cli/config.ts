@@ -1,25 +1,20 @@
-// Every default, every environment variable name, and the `shutdown` configuration with its
-// cross-option rules. Values are validated here, before any I/O.
-import { parseAdminAddress, type AdminAddress } from '../envoy/address.js';
+// Every default, every environment variable name (`shutdown`'s from its option table), and the
+// `shutdown` configuration with its cross-option rules. Values are validated here, before any I/O.
+import type { AdminAddress } from '../envoy/address.js';
 import type { ConnectionSource } from '../envoy/stats.js';
 import { UsageError } from '../shared/errors.js';
-import { parseDuration } from '../shared/duration.js';
-import { collectListenerNames, parseBoolean, parseConnectionSource, parseCount, parsePositiveDuration } from '../shared/parsers.js';
-import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
+import { collectListenerNames } from '../shared/parsers.js';
+import { SHUTDOWN_OPTIONS, type ShutdownOptionName, type ShutdownOptionSpec } from './shutdown-options.js';
 
+const OPTIONS = SHUTDOWN_OPTIONS;
+
+/** Defaults of the options other commands share with `shutdown` (whose own live in its table), and of theirs. */
 export const DEFAULTS = {
-  adminAddress: '127.0.0.1:19000',
-  drainTimeout: '60s',
-  minDrainDuration: '10s',
-  exitAtConnections: 0,
-  checkInterval: '1s',
-  healthCheckFailureDelay: '0s',
-  quietPeriod: '0s',
-  envoyPrestopWait: '10s',
+  adminAddress: OPTIONS.adminAddress.fallback,
+  readyFile: OPTIONS.readyFile.fallback,
+  connections: OPTIONS.connections.fallback satisfies ConnectionSource,
+  adminTimeout: OPTIONS.adminTimeout.fallback,
   drainStartTimeout: '15s',
-  readyFile: DEFAULT_READY_FILE,
-  connections: 'total' as ConnectionSource,
-  adminTimeout: '2s',
   /** The port Envoy's preStop httpGet calls; Envoy Gateway's choice, kept so manifests carry over. */
   port: 19002,
   readyTimeout: '70s',
@@ -31,23 +26,23 @@ export const DEFAULTS = {
 
 /** Each option's environment variable. Flags win over these; these win over defaults. */
 export const ENV = {
-  adminAddress: 'ENVOY_SHUTDOWN_ADMIN_ADDRESS',
-  drainTimeout: 'ENVOY_SHUTDOWN_DRAIN_TIMEOUT',
-  minDrainDuration: 'ENVOY_SHUTDOWN_MIN_DRAIN_DURATION',
-  exitAtConnections: 'ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS',
-  checkInterval: 'ENVOY_SHUTDOWN_CHECK_INTERVAL',
-  healthCheckFailureDelay: 'ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY',
-  quietPeriod: 'ENVOY_SHUTDOWN_QUIET_PERIOD',
-  ignoreIdleConnections: 'ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS',
-  requireEnvoyPrestop: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP',
-  envoyPrestopWait: 'ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT',
+  adminAddress: OPTIONS.adminAddress.env,
+  drainTimeout: OPTIONS.drainTimeout.env,
+  minDrainDuration: OPTIONS.minDrainDuration.env,
+  exitAtConnections: OPTIONS.exitAtConnections.env,
+  checkInterval: OPTIONS.checkInterval.env,
+  healthCheckFailureDelay: OPTIONS.healthCheckFailureDelay.env,
+  quietPeriod: OPTIONS.quietPeriod.env,
+  ignoreIdleConnections: OPTIONS.ignoreIdleConnections.env,
+  requireEnvoyPrestop: OPTIONS.requireEnvoyPrestop.env,
+  envoyPrestopWait: OPTIONS.envoyPrestopWait.env,
+  readyFile: OPTIONS.readyFile.env,
+  connections: OPTIONS.connections.env,
+  ignoreListeners: OPTIONS.ignoreListener.env,
+  adminTimeout: OPTIONS.adminTimeout.env,
   drainStartTimeout: 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT',
   hookToken: 'ENVOY_SHUTDOWN_HOOK_TOKEN',
   drainEndpoint: 'ENVOY_SHUTDOWN_DRAIN_ENDPOINT',
-  readyFile: 'ENVOY_SHUTDOWN_READY_FILE',
-  connections: 'ENVOY_SHUTDOWN_CONNECTIONS',
-  ignoreListeners: 'ENVOY_SHUTDOWN_IGNORE_LISTENERS',
-  adminTimeout: 'ENVOY_SHUTDOWN_ADMIN_TIMEOUT',
   port: 'ENVOY_SHUTDOWN_PORT',
   host: 'ENVOY_SHUTDOWN_HOST',
   readyTimeout: 'ENVOY_SHUTDOWN_READY_TIMEOUT',
@@ -148,26 +143,33 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
  * no command line reaches it.
  */
 export function shutdownConfigFromEnv(env: NodeJS.ProcessEnv, readyFile: string): ShutdownConfig {
-  const read = <T>(key: keyof typeof ENV, parse: (text: string) => T, fallback: string): T => {
-    const text = env[ENV[key]];
-    return text === undefined ? parse(fallback) : fromEnv(ENV[key], text, parse);
+  const read = <K extends EnvRead>(key: K): Parsed<K> => {
+    const option: ShutdownOptionSpec = OPTIONS[key];
+    const parse = option.parse as (text: string) => Parsed<K>;
+    const name = option.env ?? '';
+    const text = env[name];
+    return text === undefined ? parse(option.fallback ?? 'false') : fromEnv(name, text, parse);
   };
   return shutdownConfig({
-    adminAddress: read('adminAddress', parseAdminAddress, DEFAULTS.adminAddress),
-    drainTimeout: read('drainTimeout', parsePositiveDuration, DEFAULTS.drainTimeout),
-    minDrainDuration: read('minDrainDuration', parseDuration, DEFAULTS.minDrainDuration),
-    exitAtConnections: read('exitAtConnections', parseCount, String(DEFAULTS.exitAtConnections)),
-    checkInterval: read('checkInterval', parsePositiveDuration, DEFAULTS.checkInterval),
-    healthCheckFailureDelay: read('healthCheckFailureDelay', parseDuration, DEFAULTS.healthCheckFailureDelay),
-    quietPeriod: read('quietPeriod', parseDuration, DEFAULTS.quietPeriod),
-    ignoreIdleConnections: read('ignoreIdleConnections', parseBoolean, 'false'),
+    adminAddress: read('adminAddress'),
+    drainTimeout: read('drainTimeout'),
+    minDrainDuration: read('minDrainDuration'),
+    exitAtConnections: read('exitAtConnections'),
+    checkInterval: read('checkInterval'),
+    healthCheckFailureDelay: read('healthCheckFailureDelay'),
+    quietPeriod: read('quietPeriod'),
+    ignoreIdleConnections: read('ignoreIdleConnections'),
     readyFile,
-    connections: read('connections', parseConnectionSource, DEFAULTS.connections),
+    connections: read('connections'),
     ignoreListener: env[ENV.ignoreListeners] === undefined ? [] : fromEnv(ENV.ignoreListeners, env[ENV.ignoreListeners] ?? '', (text) => collectListenerNames(text)),
-    adminTimeout: read('adminTimeout', parsePositiveDuration, DEFAULTS.adminTimeout),
+    adminTimeout: read('adminTimeout'),
     envoyPrestopWait: 0,
   });
 }
+
+/** The options the manager's env-only drain reads (the ready file and the hook's own are its to set). */
+type EnvRead = Exclude<ShutdownOptionName, 'readyFile' | 'noReadyFile' | 'ignoreListener' | 'requireEnvoyPrestop' | 'envoyPrestopWait' | 'dryRun' | 'output'>;
+type Parsed<K extends EnvRead> = (typeof OPTIONS)[K] extends { readonly parse: (text: string) => infer R } ? R : never;
 
 /** Parses one environment variable, naming it in the error. */
 export function fromEnv<T>(name: string, text: string, parse: (text: string) => T): T {

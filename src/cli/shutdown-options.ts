@@ -1,0 +1,192 @@
+// The one table of `shutdown`'s options. Commander's wiring, the environment variables, --help,
+// --dry-run's sources, the manager's env-only drain config and the README's options table are all
+// derived from it: adding an option is one entry here plus its behaviour.
+import { parseAdminAddress } from '../envoy/address.js';
+import { parseDuration } from '../shared/duration.js';
+import { collectListenerNames, parseBoolean, parseConnectionSource, parseCount, parseOptionalReadyFile, parsePositiveDuration } from '../shared/parsers.js';
+import { OUTPUT_FORMATS } from '../status/status-command.js';
+import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
+
+/**
+ * `value`: takes an argument, parsed by `parse`; `switch`: a boolean that an environment variable
+ * can also set (`VAR=false` means false); `list`: repeatable; `negation`: a `--no-` flag;
+ * `plain`: a flag without variable or default; `choice`: one of `choices`.
+ */
+export type OptionKind = 'value' | 'switch' | 'list' | 'negation' | 'plain' | 'choice';
+
+export interface ShutdownOptionSpec {
+  /** Commander's flags, e.g. `--drain-timeout <duration>`. */
+  readonly flags: string;
+  readonly kind: OptionKind;
+  readonly env?: string;
+  /** The default as a user would write it; parsed by `parse`. */
+  readonly fallback?: string;
+  /** The README's default cell, when the plain default says too little. */
+  readonly defaultDoc?: string;
+  readonly parse?: (text: string, previous: never) => unknown;
+  readonly choices?: readonly string[];
+  /** One line for --help. */
+  readonly help: string;
+  /** The README's meaning cell (Markdown); the help line when absent. */
+  readonly doc?: string;
+}
+
+export const SHUTDOWN_OPTIONS = {
+  adminAddress: {
+    flags: '--admin-address <addr>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_ADMIN_ADDRESS',
+    fallback: '127.0.0.1:19000',
+    parse: parseAdminAddress,
+    help: "Envoy's admin API: host:port, [v6]:port, http://host:port or unix:/path; loopback only",
+    doc: "Envoy's admin API: `host:port`, `[v6]:port`, `http://host:port`, `unix:/path` (or a bare absolute path; `unix:@name` for the abstract namespace, which needs Node 24 as in the executable and image: Node 20 cannot reach it and gets a usage error). Loopback or a Unix socket only; `localhost` means `127.0.0.1`.",
+  },
+  drainTimeout: {
+    flags: '--drain-timeout <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_DRAIN_TIMEOUT',
+    fallback: '60s',
+    parse: parsePositiveDuration,
+    help: "longest drain; keep it below the pod's terminationGracePeriodSeconds and the manager's --ready-timeout",
+    doc: "Longest drain. Keep it below the manager's `--ready-timeout` and the pod's grace period.",
+  },
+  minDrainDuration: {
+    flags: '--min-drain-duration <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_MIN_DRAIN_DURATION',
+    fallback: '10s',
+    parse: parseDuration,
+    help: 'never finish sooner, so load balancers stop sending new connections first',
+  },
+  exitAtConnections: {
+    flags: '--exit-at-connections <n>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS',
+    fallback: '0',
+    parse: parseCount,
+    help: 'finish once the count is at or under this',
+  },
+  checkInterval: {
+    flags: '--check-interval <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_CHECK_INTERVAL',
+    fallback: '1s',
+    parse: parsePositiveDuration,
+    help: 'read the count (and log progress) at least this often',
+    doc: 'Read the count at least this often; one progress log line per interval.',
+  },
+  healthCheckFailureDelay: {
+    flags: '--health-check-failure-delay <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY',
+    fallback: '0s',
+    parse: parseDuration,
+    help: 'above 0: start the drain first, fail the health check after this delay (skipped if the drain is over)',
+    doc: 'Above 0: start the drain first and fail the health check after this delay, unless the drain is already over.',
+  },
+  quietPeriod: {
+    flags: '--quiet-period <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_QUIET_PERIOD',
+    fallback: '0s',
+    defaultDoc: '`0s` (off)',
+    parse: parseDuration,
+    help: 'above 0: also wait until no new connection was accepted on the counted listeners for this long (0: off)',
+    doc: 'Also wait until no new connection was accepted on the counted listeners for this long. See below.',
+  },
+  ignoreIdleConnections: {
+    flags: '--ignore-idle-connections',
+    kind: 'switch',
+    env: 'ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS',
+    parse: parseBoolean,
+    help: 'with --quiet-period: once the drain may end and no request arrived for the quiet period, count only connections with a request in flight',
+    doc: 'Needs `--quiet-period`. Once the drain may end and no request arrived for the quiet period, count only connections with a request in flight: idle keep-alive connections no longer hold the drain. See below; the chart turns it on.',
+  },
+  readyFile: {
+    flags: '--ready-file <path>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_READY_FILE',
+    fallback: DEFAULT_READY_FILE,
+    parse: parseOptionalReadyFile,
+    help: `file written when the drain ends; the manager's /shutdown/ready waits for it ("": none)`,
+    doc: 'Written when the drain ends; must be on a volume both containers share (an `emptyDir`). `""` means none. A file already there that is not a ready file this tool wrote (a directory, a device, a symlink, anything else) is refused, never replaced. File name at most 219 bytes.',
+  },
+  noReadyFile: {
+    flags: '--no-ready-file',
+    kind: 'negation',
+    help: "sidecar-less mode (the hook runs in Envoy's own container): write no ready file; Envoy's SIGTERM follows this command's return",
+    doc: "Sidecar-less mode: no ready file; Envoy's SIGTERM follows this command's return. Refused together with `--ready-file`.",
+  },
+  connections: {
+    flags: '--connections <source>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_CONNECTIONS',
+    fallback: 'total',
+    parse: parseConnectionSource,
+    help: 'total: server.total_connections; listeners: live listener gauges (faster, safer; see below)',
+    doc: '`total` or `listeners`: where the count comes from (below).',
+  },
+  ignoreListener: {
+    flags: '--ignore-listener <name>',
+    kind: 'list',
+    env: 'ENVOY_SHUTDOWN_IGNORE_LISTENERS',
+    defaultDoc: 'none',
+    parse: collectListenerNames,
+    help: 'never count this listener (its stat prefix, exact), in --connections listeners and in new connections (--quiet-period, status); repeatable, comma-separated in the env var',
+    doc: 'Never count this listener (its stat prefix, matched exactly). Repeatable; comma-separated in the variable. With `total` it only leaves the listener out of the new connections a `--quiet-period` counts; with `total` and no quiet period it does nothing, so the flag is refused and the variable gets one warning line.',
+  },
+  adminTimeout: {
+    flags: '--admin-timeout <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_ADMIN_TIMEOUT',
+    fallback: '2s',
+    parse: parsePositiveDuration,
+    help: 'bound on each admin API call',
+    doc: 'Bound on each admin API call (its answer is also capped at 1 MiB).',
+  },
+  requireEnvoyPrestop: {
+    flags: '--require-envoy-prestop',
+    kind: 'switch',
+    env: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP',
+    parse: parseBoolean,
+    help: "for the sidecar's hook: drain only once Envoy's own preStop hook has reached the manager (the pod is terminating); otherwise exit 0 and leave Envoy serving",
+    doc: "For the sidecar's hook: drain only once Envoy's own preStop hook has reached the manager (the pod is terminating); otherwise exit 0 and leave Envoy serving. See [Safety by design](#safety-by-design).",
+  },
+  envoyPrestopWait: {
+    flags: '--envoy-prestop-wait <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT',
+    fallback: '10s',
+    parse: parseDuration,
+    help: "with --require-envoy-prestop: how long to wait for Envoy's preStop hook to reach the manager",
+    doc: 'How long the hook waits for the envoy-prestop record. As a flag, refused without `--require-envoy-prestop`.',
+  },
+  dryRun: {
+    flags: '--dry-run',
+    kind: 'plain',
+    help: 'print the effective configuration, the plan and the current counts; change nothing',
+    doc: 'Print the effective configuration (and where each value came from), the steps a drain would take and the current counts; change nothing.',
+  },
+  output: {
+    flags: '--output <format>',
+    kind: 'choice',
+    fallback: 'text',
+    choices: OUTPUT_FORMATS,
+    help: 'with --dry-run: text for people, json for scripts',
+    doc: 'Format of `--dry-run` (`text` or `json`); refused without it.',
+  },
+} as const satisfies Readonly<Record<string, ShutdownOptionSpec>>;
+
+export type ShutdownOptionName = keyof typeof SHUTDOWN_OPTIONS;
+
+/** The README's options table for `shutdown`, row by row as the README holds it. */
+export function shutdownOptionsMarkdown(): string {
+  const cell = (text: string): string => text.replace(/\|/g, '\\|');
+  const rows = Object.values(SHUTDOWN_OPTIONS).map((option: ShutdownOptionSpec) => {
+    const defaultCell = option.defaultDoc ?? (option.fallback !== undefined ? `\`${option.fallback}\`` : option.kind === 'switch' ? 'off' : '');
+    const env = option.env === undefined ? '' : `\`${option.env}\``;
+    const doc = option.doc ?? `${option.help.charAt(0).toUpperCase()}${option.help.slice(1)}.`;
+    return `| \`${cell(option.flags)}\` | ${cell(defaultCell)} | ${env} | ${cell(doc)} |`;
+  });
+  return ['| flag | default | environment variable | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
