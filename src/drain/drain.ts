@@ -1,6 +1,6 @@
 // The drain sequence: fail Envoy's health check, start a graceful drain, then read the connection
 // count until the policy says the drain is over. Only I/O and timing live here; every decision
-// is made by the pure functions in policy.ts.
+// is made by the pure functions in progress.ts and policy.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyControl } from '../envoy/envoy-control.js';
 import type { ConnectionSource } from '../envoy/stats.js';
@@ -8,18 +8,8 @@ import { isEnvoyGone } from '../envoy/admin-client.js';
 import { AdminError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { DrainResult } from './result.js';
-import { countToDecideOn, inFlight, liveConnections, requestsReceived } from './count.js';
-import {
-  type DrainPolicy,
-  decideDrain,
-  earliestFinishMs,
-  envoyGone,
-  newConnectionsBetween,
-  nextReadDelay,
-  readTimeoutMs,
-  startGiveUpMs,
-  startRetryDelayMs,
-} from './policy.js';
+import { type DrainPolicy, nextReadDelay, readTimeoutMs, startGiveUpMs, startRetryDelayMs } from './policy.js';
+import { INITIAL_STATE, decide, observe, type DrainEvent, type Reading } from './progress.js';
 
 export interface DrainOptions extends DrainPolicy {
   /** 0: fail the health check first. Above 0: drain first, fail the health check after this delay unless the drain is over. */
@@ -43,12 +33,11 @@ export interface DrainDeps {
   readonly log: Logger;
   /** Aborted by SIGINT/SIGTERM: stop at the next await and report `interrupted`. */
   readonly signal: AbortSignal;
-  readonly now?: () => number;
 }
 
 export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<DrainOutcome> {
   const { envoy, log, signal } = deps;
-  const now = deps.now ?? Date.now;
+  const now = Date.now;
   // The drain's clock starts when Envoy has answered the first call that changes it (the health
   // check failure, or the drain itself when that comes first): Envoy never fails its health check
   // for less than the minimum drain, however slow that call or its retries were.
@@ -94,97 +83,31 @@ async function pollUntilDrained(
   remember: (count: number | null) => void,
   outcome: (result: DrainOutcome['result']) => DrainOutcome,
 ): Promise<DrainOutcome> {
-  const quietPeriodOn = options.quietPeriodMs > 0;
-  let refusedReads = 0;
-  let minimumLogged = false;
-  let quietReachedLogged = false;
-  let lastProgressAt = -Infinity;
-  let idleLogged = false;
-  let flushWaitLogged = false;
-  let lastNewConnectionMs = 0;
-  let accepted: number | undefined;
-  let requests: number | undefined;
-  let flushBaselineS: number | undefined;
-  if (quietPeriodOn) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');
+  const say = (events: readonly DrainEvent[]): void => {
+    for (const { level, fields, msg } of events) log[level](fields, msg);
+  };
+  if (options.quietPeriodMs > 0) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');
+  let state = INITIAL_STATE;
   for (;;) {
-    let connections: number | undefined;
-    /** While the total gauge is older than the drain: the most it and the live gauges say; never decided on. */
-    let unconfirmed: number | undefined;
+    let reading: Reading;
     try {
-      const reading = await envoy.readConnections(signal, readTimeoutMs(options, elapsed(), options.adminTimeoutMs));
-      refusedReads = 0;
-      flushBaselineS ??= reading.uptimeS;
-      if (quietPeriodOn) {
-        const freshConnections = reading.accepted === undefined ? 0 : newConnectionsBetween(accepted, reading.accepted);
-        accepted = reading.accepted ?? accepted;
-        const received = options.ignoreIdleConnections ? requestsReceived(reading) : undefined;
-        const freshRequests = received === undefined ? 0 : newConnectionsBetween(requests, received);
-        requests = received ?? requests;
-        if (freshConnections > 0 || freshRequests > 0) {
-          lastNewConnectionMs = elapsed();
-          quietReachedLogged = false;
-          const fields = { newConnections: freshConnections, ...(options.ignoreIdleConnections ? { newRequests: freshRequests } : {}), elapsedMs: Math.round(lastNewConnectionMs) };
-          log.info(fields, freshConnections > 0 ? 'new connections arrived: quiet period restarted' : 'new requests arrived: quiet period restarted');
-        }
-      }
-      const idleIgnored = options.ignoreIdleConnections && elapsed() >= earliestFinishMs(options, lastNewConnectionMs);
-      connections = countToDecideOn(reading, { source: options.connections, flushBaselineS, idleIgnored });
-      if (idleIgnored && !idleLogged) {
-        log.info({ connections: reading.connections, inFlight: inFlight(reading) ?? null, elapsedMs: Math.round(elapsed()) }, 'no request for the quiet period: counting only connections with a request in flight');
-        idleLogged = true;
-      }
-      if (connections === undefined && reading.uptimeS !== undefined) {
-        unconfirmed = Math.max(reading.connections, liveConnections(reading));
-        if (!flushWaitLogged) {
-          log.info({ totalConnections: reading.connections, uptimeS: reading.uptimeS, elapsedMs: Math.round(elapsed()) }, 'waiting for a stats flush after the drain began: server.total_connections is older');
-          flushWaitLogged = true;
-        }
-      }
-      // Reported (progress line, a timeout's ready file) as what is known: at least `unconfirmed`.
-      remember(connections ?? unconfirmed ?? null);
+      const counts = await envoy.readConnections(signal, readTimeoutMs(options, elapsed(), options.adminTimeoutMs));
+      reading = { elapsedMs: elapsed(), counts };
     } catch (error) {
       if (signal.aborted) return outcome('interrupted');
-      // Unknown is not zero: the drain goes on, and can now end only at its timeout or a later good read.
-      remember(null);
-      refusedReads = isEnvoyGone(error) ? refusedReads + 1 : 0;
-      const fields = { err: errorMessage(error), elapsedMs: Math.round(elapsed()) };
-      if (envoyGone(refusedReads)) {
-        log.error({ ...fields, refusedReads }, 'envoy is gone: its admin API refuses or drops every connection, so its connections are closed too');
-        return outcome('envoy-unreachable');
-      }
-      if (refusedReads > 0) log.warn({ ...fields, refusedReads }, 'could not reach envoy: checking whether it exited');
-      else log.warn(fields, 'connection count unknown: still waiting (unknown is not zero)');
+      reading = { elapsedMs: elapsed(), failed: errorMessage(error), refused: isEnvoyGone(error) };
     }
-    const now = { elapsedMs: elapsed(), connections, lastNewConnectionMs, refusedReads };
-    const fields = { connections, elapsedMs: Math.round(now.elapsedMs) };
-    if (!minimumLogged && now.elapsedMs >= options.minDrainMs) {
-      log.info(fields, 'minimum drain period reached');
-      minimumLogged = true;
-    }
-    if (quietPeriodOn && !quietReachedLogged && now.elapsedMs >= lastNewConnectionMs + options.quietPeriodMs) {
-      log.info({ ...fields, quietForMs: Math.round(now.elapsedMs - lastNewConnectionMs) }, 'quiet period reached: no new connections');
-      quietReachedLogged = true;
-    }
-    const decision = decideDrain(options, now);
-    if (decision === 'drained') {
-      log.info(fields, 'drain completed');
-      return outcome('drained');
-    }
-    if (decision === 'timeout') {
-      log.warn({ ...fields, connections: connections ?? null }, 'drain timeout exceeded');
-      return outcome('timeout');
-    }
-    if (connections !== undefined || unconfirmed !== undefined) {
-      // One progress line per check interval; the faster end-game reads only at debug level.
-      if (now.elapsedMs - lastProgressAt >= options.checkIntervalMs) {
-        log.info(connections === undefined ? { ...fields, connections: unconfirmed, statsFlushPending: true } : fields, 'draining');
-        lastProgressAt = now.elapsedMs;
-      } else {
-        log.debug(fields, 'connections read');
-      }
-    }
+    state = observe(options, state, reading);
+    remember(state.lastCount);
+    say(state.events);
+    const elapsedMs = elapsed();
+    const decided = decide(options, state, elapsedMs);
+    state = decided.state;
+    say(state.events);
+    if (decided.decision.kind === 'done') return outcome(decided.decision.reason);
     try {
-      await sleep(nextReadDelay(options, { ...now, elapsedMs: elapsed() }), undefined, { signal });
+      const now = { elapsedMs: elapsed(), connections: state.connections, lastNewConnectionMs: state.lastNewConnectionMs, refusedReads: state.refusedReads };
+      await sleep(nextReadDelay(options, now), undefined, { signal });
     } catch {
       return outcome('interrupted');
     }
