@@ -117,7 +117,7 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     expect(sidecar.command).toBeUndefined(); // the image's entrypoint, envoy-shutdown-manager
     expect(sidecar.args).toEqual(['shutdown-manager']);
     expect(envoy.lifecycle?.preStop?.exec).toBeUndefined();
-    // The flag that makes the hook wait for proof of termination is on the hook command, never in the environment.
+    // The flag that makes the hook wait for the envoy-prestop record is on the hook command, never in the environment.
     expect(Object.keys(sidecarEnv)).not.toContain('ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP');
 
     if (chartCase.native === true) {

@@ -210,7 +210,7 @@ describe('a preStop hook without a pod termination, with the chart\'s hooks and 
     const readiness = await request({ port: listenerPort(rendered, chartPod, 'ready') }, '/ready');
     expect(readiness.status).toBe(200);
     const logs = sidecarLogs(chartPod);
-    expect(logs.find((l) => l['msg'] === 'waiting for the drain to finish')).toMatchObject({ fromPodHook: false });
+    expect(logs.find((l) => l['msg'] === 'waiting for the drain to finish')).toMatchObject({ envoyPrestop: false });
     expect(logs.some((l) => String(l['msg']).startsWith("no sign of Envoy's preStop hook"))).toBe(true);
     expect(logs.find((l) => l['msg'] === 'shutdown started')).toBeUndefined();
 
@@ -219,7 +219,7 @@ describe('a preStop hook without a pod termination, with the chart\'s hooks and 
     expectCleanTermination(timeline, rendered, chartPod);
     expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);
     const after = sidecarLogs(chartPod).slice(logs.length);
-    expect(after.find((l) => l['msg'] === 'waiting for the drain to finish')).toMatchObject({ fromPodHook: true });
+    expect(after.find((l) => l['msg'] === 'waiting for the drain to finish')).toMatchObject({ envoyPrestop: true });
     expect(after.some((l) => l['msg'] === "envoy's preStop hook reached the manager: the pod is terminating")).toBe(true);
     expect(after.find((l) => l['msg'] === 'drain finished: releasing envoy')).toMatchObject({ result: 'drained' });
     expect(JSON.stringify(sidecarLogs(chartPod))).not.toContain(chartPod.sidecarEnv['ENVOY_SHUTDOWN_HOOK_TOKEN']);

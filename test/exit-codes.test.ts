@@ -49,7 +49,7 @@ describe('exit codes', () => {
       cli.child.kill('SIGKILL');
       return cli.result.catch(() => undefined);
     });
-    // The hook checked the directory and waits for proof of termination; then the directory turns read-only.
+    // The hook checked the directory and waits for the envoy-prestop record; then the directory turns read-only.
     await waitFor('the hook waiting for envoy preStop', () => existsSync(`${ready}.draining`));
     chmodSync(dir, 0o555);
     writeFileSync(`${ready}.envoy-prestop`, JSON.stringify({ at: new Date().toISOString() }));

@@ -109,7 +109,7 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
   }
   const readyFile = options.readyFile === false || options.readyFile === '' ? undefined : options.readyFile;
   if (readyFile === undefined && options.requireEnvoyPrestop === true) {
-    throw new UsageError('--require-envoy-prestop needs a ready file: the proof of termination is kept beside it');
+    throw new UsageError('--require-envoy-prestop needs a ready file: the envoy-prestop record is kept beside it');
   }
   if (options.quietPeriod >= options.drainTimeout) {
     throw new UsageError('--quiet-period must be shorter than --drain-timeout, or the drain could only end at its timeout');

@@ -84,7 +84,7 @@ function tcpAddress(input: string, original: string): AdminAddress {
 
 function loopbackHost(host: string, original: string): string {
   // "localhost" is pinned to IPv4: resolving it can yield ::1 while Envoy binds 127.0.0.1 only
-  // (Envoy Gateway #9853). Write [::1] to mean IPv6.
+  // (a known trap in Envoy Gateway). Write [::1] to mean IPv6.
   if (host.toLowerCase() === 'localhost') return '127.0.0.1';
   const family = isIP(host);
   if (family === 0) {

@@ -14,7 +14,7 @@ export interface DrainInProgress {
   readonly startedAt: string;
   /** `hook`: run as a preStop hook; `manual`: by hand (kubectl exec). */
   readonly startedBy: 'hook' | 'manual';
-  /** Before the drain proper, a hook may wait for proof that the pod is terminating. */
+  /** Before the drain proper, a hook may wait for the envoy-prestop record (the pod is terminating). */
   readonly phase: 'awaiting-envoy-prestop' | 'draining';
   readonly minDrainMs: number;
   readonly drainTimeoutMs: number;

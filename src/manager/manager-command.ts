@@ -19,8 +19,8 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
     ...config,
     readyWatch: new ReadyWatch(config.readyFile),
     watchdog: new DrainWatchdog(config.readyFile, config.drainStartTimeoutMs),
-    fromPodHook: config.hookToken === undefined ? undefined : hookTokenCheck(config.hookToken),
-    // The proof lasts only while Envoy's hook is held here: throughout a real termination, but
+    carriesHookToken: config.hookToken === undefined ? undefined : hookTokenCheck(config.hookToken),
+    // The envoy-prestop record lasts only while Envoy's hook is held here: throughout a real termination, but
     // not after Envoy's own liveness restart has come and gone.
     onEnvoyPrestop: (waiting) => {
       if (!waiting) return clearEnvoyPrestop(config.readyFile);

@@ -54,7 +54,7 @@ export interface ManagerServerOptions {
   readonly watchdog: DrainWatchdog;
   readonly drainStartTimeoutMs: number;
   /** Set when a hook token is configured: only requests carrying it count as Envoy's preStop hook. */
-  readonly fromPodHook: HookTokenCheck | undefined;
+  readonly carriesHookToken: HookTokenCheck | undefined;
   /**
    * Called when the first /shutdown/ready that counts as Envoy's preStop hook starts waiting
    * (`true`), and when the last such one is answered or leaves (`false`).
@@ -130,20 +130,20 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
           reply(response, 503, `too many waiters (${options.maxWaiters})\n`);
           return;
         }
-        const fromHook = options.fromPodHook?.(request) ?? true;
-        if (fromHook && ++hookWaiters === 1) options.onEnvoyPrestop(true);
+        const envoyPrestop = options.carriesHookToken?.(request) ?? true;
+        if (envoyPrestop && ++hookWaiters === 1) options.onEnvoyPrestop(true);
         waiting += 1;
-        // The pod hook's own request is evidence of termination: never folded into strangers' lines.
-        summary.event('info', { remote: request.socket.remoteAddress, waiting, fromPodHook: fromHook }, 'waiting for the drain to finish', `waiting:${fromHook}`);
+        // Envoy's own preStop request means the pod terminates: never folded into strangers' lines.
+        summary.event('info', { remote: request.socket.remoteAddress, waiting, envoyPrestop }, 'waiting for the drain to finish', `waiting:${envoyPrestop}`);
         hold(
           waitForReady(response, options, summary, endpoints.okBody, whenStopping).finally(() => {
             waiting -= 1;
-            if (fromHook && --hookWaiters === 0) options.onEnvoyPrestop(false);
+            if (envoyPrestop && --hookWaiters === 0) options.onEnvoyPrestop(false);
           }),
         );
       } else if (path === DRAIN_PATH && options.runDrain !== undefined) {
         if (!allow(request, response, ['GET'])) return;
-        if (options.fromPodHook?.(request) !== true) {
+        if (options.carriesHookToken?.(request) !== true) {
           summary.event('warn', { remote: request.socket.remoteAddress }, 'drain request refused: it does not carry the hook token');
           reply(response, 403, 'forbidden\n');
           return;

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readDrainState, writeDrainState, type DrainInProgress } from '../../src/handoff/drain-state.js';
-import { evidencePath, readEnvoyPrestop } from '../../src/handoff/envoy-prestop.js';
+import { envoyPrestopRecordPath, readEnvoyPrestop } from '../../src/handoff/envoy-prestop.js';
 import { DrainWatchdog } from '../../src/manager/drain-watchdog.js';
 import { LogSummary } from '../../src/manager/log-summary.js';
 import { ownIdentity, parseStartTime } from '../../src/shared/process-identity.js';
@@ -55,9 +55,9 @@ describe("the record of Envoy's preStop is read bounded too", () => {
   it('a record padded past 1 KiB is no record', async () => {
     const ready = path('ready');
     const at = new Date().toISOString();
-    writeFileSync(evidencePath(ready), JSON.stringify({ at }));
+    writeFileSync(envoyPrestopRecordPath(ready), JSON.stringify({ at }));
     expect(await readEnvoyPrestop(ready)).toBe(Date.parse(at));
-    writeFileSync(evidencePath(ready), `${JSON.stringify({ at })}${' '.repeat(2_000)}`);
+    writeFileSync(envoyPrestopRecordPath(ready), `${JSON.stringify({ at })}${' '.repeat(2_000)}`);
     expect(await readEnvoyPrestop(ready)).toBeUndefined();
   });
 });

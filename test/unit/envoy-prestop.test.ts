@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EVIDENCE_MAX_AGE_MS, clearEnvoyPrestop, isFresh, readEnvoyPrestop, recordEnvoyPrestop, waitForEnvoyPrestop } from '../../src/handoff/envoy-prestop.js';
+import { ENVOY_PRESTOP_RECORD_MAX_AGE_MS, clearEnvoyPrestop, isFresh, readEnvoyPrestop, recordEnvoyPrestop, waitForEnvoyPrestop } from '../../src/handoff/envoy-prestop.js';
 import { hookTokenCheck, parseHookToken } from '../../src/manager/hook-token.js';
 import { UsageError } from '../../src/shared/errors.js';
 import { tempDir } from '../support/cli.js';
@@ -24,14 +24,14 @@ describe('isFresh', () => {
     [hook, true],
     [hook + 5_000, true], // arrived while the hook waited
     [hook - 2_000, true], // kubelet's httpGet came a little before the exec hook started
-    [hook - EVIDENCE_MAX_AGE_MS, true],
-    [hook - EVIDENCE_MAX_AGE_MS - 1, false], // from some earlier event
-  ])('evidence at %s', (at, fresh) => {
+    [hook - ENVOY_PRESTOP_RECORD_MAX_AGE_MS, true],
+    [hook - ENVOY_PRESTOP_RECORD_MAX_AGE_MS - 1, false], // from some earlier event
+  ])('a record made at %s', (at, fresh) => {
     expect(isFresh(at, hook)).toBe(fresh);
   });
 });
 
-describe('evidence file', () => {
+describe('envoy-prestop record file', () => {
   it('records, reads and clears', async () => {
     const path = readyFile();
     expect(await readEnvoyPrestop(path)).toBeUndefined();
@@ -41,7 +41,7 @@ describe('evidence file', () => {
     expect(await readEnvoyPrestop(path)).toBeUndefined();
   });
 
-  it('waits for evidence that arrives during the wait', async () => {
+  it('waits for a record that arrives during the wait', async () => {
     const path = readyFile();
     const started = Date.now();
     setTimeout(() => void recordEnvoyPrestop(path), 150);
@@ -49,10 +49,10 @@ describe('evidence file', () => {
     expect(at).toBeGreaterThanOrEqual(started);
   });
 
-  it('gives up at the end of the wait when none comes, ignoring stale evidence', async () => {
+  it('gives up at the end of the wait when none comes, ignoring a stale record', async () => {
     const path = readyFile();
     const started = Date.now();
-    await recordEnvoyPrestop(path, started - EVIDENCE_MAX_AGE_MS - 10_000);
+    await recordEnvoyPrestop(path, started - ENVOY_PRESTOP_RECORD_MAX_AGE_MS - 10_000);
     expect(await waitForEnvoyPrestop(path, started, 200, new AbortController().signal)).toBeUndefined();
     expect(Date.now() - started).toBeGreaterThanOrEqual(200);
   });

@@ -80,20 +80,20 @@ describe('shutdown --require-envoy-prestop', () => {
     const { cli, port } = await manager(ready, [], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN });
     const stranger = new AbortController();
     void request({ port }, '/shutdown/ready', { signal: stranger.signal, headers: { 'X-Envoy-Shutdown-Token': 'guessed-guessed-guessed' } }).catch(() => undefined);
-    await cli.waitForLog((l) => l.msg === 'waiting for the drain to finish' && l['fromPodHook'] === false);
+    await cli.waitForLog((l) => l.msg === 'waiting for the drain to finish' && l['envoyPrestop'] === false);
     const result = await spawn(hookArgs(envoy, ready, ['--envoy-prestop-wait', '500ms'])).result;
     stranger.abort();
     expect(result.code).toBe(0);
     expect(envoy.calls).toHaveLength(0);
   });
 
-  it('is not fooled by evidence left from long ago, nor by a restarted manager', async () => {
+  it('is not fooled by an envoy-prestop record left from long ago, nor by a restarted manager', async () => {
     const envoy = await realEnvoy();
     const ready = readyFile();
     writeFileSync(`${ready}.envoy-prestop`, JSON.stringify({ at: new Date(Date.now() - 120_000).toISOString() }));
     expect((await spawn(hookArgs(envoy, ready, ['--envoy-prestop-wait', '300ms'])).result).code).toBe(0);
     expect(envoy.calls).toHaveLength(0);
-    // Fresh evidence written by an earlier manager is removed when the manager starts again.
+    // A fresh record written by an earlier manager is removed when the manager starts again.
     writeFileSync(`${ready}.envoy-prestop`, JSON.stringify({ at: new Date().toISOString() }));
     await manager(ready);
     expect(existsSync(`${ready}.envoy-prestop`)).toBe(false);
@@ -107,9 +107,9 @@ describe('shutdown --require-envoy-prestop', () => {
     const { port } = await manager(ready, ['--drain-start-timeout', '400ms'], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN });
     // Envoy's liveness restart runs its preStop: held, then released by the watchdog (no drain ran).
     const held = request({ port }, '/shutdown/ready', { headers: { 'X-Envoy-Shutdown-Token': TOKEN } });
-    await waitFor('the proof of termination recorded', () => existsSync(`${ready}.envoy-prestop`));
+    await waitFor('the envoy-prestop record written', () => existsSync(`${ready}.envoy-prestop`));
     expect((await held).status).toBe(500);
-    await waitFor('the proof of termination removed', () => !existsSync(`${ready}.envoy-prestop`));
+    await waitFor('the envoy-prestop record removed', () => !existsSync(`${ready}.envoy-prestop`));
     // Seconds later the sidecar is restarted by its own liveness probe: its hook must not drain.
     const result = await spawn(hookArgs(envoy, ready, ['--envoy-prestop-wait', '300ms'])).result;
     expect(result.code).toBe(0);
