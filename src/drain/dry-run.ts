@@ -1,7 +1,7 @@
 // `shutdown --dry-run`: what a drain would do with the effective configuration, and where Envoy
-// stands now. Reads only: nothing is sent to Envoy but GETs, and no file is written.
-import { access, constants } from 'node:fs/promises';
-import { dirname } from 'node:path';
+// stands now. Reads only: nothing is sent to Envoy but GETs, and no file is left behind (the
+// ready file directory gets the real run's own check, which creates and removes a probe file).
+import { checkReadyFileDirectory } from '../handoff/ready-file.js';
 import type { ShutdownConfig } from '../cli/config.js';
 import { formatDuration } from '../shared/duration.js';
 import { GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH, withEnvoy } from '../envoy/envoy-control.js';
@@ -31,7 +31,7 @@ export async function runDryRun(config: ShutdownConfig, sources: OptionSources, 
     dryRun: true,
     options: Object.fromEntries(Object.entries(described).map(([key, value]) => [key, { value, source: sources[key] ?? 'default' }])),
     plan: plan(config),
-    readyFileDirectoryWritable: config.readyFile === undefined || (await access(dirname(config.readyFile), constants.W_OK).then(() => true, () => false)),
+    readyFileDirectoryWritable: config.readyFile === undefined || (await checkReadyFileDirectory(config.readyFile).then(() => true, () => false)),
     now,
   };
   process.stdout.write(output === 'json' ? `${JSON.stringify(report)}\n` : `${formatDryRun(report)}\n`);

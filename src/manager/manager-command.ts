@@ -84,7 +84,8 @@ function drainJoiningInFlight(config: ShutdownConfig, readyFile: string, log: Lo
       const drainLog = log.child({ component: 'shutdown' });
       let exitCode: ExitCode;
       try {
-        exitCode = await runShutdown(config, drainLog, new AbortController().signal);
+        // Never interrupted: kubelet stops a native sidecar only after Envoy's hook, this drain, returned.
+        exitCode = await runShutdown(config, drainLog, AbortSignal.any([]));
       } catch (error) {
         // A usage error found at drain time (the ready-file path): the hook gets a 500, the log says why.
         exitCode = exitCodeFor(error);
