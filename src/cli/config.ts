@@ -24,22 +24,19 @@ export const DEFAULTS = {
   logFormat: 'json',
 } as const;
 
+/** `shutdown`'s variables, keyed like its options: an option with a variable needs no line here. */
+type ShutdownEnv = {
+  readonly [K in ShutdownOptionName as (typeof OPTIONS)[K] extends { readonly env: string } ? K : never]: (typeof OPTIONS)[K] extends { readonly env: infer E } ? E : never;
+};
+const SHUTDOWN_ENV = Object.fromEntries(
+  Object.entries(OPTIONS).flatMap(([key, option]: [string, ShutdownOptionSpec]) => (option.env === undefined ? [] : [[key, option.env]])),
+) as ShutdownEnv;
+
 /** Each option's environment variable. Flags win over these; these win over defaults. */
 export const ENV = {
-  adminAddress: OPTIONS.adminAddress.env,
-  drainTimeout: OPTIONS.drainTimeout.env,
-  minDrainDuration: OPTIONS.minDrainDuration.env,
-  exitAtConnections: OPTIONS.exitAtConnections.env,
-  checkInterval: OPTIONS.checkInterval.env,
-  healthCheckFailureDelay: OPTIONS.healthCheckFailureDelay.env,
-  quietPeriod: OPTIONS.quietPeriod.env,
-  ignoreIdleConnections: OPTIONS.ignoreIdleConnections.env,
-  requireEnvoyPrestop: OPTIONS.requireEnvoyPrestop.env,
-  envoyPrestopWait: OPTIONS.envoyPrestopWait.env,
-  readyFile: OPTIONS.readyFile.env,
-  connections: OPTIONS.connections.env,
+  ...SHUTDOWN_ENV,
+  /** The variable's plural name: it holds a comma-separated list. */
   ignoreListeners: OPTIONS.ignoreListener.env,
-  adminTimeout: OPTIONS.adminTimeout.env,
   drainStartTimeout: 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT',
   hookToken: 'ENVOY_SHUTDOWN_HOOK_TOKEN',
   drainEndpoint: 'ENVOY_SHUTDOWN_DRAIN_ENDPOINT',
