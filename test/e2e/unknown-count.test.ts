@@ -1,0 +1,161 @@
+// Never release Envoy on a guess: `shutdown` (and `status`) against real Envoy behind an admin tap
+// whose /stats misbehaves in ways real Envoy cannot be made to on demand. An answer of any kind means Envoy is
+// alive: the count is unknown, the drain goes on to its timeout (exit 3), never "drained" and never
+// "Envoy exited". Only connections refused several times in a row mean Envoy is gone.
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanEnv, startCli, type RunResult } from '../support/cli.js';
+import type { AdminFault } from '../support/real-envoy/admin-tap.js';
+import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function setup(): Promise<{ envoy: DrainTarget; ready: string }> {
+  return realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
+}
+
+function run(args: string[]): ReturnType<typeof startCli> {
+  const cli = startCli(args, cleanEnv());
+  cleanups.push(() => {
+    cli.child.kill('SIGKILL');
+    return cli.result.catch(() => undefined);
+  });
+  return cli;
+}
+
+const MIN_DRAIN_MS = 800;
+const DRAIN_TIMEOUT_MS = 1_200;
+
+function drainArgs(envoy: DrainTarget, ready: string, extra: string[] = []): string[] {
+  return ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', `${MIN_DRAIN_MS}ms`, '--drain-timeout', `${DRAIN_TIMEOUT_MS}ms`, '--check-interval', '100ms', ...extra];
+}
+
+function report(path: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+}
+
+/** The drain ran to its timeout with the count unknown: exit 3, honest report, every read failure logged. */
+function expectUnknownUntilTimeout(result: RunResult, ready: string, err: RegExp): void {
+  expect(result.code).toBe(3);
+  expect(report(ready)).toMatchObject({ result: 'timeout', connections: null, exitCode: 3 });
+  expect(report(ready)['elapsedMs']).toBeGreaterThanOrEqual(DRAIN_TIMEOUT_MS);
+  const msgs = result.logs.map((l) => l.msg);
+  expect(msgs).not.toContain('drain completed');
+  expect(msgs.some((m) => m.startsWith('envoy is gone'))).toBe(false);
+  expect(msgs).toContain('minimum drain period reached');
+  const unknown = result.logs.filter((l) => l.msg === 'connection count unknown: still waiting (unknown is not zero)');
+  expect(unknown.length).toBeGreaterThan(0);
+  for (const line of unknown) expect(line['err']).toMatch(err);
+  expect(result.logs.find((l) => l.msg === 'drain timeout exceeded')).toMatchObject({ connections: null });
+}
+
+const json = (stats: unknown[]): string => JSON.stringify({ stats });
+
+describe('an HTTP answer is not a dead Envoy', () => {
+  it.each<[string, AdminFault, RegExp]>([
+    ['500', { kind: 'status', status: 500 }, /answered 500/],
+    ['503', { kind: 'status', status: 503 }, /answered 503/],
+    ['404', { kind: 'status', status: 404 }, /answered 404/],
+    ['400', { kind: 'status', status: 400 }, /answered 400/],
+    ['a redirect', { kind: 'answer', status: 302, body: '', location: 'http://127.0.0.1:1/' }, /answered 302/],
+    ['a 200 that is not JSON', { kind: 'answer', status: 200, body: '<html>maintenance</html>' }, /not JSON/],
+    ['a 200 with other JSON', { kind: 'answer', status: 200, body: '{"ok":true}' }, /without a "stats" list/],
+    ['cut-off JSON', { kind: 'garbage' }, /not JSON/],
+  ])('/stats answering %s: the count is unknown until the drain timeout, exit 3', async (_what, fault, err) => {
+    const { envoy, ready } = await setup();
+    envoy.setAdminFault(fault, '/stats');
+    const result = await run(drainArgs(envoy, ready)).result;
+    expectUnknownUntilTimeout(result, ready, err);
+  });
+
+  it('a read that times out is not a dead Envoy either', async () => {
+    const { envoy, ready } = await setup();
+    envoy.setAdminFault({ kind: 'hang' }, '/stats');
+    const result = await run(drainArgs(envoy, ready, ['--admin-timeout', '150ms'])).result;
+    expectUnknownUntilTimeout(result, ready, /no answer within \d+ ms/);
+  });
+});
+
+describe('listeners mode: missing or malformed gauges are unknown, never 0', () => {
+  const active = 'listener.ingress.downstream_cx_active';
+  const total = 'listener.ingress.downstream_cx_total';
+  it.each<[string, string, RegExp]>([
+    ['no listener gauges (a stats_matcher excludes them)', json([]), /no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/],
+    ['only the admin listener', json([{ name: 'listener.admin.downstream_cx_active', value: 1 }]), /stats_matcher/],
+    ['a counter without its gauge', json([{ name: total, value: 4 }]), /no listener\.ingress\.downstream_cx_active gauge/],
+    ['a string', json([{ name: active, value: '0' }]), /listener\.ingress\.downstream_cx_active is "\\"0\\"", not a whole number >= 0/],
+    ['null', json([{ name: active, value: null }]), /is "null", not a whole number/],
+    ['a float', json([{ name: active, value: 0.5 }]), /is "0\.5", not a whole number/],
+    ['Infinity', `{"stats":[{"name":"${active}","value":1e999}]}`, /not a whole number/],
+    ['a negative count', json([{ name: active, value: -5 }]), /is "-5", not a whole number >= 0/],
+    ['duplicate entries', json([{ name: active, value: 0 }, { name: active, value: 3 }]), /appears more than once/],
+  ])('%s', async (_what, body, err) => {
+    const { envoy, ready } = await setup();
+    envoy.setAdminFault({ kind: 'answer', status: 200, body }, '/stats');
+    const result = await run(drainArgs(envoy, ready, ['--connections', 'listeners'])).result;
+    expectUnknownUntilTimeout(result, ready, err);
+  });
+
+  it('a quiet period with no accepted-connection counters is unknown, never quiet', async () => {
+    const { envoy, ready } = await setup();
+    envoy.setAdminFault({ kind: 'answer', status: 200, body: json([{ name: 'server.total_connections', value: 0 }]) }, '/stats');
+    const result = await run(drainArgs(envoy, ready, ['--quiet-period', '200ms'])).result;
+    expectUnknownUntilTimeout(result, ready, /stats_matcher/);
+  });
+});
+
+describe('bounded reads', () => {
+  it('a /stats answer past 1 MiB is cut there and read as unknown', async () => {
+    const { envoy, ready } = await setup();
+    envoy.setAdminFault({ kind: 'flood' }, '/stats');
+    const result = await run(drainArgs(envoy, ready)).result;
+    expectUnknownUntilTimeout(result, ready, /more than 1048576 bytes/);
+  });
+
+  it('a hanging admin API gives up starting the drain at the documented bound, not 5 admin timeouts later', async () => {
+    const { envoy, ready } = await setup();
+    envoy.setAdminFault({ kind: 'hang' });
+    const result = await run(drainArgs(envoy, ready, ['--admin-timeout', '2s', '--drain-timeout', '60s'])).result;
+    expect(result.code).toBe(1);
+    expect(report(ready)).toMatchObject({ result: 'envoy-unreachable', connections: null });
+    // The tool's own clock: 3 s (START_GIVE_UP_MS), plus timer lateness on a busy machine; 12.75 s before.
+    const elapsed = report(ready)['elapsedMs'] as number;
+    expect(elapsed).toBeGreaterThanOrEqual(2_900);
+    expect(elapsed).toBeLessThan(4_500);
+    expect(result.logs.find((l) => l.level === 'error')?.['err']).toMatch(/no answer within/);
+  });
+
+  it('--help states the real give-up times', async () => {
+    const help = await run(['shutdown', '--help']).result;
+    expect(help.stdout).toMatch(/3 s \(or one --admin-timeout, if longer/);
+    expect(help.stdout).toMatch(/refused 3 times in a row/);
+  });
+});
+
+describe('only refused connections mean Envoy is gone', () => {
+  it('Envoy killed mid-drain: exit 1 within about a second, before the minimum drain', async () => {
+    const { envoy, ready } = await setup();
+    const cli = run(drainArgs(envoy, ready, ['--min-drain-duration', '20s', '--drain-timeout', '30s']));
+    await cli.waitForLog((l) => l.msg === 'graceful drain started');
+    await envoy.kill();
+    const result = await cli.result;
+    expect(result.code).toBe(1);
+    expect(report(ready)).toMatchObject({ result: 'envoy-unreachable', connections: null });
+    expect(result.logs.find((l) => l.msg.startsWith('envoy is gone'))).toMatchObject({ refusedReads: 3 });
+  });
+});
+
+describe('status reports an unusable count', () => {
+  it('exits 1 and says why, never printing a number it did not read', async () => {
+    const { envoy, ready } = await setup();
+    envoy.setAdminFault({ kind: 'answer', status: 200, body: json([{ name: 'listener.ingress.downstream_cx_active', value: -5 }]) }, '/stats');
+    const result = await run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--interval', '100ms']).result;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^envoy\s+LIVE, health check passing$/m);
+    expect(result.stdout).toMatch(/^connections\s+unknown: \/stats: listener\.ingress\.downstream_cx_active is "-5", not a whole number >= 0$/m);
+    expect(result.stdout).not.toMatch(/-5 active/);
+  });
+});

@@ -1,0 +1,143 @@
+// The single executable `npm run package` builds, run as the distroless image runs it: copied alone
+// into an empty directory, started there with an empty environment (no PATH, no Node, no
+// node_modules within reach), and as the non-root user 65532.
+import { readFileSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startCli, tempDir, type RunningCli } from '../support/cli.js';
+import { type DrainTarget, startDrainTarget } from '../support/real-envoy/drain-target.js';
+import { request } from '../support/http.js';
+import { NON_ROOT_UID, executableCommand, isolatedCopy, volumeDir, type IsolatedExecutable } from '../support/package/executable.js';
+import { packagePaths } from '../support/package/paths.js';
+
+const { EXECUTABLE } = await packagePaths();
+const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+
+let copy: IsolatedExecutable;
+beforeAll(() => {
+  copy = isolatedCopy(EXECUTABLE);
+});
+afterAll(() => copy.cleanup());
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Starts the copy with nothing in its environment, killed after the test if still running. */
+function run(args: string[], options: { nonRoot?: boolean } = {}): RunningCli {
+  const cli = startCli(args, {}, executableCommand(copy, options));
+  cleanups.push(() => {
+    cli.child.kill('SIGKILL');
+    return cli.result.catch(() => undefined);
+  });
+  return cli;
+}
+
+async function drainingEnvoy(): Promise<DrainTarget> {
+  const envoy = await startDrainTarget();
+  cleanups.push(() => envoy.close());
+  return envoy;
+}
+
+/** The port shutdown-manager logs once it listens (it was started with --port 0). */
+async function listeningPort(cli: RunningCli): Promise<number> {
+  const line = await cli.waitForLog((candidate) => candidate.msg === 'shutdown manager listening');
+  return line['port'] as number;
+}
+
+function shutdownArgs(envoy: DrainTarget, readyFile: string): string[] {
+  return ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, '--min-drain-duration', '200ms', '--drain-timeout', '5s', '--check-interval', '100ms'];
+}
+
+function scratchDir(make: () => { path: string; cleanup: () => void } = tempDir): string {
+  const dir = make();
+  cleanups.push(dir.cleanup);
+  return dir.path;
+}
+
+/** Writes the ready file as `shutdown` does: atomically. */
+function writeReady(readyFile: string): void {
+  writeFileSync(`${readyFile}.tmp`, `${JSON.stringify({ result: 'drained', connections: 0, elapsedMs: 200, exitCode: 0, finishedAt: new Date().toISOString() })}\n`);
+  renameSync(`${readyFile}.tmp`, readyFile);
+}
+
+describe('single executable, alone with an empty environment', () => {
+  it('prints help listing both subcommands', async () => {
+    const result = await run(['--help']).result;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^\s+shutdown \[options\]/m);
+    expect(result.stdout).toMatch(/^\s+shutdown-manager \[options\]/m);
+    expect(result.stderr).toBe('');
+  });
+
+  it('prints the package version and nothing else (no SEA warning, no rejected code cache)', async () => {
+    const result = await run(['--version']).result;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${VERSION}\n`);
+    expect(result.stderr).toBe('');
+  });
+
+  it('reports a usage error on one stderr line with exit 2', async () => {
+    const result = await run(['shutdown', '--drain-timeout', 'soon']).result;
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error: .*soon.*\n$/);
+    expect(result.stdout).toBe('');
+  });
+
+  it('drains Envoy and writes the ready file', async () => {
+    const envoy = await drainingEnvoy();
+    const readyFile = join(scratchDir(), 'ready');
+    const result = await run(shutdownArgs(envoy, readyFile)).result;
+    expect(result.code, result.stderr).toBe(0);
+    const calls = envoy.calls.map((call) => `${call.method} ${call.path}${call.query === '' ? '' : `?${call.query}`}`);
+    expect(calls.slice(0, 2)).toEqual(['POST /healthcheck/fail', 'POST /drain_listeners?graceful&skip_exit']);
+    expect(JSON.parse(readFileSync(readyFile, 'utf8'))).toMatchObject({ result: 'drained', exitCode: 0 });
+    expect(result.logs.map((line) => line.msg)).toContain('shutdown finished');
+  });
+
+  it('serves as shutdown-manager: /healthz, /shutdown/ready held until the ready file, exit 0 on SIGTERM', async () => {
+    const readyFile = join(scratchDir(), 'ready');
+    const cli = run(['shutdown-manager', '--port', '0', '--ready-file', readyFile]);
+    const port = await listeningPort(cli);
+    expect((await request({ port }, '/healthz')).status).toBe(200);
+
+    const waiting = request({ port }, '/shutdown/ready');
+    await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish');
+    writeReady(readyFile);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({ result: 'drained' });
+
+    cli.child.kill('SIGTERM');
+    expect((await cli.result).code).toBe(0);
+  });
+});
+
+describe('single executable as a non-root user', () => {
+  it('serves with no privileges: non-root user and group, no supplementary groups, no capabilities', async () => {
+    const readyFile = join(scratchDir(volumeDir), 'ready');
+    const cli = run(['shutdown-manager', '--port', '0', '--ready-file', readyFile], { nonRoot: true });
+    const port = await listeningPort(cli);
+    const status = readFileSync(`/proc/${cli.child.pid}/status`, 'utf8');
+    expect(NON_ROOT_UID).not.toBe(0);
+    expect(status).toMatch(new RegExp(`^Uid:\\t${NON_ROOT_UID}\\t${NON_ROOT_UID}\\t${NON_ROOT_UID}\\t${NON_ROOT_UID}$`, 'm'));
+    if (NON_ROOT_UID === 65532) {
+      expect(status).toMatch(/^Gid:\t65532\t65532\t65532\t65532$/m);
+      expect(status).toMatch(/^Groups:\s*$/m);
+    }
+    expect(status).toMatch(/^CapEff:\t0+$/m);
+    expect((await request({ port }, '/healthz')).status).toBe(200);
+    cli.child.kill('SIGTERM');
+    expect((await cli.result).code).toBe(0);
+  });
+
+  it('drains Envoy and writes the ready file into a volume it owns', async () => {
+    const envoy = await drainingEnvoy();
+    const readyFile = join(scratchDir(volumeDir), 'ready');
+    const result = await run(shutdownArgs(envoy, readyFile), { nonRoot: true }).result;
+    expect(result.code, result.stderr).toBe(0);
+    expect(statSync(readyFile).uid).toBe(NON_ROOT_UID);
+    expect(JSON.parse(readFileSync(readyFile, 'utf8'))).toMatchObject({ result: 'drained', exitCode: 0 });
+  });
+});

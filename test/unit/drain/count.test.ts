@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { countToDecideOn, inFlight, requestsReceived } from '../../../src/drain/count.js';
+import type { ConnectionReading } from '../../../src/envoy/envoy-control.js';
+import { statsFilter } from '../../../src/envoy/envoy-control.js';
+import { countByHttpPrefix } from '../../../src/envoy/http-stats.js';
+import { LISTENER_STATS_FILTER, TOTAL_STATS_FILTER } from '../../../src/envoy/stats.js';
+
+const listeners = (active: Record<string, number>) => new Map(Object.entries(active).map(([name, n]) => [name, { active: n, accepted: 0 }]));
+const http = (counts: Record<string, [connections: number, activeRequests: number, requests: number]>) =>
+  new Map(Object.entries(counts).map(([name, [connections, activeRequests, requests]]) => [name, { connections, activeRequests, requests }]));
+
+describe('countToDecideOn with --connections total', () => {
+  const reading = (total: number, uptimeS: number | undefined, live = 0): ConnectionReading => ({
+    connections: total,
+    listeners: listeners({ ingress: live }),
+    ...(uptimeS === undefined ? {} : { uptimeS }),
+  });
+  const decide = (r: ConnectionReading, flushBaselineS: number | undefined) => countToDecideOn(r, { source: 'total', flushBaselineS, idleIgnored: false });
+
+  it('does not know the count until Envoy flushed its stats after the drain began', () => {
+    expect(decide(reading(0, 0, 2), 0)).toBeUndefined(); // the gauge Envoy reports before its first flush
+    expect(decide(reading(0, 5, 0), 5)).toBeUndefined();
+    expect(decide(reading(0, 5, 0), undefined)).toBeUndefined();
+    expect(decide(reading(0, undefined, 0), 0)).toBeUndefined(); // no uptime: no proof of a flush
+  });
+
+  it('after such a flush, takes the live listener gauges as a floor', () => {
+    expect(decide(reading(0, 10, 0), 5)).toBe(0);
+    expect(decide(reading(3, 10, 1), 5)).toBe(3); // connections closed since the flush: still counted until the next one
+    expect(decide(reading(0, 10, 2), 5)).toBe(2); // connections opened since the flush
+  });
+});
+
+describe('countToDecideOn with --connections listeners', () => {
+  it('takes the live sum as it is', () => {
+    expect(countToDecideOn({ connections: 4, listeners: listeners({ ingress: 4 }) }, { source: 'listeners', flushBaselineS: undefined, idleIgnored: false })).toBe(4);
+  });
+});
+
+describe('idle connections', () => {
+  const reading: ConnectionReading = {
+    connections: 9,
+    listeners: listeners({ ingress: 5, grpc: 2, raw: 2 }),
+    // ingress: 5 HTTP connections, 1 request in flight; grpc's manager has another prefix; raw has none.
+    http: http({ ingress: [5, 1, 40], grpc_api: [2, 0, 7] }),
+  };
+
+  it('once ignored, counts requests in flight, and every connection of a listener whose HTTP manager it cannot match', () => {
+    expect(inFlight(reading)).toBe(1 + 2 + 2);
+    expect(countToDecideOn(reading, { source: 'listeners', flushBaselineS: undefined, idleIgnored: true })).toBe(5);
+    expect(countToDecideOn(reading, { source: 'total', flushBaselineS: undefined, idleIgnored: true })).toBe(5); // live gauges: no flush needed
+    expect(countToDecideOn(reading, { source: 'listeners', flushBaselineS: undefined, idleIgnored: false })).toBe(9);
+  });
+
+  it('counts an HTTP/2 connection with three streams as three, and a non-HTTP connection beside HTTP ones as busy', () => {
+    expect(inFlight({ connections: 2, listeners: listeners({ ingress: 2 }), http: http({ ingress: [1, 3, 3] }) })).toBe(1 + 3);
+  });
+
+  it('sums the requests ever received, for the quiet period', () => {
+    expect(requestsReceived(reading)).toBe(47);
+    expect(requestsReceived({ connections: 0 })).toBeUndefined();
+  });
+
+  it("leaves out the admin API's own requests and ignored prefixes", () => {
+    const stats = [
+      { name: 'http.admin.downstream_rq_active', value: 1 },
+      { name: 'http.stats.downstream_rq_active', value: 1 },
+      { name: 'http.ingress.downstream_rq_active', value: 2 },
+      { name: 'http.ingress.downstream_cx_active', value: 3 },
+      { name: 'http.ingress.downstream_rq_total', value: 9 },
+      { name: 'http.ingress.downstream_cx_total', value: 9 },
+    ];
+    expect(Object.fromEntries(countByHttpPrefix(stats, new Set(['stats'])))).toEqual({ ingress: { connections: 3, activeRequests: 2, requests: 9 } });
+  });
+});
+
+describe('statsFilter', () => {
+  it('asks in one request for what the mode needs', () => {
+    expect(statsFilter({ source: 'listeners' })).toBe(LISTENER_STATS_FILTER);
+    expect(statsFilter({ source: 'total' })).toBe(TOTAL_STATS_FILTER);
+    expect(statsFilter({ source: 'listeners', countRequests: true })).toBe(
+      '^(listener\\..*\\.downstream_cx_(active|total)|http\\..*\\.downstream_(cx_active|rq_active|rq_total))$',
+    );
+  });
+});
