@@ -230,7 +230,7 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
   it("gives the sidecar the admin address the bootstrap binds, on loopback or a Unix socket, and routes the stats listener there", () => {
     const { bootstrap, sidecarEnv } = rendered;
     const address = bootstrap.admin?.address;
-    // The exact same literal on both sides: no name to resolve, no IPv4/IPv6 disagreement (Envoy Gateway #9853).
+    // The exact same literal on both sides: no name to resolve, no IPv4/IPv6 disagreement (resolving localhost can yield ::1 while Envoy binds 127.0.0.1).
     expect(addressFlag(address)).toBe(sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS']);
     if (address?.socket_address !== undefined) expect(['127.0.0.1', '::1']).toContain(address.socket_address.address);
     // Under hostNetwork the pod's loopback is the node's: the admin API is on the socket, whatever admin.* says.

@@ -1,4 +1,4 @@
-// The kubelet stand-in itself, against the rules in /work/shared/reference/kubernetes.md, with
+// The kubelet stand-in itself, against the rules kubelet follows (hooks, signals, grace period), with
 // trivial containers: if it does not terminate pods as kubelet does, no end-to-end test means much.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Pod, type PodSpec } from './pod.js';

@@ -1,4 +1,4 @@
-// A pod run the way kubelet runs one (see /work/shared/reference/kubernetes.md): containers as
+// A pod run the way kubelet runs one: containers as
 // processes; on termination every regular container's preStop hook starts at once, each container
 // gets SIGTERM when its own hook returns, and SIGKILL comes at terminationGracePeriodSeconds (with a
 // one-time 2 s extension while a hook still runs). Native sidecars (init containers with
