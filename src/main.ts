@@ -1,5 +1,5 @@
 // Entry point of the bundle and of the single executable. Order matters: signal handlers and
-// the closed-output guard come first; the CLI (commander, pino, undici) loads after them.
+// the closed-output guard come first; the CLI (commander and every command) loads after them.
 import { captureTerminationSignals } from './shared/signals.js';
 import { endOutputQuietlyWhenClosed } from './shared/output.js';
 
