@@ -1,4 +1,4 @@
-// 7. What each pod mode costs beside Envoy (issue 8): the process that stays running, the disk
+// 7. What each pod mode costs beside Envoy: the process that stays running, the disk
 // the sidecar-less copy takes, the start-up work per pod, and the hook process while it drains.
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// 6. Quiet period vs minimum drain (issue 7): whole pod terminations under load through the
+// 6. Quiet period vs minimum drain: whole pod terminations under load through the
 // kubelet stand-in on the real Envoy, with a load balancer that keeps sending new connections for a while.
 // Durations are scaled down about 10× (seconds here for tens of seconds in a cluster).
 import { SIDECAR, startEnvoyPod } from '../test/support/envoy-pod.js';
@@ -116,4 +116,4 @@ function signedMs(ms: number): string {
   return `${ms >= 0 ? '+' : '−'}${formatMs(Math.abs(ms))}${ms < 0 ? ' (too early)' : ''}`;
 }
 
-export const quietPeriod: Scenario = { name: 'quiet-period', title: '6. Quiet period vs minimum drain (issue 7)', run };
+export const quietPeriod: Scenario = { name: 'quiet-period', title: '6. Quiet period vs minimum drain', run };

@@ -61,7 +61,7 @@ function formatDryRun(report: DryRunReport): string {
   const steps = report.plan.map((step, index) => `  ${index + 1}. ${step}`);
   const writable = report.readyFileDirectoryWritable ? '' : '\nwarning: the ready file directory is not writable: a real run would exit 2';
   return [
-    'dry run: nothing is sent to Envoy but reads, and no file is written',
+    'dry run: nothing is sent to Envoy but reads, and no ready file is written (the writability check leaves none behind)',
     '',
     'options',
     ...options,
