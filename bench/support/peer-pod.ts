@@ -6,10 +6,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../../test/dropin/pod-bootstraps.js';
 import { startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
+import { bounded, idleConnection, portOpen, until } from '../../test/support/pod-probes.js';
 
 export interface PeerRun {
   /** Which pod shape (bootstrap, admin address, user port) the pair expects. */
@@ -75,8 +75,8 @@ export async function runPeerPod(run: PeerRun): Promise<PeerFigures> {
         lastCloseAt = Math.max(lastCloseAt, Date.now());
       }, atMs);
     });
-    const answer = await bounded(ready, 'ready answer');
-    const hookExit = await bounded(hook.exited, 'hook exit');
+    const answer = await bounded(ready, 'ready answer', BOUND_MS);
+    const hookExit = await bounded(hook.exited, 'hook exit', BOUND_MS);
     const times = hook.stderr().trim().split('\n').at(-1) ?? '';
     const [user, system] = [...times.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => (Number(m[1]) * 60 + Number(m[2])) * 1_000);
     const calls = tap.calls.filter((call) => call.time >= hookStart);
@@ -129,41 +129,3 @@ function httpGet(port: number, path: string): Promise<{ status: number; at: numb
   });
 }
 
-/** A keep-alive connection that had one request answered, then stays open and silent. */
-function idleConnection(port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('error', reject);
-    socket.once('connect', () => {
-      socket.write('GET / HTTP/1.1\r\nhost: pod\r\n\r\n');
-      socket.once('data', () => resolve(socket));
-    });
-  });
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** Polls a start-up condition the process offers no event for; bounded. */
-async function until(probe: () => Promise<boolean>, what: string, everyMs: number): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within 20 s`);
-    await sleep(everyMs);
-  }
-}
-
-async function bounded<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${BOUND_MS} ms`)), BOUND_MS)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

@@ -5,10 +5,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startAdminTap } from '../support/real-envoy/admin-tap.js';
 import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from './pod-bootstraps.js';
+import { bounded, idleConnection, portOpen, until } from '../support/pod-probes.js';
 
 export interface PodScenario {
   readonly peer: 'envoy-gateway' | 'contour';
@@ -70,7 +70,7 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
       const now = Date.now();
       healthz = { ipv4: await httpGet('127.0.0.1', scenario.managerPort, '/healthz', now), ipv6: await httpGet('::1', scenario.managerPort, '/healthz', now) };
     }
-    const idle = await Promise.all((scenario.idleOn ?? []).map((port) => idleConnection(port)));
+    const idle = await Promise.all((scenario.idleOn ?? []).map((port) => idleConnection(port, port !== 8443 /* the TCP proxy: a connection, no HTTP */)));
     const startedAt = Date.now();
     const ready = manager === undefined ? undefined : httpGet('127.0.0.1', scenario.managerPort, scenario.readyPath, startedAt);
     const hook = scenario.hook === undefined ? undefined : exec(scenario.hook, children);
@@ -81,14 +81,14 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
         for (const socket of idle) socket.destroy();
       });
     }
-    const hookDone = hook === undefined ? undefined : await bounded(hook.exited, 'hook exit');
+    const hookDone = hook === undefined ? undefined : await bounded(hook.exited, 'hook exit', BOUND_MS);
     const hookSeen = hook === undefined || hookDone === undefined ? undefined : { exitCode: hookDone.code, atMs: hookDone.at - startedAt, stdout: hook.stdout(), stderr: hook.stderr() };
-    const readySeen = ready === undefined ? undefined : await bounded(ready, 'ready answer');
+    const readySeen = ready === undefined ? undefined : await bounded(ready, 'ready answer', BOUND_MS);
     const readyFileExists = existsSync(scenario.readyFile);
     let managerExit: PodObservation['managerExit'];
     if (manager !== undefined) {
       manager.child.kill('SIGTERM');
-      const done = await bounded(manager.exited, 'manager exit');
+      const done = await bounded(manager.exited, 'manager exit', BOUND_MS);
       managerExit = { code: done.code, signal: done.signal, stdout: manager.stdout(), stderr: manager.stderr() };
     }
     for (const socket of idle) socket.destroy();
@@ -132,42 +132,3 @@ function httpGet(host: string, port: number, path: string, since: number): Promi
   });
 }
 
-/** A keep-alive connection that had one request answered, then stays open and silent. */
-function idleConnection(port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('error', reject);
-    socket.once('connect', () => {
-      if (port === 8443) return resolve(socket); // TCP proxy: a connection, no HTTP
-      socket.write('GET / HTTP/1.1\r\nhost: pod\r\n\r\n');
-      socket.once('data', () => resolve(socket));
-    });
-  });
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** Polls a start-up condition the process offers no event for; bounded. */
-async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within 20 s`);
-    await sleep(20);
-  }
-}
-
-async function bounded<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${BOUND_MS} ms`)), BOUND_MS)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

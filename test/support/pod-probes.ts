@@ -1,0 +1,48 @@
+// Probes for a pod run inside a sandbox (test/dropin/pod.ts and the bench's peer pods): a port that
+// accepts, an idle keep-alive connection, and bounds on waits the processes give no event for.
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** How long a start-up condition may take to hold. */
+const START_BOUND_MS = 20_000;
+
+/** A keep-alive connection that had one request answered (none when `http` is false), then stays open and silent. */
+export function idleConnection(port: number, http = true): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      if (!http) return resolve(socket);
+      socket.write('GET / HTTP/1.1\r\nhost: pod\r\n\r\n');
+      socket.once('data', () => resolve(socket));
+    });
+  });
+}
+
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Polls a start-up condition the process offers no event for; bounded. */
+export async function until(probe: () => Promise<boolean>, what: string, everyMs = 20): Promise<void> {
+  const deadline = Date.now() + START_BOUND_MS;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${START_BOUND_MS} ms`);
+    await sleep(everyMs);
+  }
+}
+
+/** `promise`, or an error naming `what` once `boundMs` have passed. */
+export async function bounded<T>(promise: Promise<T>, what: string, boundMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${boundMs} ms`)), boundMs)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
