@@ -307,7 +307,7 @@ function describe(content: ReadyContent): Record<string, unknown> {
   return { result: content.result, connections: content.connections, drainElapsedMs: content.elapsedMs, drainExitCode: content.exitCode };
 }
 
-/** `methods` undefined: any method. */
+/** `methods` undefined: every method is served. */
 function allow(request: IncomingMessage, response: ServerResponse, methods: readonly string[] | undefined): boolean {
   if (methods === undefined || methods.includes(request.method ?? '')) return true;
   response.setHeader('Allow', methods.join(', '));
