@@ -1,9 +1,9 @@
 // Clients beside the request loops: a long request in flight while the pod terminates, and
 // pooled connections that sit idle (a client's pool, a metrics scraper). Each reports what it saw.
 import { once } from 'node:events';
-import { Agent, request } from 'node:http';
+import { request } from 'node:http';
 import http2 from 'node:http2';
-import type { Socket } from 'node:net';
+import { idleHttpConnection } from '../clients.js';
 import type { Protocol } from './failures.js';
 
 export interface SideResult {
@@ -69,27 +69,8 @@ export interface IdleConnection {
 
 /** An HTTP/1.1 keep-alive connection left idle in its pool after one answered request. */
 export async function idleHttp1(port: number, path = '/'): Promise<IdleConnection> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const socket = await new Promise<Socket>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(req.socket as Socket));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-  return {
-    protocol: 'http1',
-    closed: () => socket.destroyed,
-    async close() {
-      if (!socket.destroyed) {
-        const closed = once(socket, 'close');
-        socket.destroy();
-        await closed;
-      }
-      agent.destroy();
-    },
-  };
+  const { socket, close } = await idleHttpConnection(port, path);
+  return { protocol: 'http1', closed: () => socket.destroyed, close };
 }
 
 /** An HTTP/2 session left idle after one answered request. */
