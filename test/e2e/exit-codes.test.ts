@@ -1,12 +1,14 @@
 // Exit codes mean what the README says: one mapping from failure to code, a summary line on every
 // run, and an unexpected failure never passed off as "Envoy unreachable".
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/shared/errors.js';
 import { signalExitCode } from '../../src/shared/signals.js';
 import { idleHttpConnection } from '../support/clients.js';
 import { cleanEnv, runCli, startCli } from '../support/cli.js';
+import { SINGLE_EXECUTABLE } from '../support/envoy-pod.js';
 import { realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { waitFor } from '../support/traffic/pod-conditions.js';
 
@@ -18,6 +20,21 @@ afterEach(async () => {
 /** Root writes anywhere: run as another user so that a directory mode can refuse the command. */
 function asAnotherUser(): { uid?: number; gid?: number } {
   return process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+}
+
+/**
+ * The command another user can run: the checkout may sit in a directory only root can enter
+ * (a mktemp -d clone is 0700), so as root the single executable is copied somewhere world-readable.
+ */
+function commandForAnotherUser(): readonly string[] | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'esm-other-user-'));
+  chmodSync(dir, 0o755);
+  const copy = join(dir, 'envoy-shutdown-manager');
+  copyFileSync(SINGLE_EXECUTABLE, copy);
+  chmodSync(copy, 0o755);
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return [copy];
 }
 
 const sorted = (codes: Iterable<number>): number[] => [...new Set(codes)].sort((a, b) => a - b);
@@ -44,7 +61,7 @@ describe('exit codes', () => {
     chmodSync(dir, 0o777);
     cleanups.push(() => chmodSync(dir, 0o700));
     const args = ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--require-envoy-prestop', '--envoy-prestop-wait', '30s'];
-    const cli = startCli(args, cleanEnv(), undefined, asAnotherUser());
+    const cli = startCli(args, cleanEnv(), commandForAnotherUser(), asAnotherUser());
     cleanups.push(() => {
       cli.child.kill('SIGKILL');
       return cli.result.catch(() => undefined);
@@ -68,7 +85,7 @@ describe('exit codes', () => {
     const held = await idleHttpConnection(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
     const args = ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--min-drain-duration', '0s', '--check-interval', '100ms'];
-    const cli = startCli(args, cleanEnv(), undefined, asAnotherUser());
+    const cli = startCli(args, cleanEnv(), commandForAnotherUser(), asAnotherUser());
     cleanups.push(() => {
       cli.child.kill('SIGKILL');
       return cli.result.catch(() => undefined);
