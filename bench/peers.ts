@@ -16,6 +16,13 @@ import { formatMiB, formatMs, summarize, table } from './support/stats.js';
 /** PEERS_ROUNDS overrides, for a quick look while iterating. */
 const ROUNDS = Number(process.env['PEERS_ROUNDS'] ?? 3);
 const IDLE_MS = 10_000;
+/**
+ * Start-up transients are not idle cost: V8 finishes some background work a few seconds after the
+ * first connection (the listening probe), and our manager wakes once more at its --request-timeout
+ * (10 s) after that connection closed: Node leaves the libuv timer of a cleared timeout armed, so
+ * it fires once with nothing to run (strace: one epoll_pwait timing out, then none).
+ */
+const SETTLE_MS = 12_000;
 /** Four idle keep-alive connections closed at 1, 2, 3 and 4 s: a 3–4 s drain. */
 const CLOSE_AT_MS = [1_000, 2_000, 3_000, 4_000];
 const RUNNER = resolve('test/.build/peer-pod-main.cjs');
@@ -29,7 +36,7 @@ interface Contender {
   run(envoyBinary: string): PeerRun;
 }
 
-const common = { closeAtMs: CLOSE_AT_MS, idleMs: IDLE_MS };
+const common = { closeAtMs: CLOSE_AT_MS, settleMs: SETTLE_MS, idleMs: IDLE_MS };
 
 function contenders(): { present: Contender[]; skipped: string[] } {
   const present: Contender[] = [
@@ -148,7 +155,13 @@ async function run(): Promise<string> {
     return `${row.format(s.median)} (${row.format(s.min)}–${row.format(s.max)})`;
   };
   const peers = present.filter((c) => c.who !== 'ours');
-  const versus = (ours: number, theirs: readonly number[]): string => (theirs.length === 0 ? '—' : `${(ours / Math.min(...theirs)).toFixed(2)}`);
+  const versus = (ours: number, theirs: readonly number[], format: (value: number) => string): string => {
+    if (theirs.length === 0) return '—';
+    const best = Math.min(...theirs);
+    // A ratio to zero says nothing: the absolute figures then.
+    if (best > 0) return (ours / best).toFixed(2);
+    return ours === best ? `— (all ${format(best)})` : `— (peers ${format(best)}, ours ${format(ours)})`;
+  };
   const base = (pick: (b: Baseline) => number): number => summarize(baselines.map(pick)).median;
   const yardstick: Readonly<Record<string, number>> = {
     [ROWS[2]?.label ?? '']: base((b) => b.httpRssAnonKiB),
@@ -159,12 +172,12 @@ async function run(): Promise<string> {
     const ours = median('ours', row.pick);
     const node = yardstick[row.label];
     const nodeCells = node === undefined ? ['—', '—'] : [row.format(node), (ours / node).toFixed(2)];
-    return [row.label, ...present.map((c) => range(c.who, row)), versus(ours, peers.map((c) => median(c.who, row.pick))), ...nodeCells];
+    return [row.label, ...present.map((c) => range(c.who, row)), versus(ours, peers.map((c) => median(c.who, row.pick)), row.format), ...nodeCells];
   });
   const sizes = present.map((c) => statSync(c.binary).size);
-  rows.push(['executable on disk', ...sizes.map((size) => `${(size / 1e6).toFixed(0)} MB`), versus(sizes[0] ?? Number.NaN, sizes.slice(1)), `${(statSync(NODE).size / 1e6).toFixed(0)} MB (unstripped)`, '—']);
+  rows.push(['executable on disk', ...sizes.map((size) => `${(size / 1e6).toFixed(0)} MB`), versus(sizes[0] ?? Number.NaN, sizes.slice(1), (size) => `${(size / 1e6).toFixed(0)} MB`), `${(statSync(NODE).size / 1e6).toFixed(0)} MB (unstripped)`, '—']);
   return [
-    `Real Envoy ${await envoyVersion()}; each manager and its hook in a user, network and mount namespace of their own (\`unshare -rnm\`, test/dropin/sandbox.ts) with the peer's fixed ports and paths, the admin API behind a recording pass-through (one loopback hop more for everyone). ${ROUNDS} rounds, the contenders interleaved (order reversed every other round); median (min–max). Per run: start the manager (connect polled every 1 ms until it listens), 5 s settle, ${IDLE_MS / 1_000} s idle (CPU of all its threads from /proc/<pid>/task/*/schedstat, RssAnon at its end), then four idle keep-alive connections on the user listener, Envoy's preStop GET sent to the manager and the hook started (under \`bash\`, whose \`times\` gives the hook's CPU), the connections closed at 1, 2, 3 and 4 s.`,
+    `Real Envoy ${await envoyVersion()}; each manager and its hook in a user, network and mount namespace of their own (\`unshare -rnm\`, test/dropin/sandbox.ts) with the peer's fixed ports and paths, the admin API behind a recording pass-through (one loopback hop more for everyone). ${ROUNDS} rounds, the contenders interleaved (order reversed every other round); median (min–max). Per run: start the manager (connect polled every 1 ms until it listens), ${SETTLE_MS / 1_000} s settle (start-up transients: see below), ${IDLE_MS / 1_000} s idle (CPU of all its threads from /proc/<pid>/task/*/schedstat, RssAnon at its end), then four idle keep-alive connections on the user listener, Envoy's preStop GET sent to the manager and the hook started (under \`bash\`, whose \`times\` gives the hook's CPU), the connections closed at 1, 2, 3 and 4 s.`,
     '',
     `Hooks: ours \`shutdown --connections listeners --min-drain-duration 2s --drain-timeout 60s\`; Envoy Gateway \`envoy shutdown --drain-timeout=60s --min-drain-duration=2s\` (its 1 s checks); Contour \`envoy shutdown\` with its defaults (5 s checks, no minimum drain). Managers at their defaults (ours \`--port 19002\`). "ours/best" is our median over the best peer's.`,
     '',
@@ -172,6 +185,8 @@ async function run(): Promise<string> {
     table(['figure', ...present.map((c) => c.label), 'ours/best', 'Node baseline', 'ours/Node'], rows),
     '',
     `"Node baseline", on the Node 24 binary the executable is made from, outside the sandbox, once per round: for memory, a bare \`http.createServer().listen(0)\` after ${(2_000 + IDLE_MS / 4) / 1_000} s; for the hook's start, \`node -e 0\` exec → exit; for listening, the bare server's exec → its first stdout line. Goals: RssAnon ≤ 1.25× the bare server, start → first admin request ≤ 1.2× \`node -e 0\`.`,
+    '',
+    `Idle CPU is measured from ${SETTLE_MS / 1_000} s after the listening probe: before that, V8 finishes background work begun at the first connection, and our manager wakes once at its \`--request-timeout\` (10 s) after the probe's connection closed (Node leaves the libuv timer of a cleared timeout armed; it fires once, finds nothing to run, and is not re-armed). Each connection costs that one late wake-up; an idle manager with no connections has none (strace: no system call in 30 s). A ratio to a peer's zero is meaningless: that cell gives both figures instead.`,
   ].join('\n');
 }
 

@@ -19,6 +19,8 @@ export interface PeerRun {
   readonly hook: readonly string[];
   readonly managerPort: number;
   readonly readyPath: string;
+  /** Between the manager listening and the idle measurement: start-up transients are not idle cost. */
+  readonly settleMs: number;
   readonly idleMs: number;
   /** One idle keep-alive connection per entry, closed this long after the hook started. */
   readonly closeAtMs: readonly number[];
@@ -40,8 +42,6 @@ export interface PeerFigures {
 }
 
 const BOUND_MS = 60_000;
-/** V8 finishes some one-off background work a few seconds after the first connection (the listening probe). */
-const SETTLE_MS = 5_000;
 
 export async function runPeerPod(run: PeerRun): Promise<PeerFigures> {
   const eg = run.shape === 'envoy-gateway';
@@ -57,7 +57,7 @@ export async function runPeerPod(run: PeerRun): Promise<PeerFigures> {
     const manager = start(run.manager, children);
     await until(() => portOpen(run.managerPort), 'manager listening', 1);
     const listeningMs = performance.now() - managerStart;
-    await sleep(SETTLE_MS); // start-up work (a GC, lazy compilation, background tasks after the first connection) is not idle cost
+    await sleep(run.settleMs);
     const cpuBefore = cpuNs(manager.pid);
     await sleep(run.idleMs);
     const idleCpuMs = (cpuNs(manager.pid) - cpuBefore) / 1e6;
