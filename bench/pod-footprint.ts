@@ -29,7 +29,7 @@ async function sidecar(args: readonly string[], env: Record<string, string>): Pr
   return { startMs, idle };
 }
 
-function directoryBytes(path: string): number {
+export function directoryBytes(path: string): number {
   let total = 0;
   for (const entry of readdirSync(path, { withFileTypes: true })) {
     const full = join(path, entry.name);
@@ -40,7 +40,7 @@ function directoryBytes(path: string): number {
 }
 
 /** `install` into a fresh directory: wall time and bytes; returns the installed hook command. */
-async function install(): Promise<{ ms: number; bytes: number; dir: string; command: string[] }> {
+export async function install(): Promise<{ ms: number; bytes: number; dir: string; command: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-install-'));
   const child = spawnTimed([EXECUTABLE, 'install', dir], { stdout: 'pipe' });
   let output = '';
