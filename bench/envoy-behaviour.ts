@@ -3,11 +3,12 @@
 // Each fact is observed on the pinned Envoy started from the chart's bootstrap and flags
 // (test/support/real-envoy/), on loopback, one worker, polling its admin API every 5 ms.
 import { once } from 'node:events';
-import { Agent, createServer, request as httpRequest } from 'node:http';
+import { Agent, createServer } from 'node:http';
 import { connect as h2connect } from 'node:http2';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { keepAliveRequest } from '../test/support/clients.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { chartEnvoyArgs, renderedPod, startChartEnvoy } from '../test/support/real-envoy/chart-envoy.js';
 import { get, type RealEnvoy, startRealEnvoy } from '../test/support/real-envoy/process.js';
@@ -26,16 +27,6 @@ async function until(envoy: RealEnvoy, name: string, want: number, since: number
   }
 }
 
-function h1(port: number, agent: Agent | false, path = '/'): Promise<{ status: number; connection: string | undefined; socket: Socket }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, socket: req.socket as Socket }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -61,13 +52,13 @@ async function startup(runs: number): Promise<void> {
 async function gauges(): Promise<void> {
   const envoy = await startChartEnvoy();
   const port = envoy.ports['ingress'] as number;
-  console.log(`server.total_connections right after start, one connection open: ${(await h1(port, new Agent({ keepAlive: true })), await stat(envoy, 'server.total_connections'))}`);
+  console.log(`server.total_connections right after start, one connection open: ${(await keepAliveRequest(port, new Agent({ keepAlive: true })), await stat(envoy, 'server.total_connections'))}`);
   const opens: number[] = [];
   const closes: number[] = [];
   for (let i = 0; i < 5; i += 1) {
     const agent = new Agent({ keepAlive: true });
     const t0 = performance.now();
-    const { socket } = await h1(port, agent);
+    const { socket } = await keepAliveRequest(port, agent);
     opens.push(await until(envoy, 'listener.ingress.downstream_cx_active', 2, t0));
     const t1 = performance.now();
     socket.destroy();
@@ -81,7 +72,7 @@ async function gauges(): Promise<void> {
   console.log(`server.uptime: ${uptime0}, then ${uptime0 + 5} after ${flushAt} ms (moves only at a flush)`);
   const agent = new Agent({ keepAlive: true });
   const t3 = performance.now();
-  const { socket } = await h1(port, agent);
+  const { socket } = await keepAliveRequest(port, agent);
   const seen = await until(envoy, 'server.total_connections', 2, t3);
   const t4 = performance.now();
   socket.destroy();
@@ -96,8 +87,8 @@ async function drain(drainTimeS: number, skipExit: boolean): Promise<void> {
   const port = envoy.ports['ingress'] as number;
   const busy = new Agent({ keepAlive: true, maxSockets: 1 });
   const idle = new Agent({ keepAlive: true, maxSockets: 1 });
-  await h1(port, busy);
-  const idleSocket = (await h1(port, idle)).socket;
+  await keepAliveRequest(port, busy);
+  const idleSocket = (await keepAliveRequest(port, idle)).socket;
   let idleClosed = 0;
   idleSocket.on('close', () => (idleClosed = performance.now()));
   const h2busy = h2connect(`http://127.0.0.1:${port}`);
@@ -113,17 +104,17 @@ async function drain(drainTimeS: number, skipExit: boolean): Promise<void> {
   }
   // MODIFY_ONLY listeners ignore /healthcheck/fail: the next response still keeps its connection.
   await get(envoy.adminAddress, '/healthcheck/fail', 'POST');
-  const afterFail = await h1(port, busy);
-  const readiness = await h1(envoy.ports['ready'] as number, false, '/ready');
+  const afterFail = await keepAliveRequest(port, busy);
+  const readiness = await keepAliveRequest(envoy.ports['ready'] as number, false, '/ready');
   const drainAt = performance.now();
   const query = skipExit ? 'graceful&skip_exit' : 'graceful';
   const answer = await get(envoy.adminAddress, `/drain_listeners?${query}`, 'POST');
-  const afterDrain = await h1(port, busy);
+  const afterDrain = await keepAliveRequest(port, busy);
   const stream = h2busy.request({ ':path': '/' });
   stream.resume();
   stream.end();
   await once(stream, 'end');
-  const fresh = await h1(port, false);
+  const fresh = await keepAliveRequest(port, false);
   let stoppedAt = -1;
   while (performance.now() - drainAt < (drainTimeS + 3) * 1_000) {
     if (!(await accepts(port))) {
@@ -153,10 +144,10 @@ async function nonGraceful(query: string): Promise<void> {
   const envoy = await startChartEnvoy();
   const port = envoy.ports['ingress'] as number;
   const busy = new Agent({ keepAlive: true, maxSockets: 1 });
-  await h1(port, busy);
+  await keepAliveRequest(port, busy);
   const t0 = performance.now();
   const answer = await get(envoy.adminAddress, `/drain_listeners${query}`, 'POST');
-  const next = await h1(port, busy).then((r) => r.connection ?? '(none)', (error: Error) => error.message);
+  const next = await keepAliveRequest(port, busy).then((r) => r.connection ?? '(none)', (error: Error) => error.message);
   let stoppedAt = -1;
   while (performance.now() - t0 < 3_000) {
     if (!(await accepts(port))) {
@@ -193,7 +184,7 @@ async function longRequests(): Promise<void> {
   let goawayAt = 0;
   h2.on('goaway', () => (goawayAt = performance.now()));
   const t0 = performance.now();
-  const h1Answer = h1(port, new Agent({ keepAlive: true }));
+  const h1Answer = keepAliveRequest(port, new Agent({ keepAlive: true }));
   const h2Stream = h2.request({ ':path': '/' });
   h2Stream.resume();
   h2Stream.end();

@@ -2,10 +2,9 @@
 // (`--drain-strategy immediate --drain-time-s N`), driven by the built binary with the chart's own
 // sidecar environment; only addresses and durations are changed for the test.
 import { readFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
-import type { Socket } from 'node:net';
+import { Agent } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { idleHttpConnection } from '../support/clients.js';
+import { idleHttpConnection, keepAliveRequest } from '../support/clients.js';
 import { cleanEnv, startCli, tempDir, type RunningCli } from '../support/cli.js';
 import { request } from '../support/http.js';
 import { type AdminKind, type ChartEnvoy, startChartEnvoy } from '../support/real-envoy/chart-envoy.js';
@@ -58,17 +57,6 @@ function report(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
 }
 
-/** One request on a keep-alive agent's connection; resolves with the Connection header and the socket used. */
-function keepAliveRequest(port: number, agent: Agent, path = '/'): Promise<{ status: number; connection: string | undefined; socket: Socket }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, socket: req.socket as Socket }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 function lastJson(stdout: string): Record<string, unknown> {
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>;
