@@ -18,22 +18,11 @@ export function keepAliveRequest(port: number, agent: Agent | false, path = '/')
 /** An idle HTTP/1.1 keep-alive connection, opened by one served request. Close it to end it. */
 export async function idleHttpConnection(port: number, path = '/'): Promise<{ socket: Socket; close(): Promise<void> }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const socket = await new Promise<Socket>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(req.socket as Socket));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  const { socket } = await keepAliveRequest(port, agent, path);
   return {
     socket,
     async close() {
-      if (!socket.destroyed) {
-        const closed = once(socket, 'close');
-        socket.destroy();
-        await closed;
-      }
+      await closeSocket(socket);
       agent.destroy();
     },
   };
@@ -43,14 +32,12 @@ export async function idleHttpConnection(port: number, path = '/'): Promise<{ so
 export async function tcpConnection(port: number): Promise<{ socket: Socket; close(): Promise<void> }> {
   const socket = connect(port, '127.0.0.1');
   await once(socket, 'connect');
-  return {
-    socket,
-    async close() {
-      if (!socket.destroyed) {
-        const closed = once(socket, 'close');
-        socket.destroy();
-        await closed;
-      }
-    },
-  };
+  return { socket, close: () => closeSocket(socket) };
+}
+
+async function closeSocket(socket: Socket): Promise<void> {
+  if (socket.destroyed) return;
+  const closed = once(socket, 'close');
+  socket.destroy();
+  await closed;
 }
