@@ -186,7 +186,7 @@ async function run(): Promise<string> {
     '',
     `"Node baseline", on the Node 24 binary the executable is made from, outside the sandbox, once per round: for memory, a bare \`http.createServer().listen(0)\` after ${(2_000 + IDLE_MS / 4) / 1_000} s; for the hook's start, \`node -e 0\` exec → exit; for listening, the bare server's exec → its first stdout line. Goals: RssAnon ≤ 1.25× the bare server, start → first admin request ≤ 1.2× \`node -e 0\`.`,
     '',
-    `Idle CPU is measured from ${SETTLE_MS / 1_000} s after the listening probe: before that, V8 finishes background work begun at the first connection, and our manager wakes once at its \`--request-timeout\` (10 s) after the probe's connection closed (Node leaves the libuv timer of a cleared timeout armed; it fires once, finds nothing to run, and is not re-armed). Each connection costs that one late wake-up; an idle manager with no connections has none (strace: no system call in 30 s). A ratio to a peer's zero is meaningless: that cell gives both figures instead.`,
+    `Idle CPU is measured from ${SETTLE_MS / 1_000} s after the listening probe: before that, V8 finishes background work begun at the first connection, and our manager wakes once at its \`--request-timeout\` (10 s) after the probe's connection closed (Node leaves the libuv timer of a cleared timeout armed; it fires once, finds nothing to run, and is not re-armed). Each connection costs that one late wake-up; an idle manager with no connections has none (strace: no system call in 30 s). A ratio to a peer's zero is meaningless: that cell gives both figures instead. Section 10 (executable-size) takes the executable apart.`,
   ].join('\n');
 }
 
