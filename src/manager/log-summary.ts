@@ -1,4 +1,4 @@
-// Per-waiter events (arrived, went away, answered, refused) in summary: a thousand waiters, or a
+// Per-waiter events (arrived, went away, refused) and releases in summary: a thousand waiters, or a
 // client that opens and drops ten thousand requests, must not write a line each. The first event
 // of a kind is logged at once; more of the same kind within SUMMARY_INTERVAL_MS become one line
 // at the end of it, with the latest event's fields and how many it stands for.

@@ -1,5 +1,6 @@
 // The manager under many waiters and with drain markers it cannot trust: per-waiter events are
-// logged in summary, and a marker whose pid is not the drain that wrote it never holds Envoy.
+// logged in summary, their memory is collected once they left, and a marker whose pid is not the
+// drain that wrote it never holds Envoy.
 import { spawn as spawnChild } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -19,8 +20,8 @@ function readyFile(): string {
   return join(dir.path, 'ready');
 }
 
-async function manager(ready: string, args: string[] = []): Promise<{ cli: RunningCli; port: number }> {
-  const cli = startCli(['shutdown-manager', '--port', '0', '--host', '127.0.0.1', '--ready-file', ready, ...args], cleanEnv());
+async function manager(ready: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ cli: RunningCli; port: number }> {
+  const cli = startCli(['shutdown-manager', '--port', '0', '--host', '127.0.0.1', '--ready-file', ready, ...args], cleanEnv(env));
   cleanups.push(() => {
     cli.child.kill('SIGKILL');
     return cli.result;
@@ -58,9 +59,10 @@ describe("drain markers the manager cannot verify don't hold Envoy", () => {
 });
 
 describe('waiters are logged in summary', () => {
-  it('200 waiters that come and go: a few lines, each event counted, nothing left waiting', async () => {
+  it('200 waiters that come and go: a few lines, each event counted, nothing left waiting, memory collected once they left', async () => {
     const ready = readyFile();
-    const { cli, port } = await manager(ready, ['--max-waiters', '1000']);
+    // V8's gc exposed, as the executable has it.
+    const { cli, port } = await manager(ready, ['--max-waiters', '1000'], { NODE_OPTIONS: '--expose-gc' });
     const sockets: Socket[] = [];
     for (let i = 0; i < 200; i += 1) {
       const socket = connect(port, '127.0.0.1');
@@ -77,6 +79,8 @@ describe('waiters are logged in summary', () => {
     const perWaiter = cli.logs.filter((l) => l.msg === arrived || l.msg === left);
     expect(perWaiter.length).toBeLessThanOrEqual(12); // 400 before: two per waiter
     expect(perWaiter.some((l) => (l['repeated'] as number) > 0)).toBe(true);
+    // Once they are all gone and none left for a while, one collection gives their memory back.
+    expect(await cli.waitForLog((l) => l.msg === 'memory collected after a crowd of waiters')).toMatchObject({ waiters: 200 });
     // Every waiter left: a new one still waits, and is released by the file as ever.
     const next = request({ port }, '/shutdown/ready');
     await cli.waitForLog(() => eventsOf(cli.logs, arrived) === 201);

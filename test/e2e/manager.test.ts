@@ -114,13 +114,16 @@ describe('shutdown-manager endpoints', () => {
     expect(released).toMatchObject({ result: 'timeout', connections: 0, drainElapsedMs: 1234 });
   });
 
-  it('releases every waiter at once, and later callers immediately', async () => {
+  it('releases every waiter at once, in one log line, and later callers immediately', async () => {
     const manager = await startManager();
     const waiting = Array.from({ length: 50 }, () => request({ port: manager.port }, '/shutdown/ready'));
     await waitersRegistered(manager, 50);
     manager.writeReady();
     const answers = await Promise.all(waiting);
     expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(new Set(answers.map((a) => a.body)).size).toBe(1);
+    await manager.cli.waitForLog((line) => line.msg === 'drain finished: releasing envoy');
+    expect(manager.cli.logs.filter((line) => line.msg === 'drain finished: releasing envoy')).toMatchObject([{ waiters: 50, result: 'drained' }]);
     expect((await request({ port: manager.port }, '/shutdown/ready')).status).toBe(200);
   });
 

@@ -1,0 +1,72 @@
+// The executable runs without V8's memory reducer (it re-arms a timer for as long as an idle
+// process lives), and that reducer is what would hand the memory of a crowd of departed waiters
+// back to the system. So once a crowd has come and gone and things are quiet again, the manager
+// asks V8 once for a full collection that also shrinks the heap. Nothing runs while idle. (The
+// executable also optimizes on the main thread: freed compiler memory then lands in the main
+// thread's malloc arena, reused, not in compiler threads' arenas that keep it.)
+/** Waiters that ended since the last collection before one is worth it (a few MiB of garbage). */
+export const CROWD = 100;
+/** How long no waiter may end before the crowd counts as gone. */
+export const SETTLE_MS = 1_000;
+
+/** V8's `gc` as `--expose-gc` exposes it (baked into the executable). */
+export type GarbageCollector = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
+/** What a collection left, for its log line. */
+export interface Collected {
+  /** Waiters that ended since the last collection. */
+  readonly waiters: number;
+  /** V8's heap (committed), and memory outside it that V8 knows of, in MiB. */
+  readonly heapMiB: number;
+  readonly externalMiB: number;
+}
+
+export interface CrowdCollector {
+  /** A waiter ended (answered or gone). */
+  ended(): void;
+}
+
+export interface CollectOptions {
+  /** Default: V8's, when exposed; undefined: none (nothing is ever collected here). */
+  readonly gc?: GarbageCollector | undefined;
+  readonly crowd?: number;
+  readonly settleMs?: number;
+}
+
+export function collectAfterCrowds(onCollected: (collected: Collected) => void, options: CollectOptions = {}): CrowdCollector {
+  const { crowd = CROWD, settleMs = SETTLE_MS } = options;
+  const gc = 'gc' in options ? options.gc : exposedGc();
+  if (gc === undefined) return { ended: () => undefined };
+  let ended = 0;
+  let endedSinceArmed = false;
+  let timer: NodeJS.Timeout | undefined;
+  const settle = (): void => {
+    timer = undefined;
+    if (endedSinceArmed) return arm(); // still going: wait for quiet
+    const waiters = ended;
+    ended = 0;
+    // Last resort: also shrinks the young generation and compacts, which a plain gc() does not.
+    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    const { heapTotal, external } = process.memoryUsage();
+    onCollected({ waiters, heapMiB: toMiB(heapTotal), externalMiB: toMiB(external) });
+  };
+  const arm = (): void => {
+    endedSinceArmed = false;
+    timer = setTimeout(settle, settleMs);
+    timer.unref();
+  };
+  return {
+    ended: () => {
+      ended += 1;
+      endedSinceArmed = true;
+      if (timer === undefined && ended >= crowd) arm();
+    },
+  };
+}
+
+function exposedGc(): GarbageCollector | undefined {
+  const { gc } = globalThis as { gc?: unknown };
+  return typeof gc === 'function' ? (gc as GarbageCollector) : undefined;
+}
+
+const toMiB = (bytes: number): number => Math.round(bytes / 104_857.6) / 10;
