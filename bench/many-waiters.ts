@@ -22,6 +22,8 @@ const DEFAULT_MAX_WAITERS = 1_000;
 const CLIENT_PROCESSES = 4;
 const CPU_WINDOW_MS = 5_000;
 const ACCEPTANCE_MS = 100;
+/** The goal for the last answer: at most this times bare Node's, measured in the same run. */
+const GOAL_VS_BARE = 1.2;
 /** Indexes into CONFIGURATIONS. */
 const [DEFAULTS, WARN, BASELINE, SMALL] = [0, 1, 3, 4] as const;
 const MANAGER_ARGS = ['--max-waiters', String(2 * WAITERS), '--drain-start-timeout', '0', '--ready-timeout', '10m'];
@@ -34,7 +36,7 @@ interface Configuration {
   readonly nodeOptions: string;
   readonly runs: number;
   readonly waiters: number;
-  /** Logs a line per waiter (its arrival and its release). */
+  /** Logs waiters' arrivals (in summary) and each release (one line). */
   readonly logsWaiters: boolean;
 }
 
@@ -58,7 +60,7 @@ watch(dirname(file), () => {
 });
 `;
 
-/** As shipped; without the log line per waiter; bare Node doing nothing else (the floor); with a smaller young generation. */
+/** As shipped; without info lines; with a smaller young generation; bare Node doing nothing else (the floor). */
 const CONFIGURATIONS: readonly Configuration[] = [
   { label: 'manager, defaults', command: FORMS.executable.command, args: [], nodeOptions: '', runs: 3, waiters: WAITERS, logsWaiters: true },
   { label: 'manager, `--log-level warn`', command: FORMS.executable.command, args: ['--log-level', 'warn'], nodeOptions: '', runs: 2, waiters: WAITERS, logsWaiters: false },
@@ -75,8 +77,7 @@ interface RoundResult {
   readonly waiting: Memory;
   readonly waitCpuMsPerS: number;
   readonly releaseCpuMs: number;
-  /** From the file's appearance to the manager's first and last "releasing envoy" log lines (server side, 1 ms resolution). */
-  readonly serverFirstMs: number;
+  /** From the file's appearance to the manager's "releasing envoy" line, logged once every answer is written (server side, 1 ms resolution). */
   readonly serverLastMs: number;
   /** From the file's appearance to the first and last answer received by the clients. */
   readonly clientFirstMs: number;
@@ -150,9 +151,9 @@ async function round(script: string, configuration: Configuration): Promise<Roun
 
     const appearedAt = writeReadyFile(manager.readyFile);
     const summaries = await Promise.all(clients.map((client) => client.done));
-    // Releases are logged in summary: the first at once, the rest in one line with `repeated` once the last answer is out.
-    const releases = (): number => manager.log.lines.filter(isRelease).reduce((sum, line) => sum + (typeof line['repeated'] === 'number' ? line['repeated'] : 1), 0);
-    if (logsWaiters) await until(() => (manager.log.poll(), releases() >= waiters), { timeoutMs: 30_000, pollMs: 50, what: 'every release log line' });
+    // One line per release, with how many waiters it answered.
+    const releases = (): number => manager.log.lines.filter(isRelease).reduce((sum, line) => sum + Number(line['waiters']), 0);
+    if (logsWaiters) await until(() => (manager.log.poll(), releases() >= waiters), { timeoutMs: 30_000, pollMs: 50, what: 'the release log line' });
     const releaseCpuMs = cpuTimeMs(pid) - cpuWaiting;
     const releaseTimes = manager.log.lines.filter(isRelease).map((line) => Date.parse(String(line['time'])));
     if (releaseTimes.length === 0) releaseTimes.push(Number.NaN);
@@ -162,7 +163,6 @@ async function round(script: string, configuration: Configuration): Promise<Roun
       waiting,
       waitCpuMsPerS: ((cpuWaiting - cpuBefore) * 1_000) / CPU_WINDOW_MS,
       releaseCpuMs,
-      serverFirstMs: Math.min(...releaseTimes) - appearedAt,
       serverLastMs: Math.max(...releaseTimes) - appearedAt,
       clientFirstMs: Math.min(...summaries.map((s) => s.first)) - appearedAt,
       clientLastMs: Math.max(...summaries.map((s) => s.last)) - appearedAt,
@@ -212,8 +212,7 @@ function report(results: ReadonlyArray<readonly RoundResult[]>): string {
     ['extra RssAnon per waiter', ...cells(perWaiter, bytes)],
     ['extra RssAnon per waiter, vs the bare Node baseline', ...CONFIGURATIONS.map((_, i) => ratio(of(i, perWaiter).median, of(BASELINE, perWaiter).median))],
     [`CPU while they wait (utime+stime over ${CPU_WINDOW_MS / 1000} s)`, ...cells((r) => r.waitCpuMsPerS, (v) => `${v.toFixed(0)} ms/s`)],
-    ['file appears → first release logged (server)', ...cells((r) => r.serverFirstMs, formatMs)],
-    ['file appears → **last release logged** (server)', ...cells((r) => r.serverLastMs, formatMs)],
+    ['file appears → release logged, every answer written (server)', ...cells((r) => r.serverLastMs, formatMs)],
     ['file appears → **last answer received** (clients)', ...cells((r) => r.clientLastMs, formatMs)],
     ['last answer received, vs the bare Node baseline (same run)', ...CONFIGURATIONS.map((_, i) => ratio(of(i, (r) => r.clientLastMs).median, of(BASELINE, (r) => r.clientLastMs).median))],
     ["manager's CPU time for the whole release", ...cells((r) => r.releaseCpuMs, formatMs)],
@@ -225,12 +224,15 @@ function report(results: ReadonlyArray<readonly RoundResult[]>): string {
   const quiet = of(WARN, (r) => r.clientLastMs).median;
   const floor = of(BASELINE, (r) => r.clientLastMs).median;
   const met = Math.max(serverLast, clientLast) <= ACCEPTANCE_MS;
+  const vsBare = clientLast / floor;
   return [
-    `The manager is the single executable with \`${MANAGER_ARGS.join(' ')}\` (no drain runs in this scenario, so the no-drain watchdog is off), its log going to a file, its soft limit on open files raised to the hard limit (${openFilesHardLimit()} here; \`ulimit -n\` in a \`bash -c\` that then execs it). ${CLIENT_PROCESSES} client processes (raw sockets, no HTTP parser) each open a quarter of the connections and send one \`GET /shutdown/ready\` on each: ${WAITERS.toLocaleString('en')} waiters, and in the last column ${DEFAULT_MAX_WAITERS.toLocaleString('en')}, the most a manager holds at its default \`--max-waiters\`. Once every waiter is in (the manager logged the last one, or, without that log line, holds one more file per waiter): memory from \`/proc/<pid>/status\` 1 s later, CPU from \`/proc/<pid>/stat\` over ${CPU_WINDOW_MS / 1000} s; then the bench writes the ready file as \`shutdown\` does (the report under a temporary name, then \`rename\`); time zero is the moment the rename starts. Release is measured on both sides: server side from the manager's own \`drain finished: releasing envoy\` lines, the first logged just before its answer is written and one summary line once every answer is out (1 ms resolution; none at \`--log-level warn\`); client side when each answer's first bytes arrive, on the same clock. Each run has a fresh manager; runs of the configurations are interleaved; median (min–max) over the runs.`,
+    `The manager is the single executable with \`${MANAGER_ARGS.join(' ')}\` (no drain runs in this scenario, so the no-drain watchdog is off), its log going to a file, its soft limit on open files raised to the hard limit (${openFilesHardLimit()} here; \`ulimit -n\` in a \`bash -c\` that then execs it). ${CLIENT_PROCESSES} client processes (raw sockets, no HTTP parser) each open a quarter of the connections and send one \`GET /shutdown/ready\` on each: ${WAITERS.toLocaleString('en')} waiters, and in the last column ${DEFAULT_MAX_WAITERS.toLocaleString('en')}, the most a manager holds at its default \`--max-waiters\`. Once every waiter is in (the manager logged the last one, or, without that log line, holds one more file per waiter): memory from \`/proc/<pid>/status\` 1 s later, CPU from \`/proc/<pid>/stat\` over ${CPU_WINDOW_MS / 1000} s; then the bench writes the ready file as \`shutdown\` does (the report under a temporary name, then \`rename\`); time zero is the moment the rename starts. Release is measured on both sides: server side from the manager's own \`drain finished: releasing envoy\` line, one per release, logged once every answer is written (1 ms resolution; none at \`--log-level warn\`); client side when each answer's first bytes arrive, on the same clock. Each run has a fresh manager; runs of the configurations are interleaved; median (min–max) over the runs.`,
     '',
     table(['measure', ...CONFIGURATIONS.map((c) => `${c.label}, **${c.waiters.toLocaleString('en')} waiters** (${c.runs} runs)`)], rows),
     '',
-    `**Issue 4 acceptance** (all ${WAITERS.toLocaleString('en')} released within ${ACCEPTANCE_MS} ms of the file appearing): ${met ? 'met' : 'NOT met'} — at defaults the last release is logged ${formatMs(serverLast)} and the last answer received ${formatMs(clientLast)} after the file appeared (${formatMs(quiet)} at \`--log-level warn\`; bare Node answering the same held requests after the same kind of watch: ${formatMs(floor)}). The file is noticed at once (first release ${formatMs(of(DEFAULTS, (r) => r.serverFirstMs).median)}): one directory-watch event and one read of the file release every waiter together. What bounds the rest is CPU work per waiter, all in one event-loop turn on one core: the manager spends ${bytes((of(DEFAULTS, (r) => r.releaseCpuMs).median * 1_000_000) / WAITERS).replace(' B', ' ns')} per waiter (release CPU ${formatMs(of(DEFAULTS, (r) => r.releaseCpuMs).median)}, close to the release's wall time, so the clients on the other core are not the bottleneck) settling the waiter, writing one synchronous log line and writing the answer (one \`write\` per socket). The log line's share is the difference with \`--log-level warn\`; what is left over the bare Node baseline is the manager's per-waiter bookkeeping; the baseline itself is Node's cost of ending ${WAITERS.toLocaleString('en')} HTTP responses on this machine. The time grows with the number of waiters: at the default \`--max-waiters\` (${DEFAULT_MAX_WAITERS.toLocaleString('en')}) the last answer arrives ${formatMs(of(SMALL, (r) => r.clientLastMs).median)} after the file appeared (${of(SMALL, (r) => r.clientLastMs).median <= ACCEPTANCE_MS ? 'within' : 'over'} ${ACCEPTANCE_MS} ms); kubelet sends one request per pod termination.`,
+    `**Goal** (last answer ≤ ${GOAL_VS_BARE}× bare Node's, same run): ${vsBare <= GOAL_VS_BARE ? 'met' : 'NOT met'} — at defaults the last answer is received ${formatMs(clientLast)} after the file appeared, ${vsBare.toFixed(2)}× bare Node's ${formatMs(floor)} (${formatMs(quiet)} at \`--log-level warn\`), and the release line is logged ${formatMs(serverLast)} after it; each waiter costs ${bytes(of(DEFAULTS, perWaiter).median)} of RssAnon (bare Node: ${bytes(of(BASELINE, perWaiter).median)}). One directory-watch event and one read of the file release the whole crowd in one pass: the answer (headers and body) is built once, each response gets one \`writeHead\` and one \`end\` (one \`write\` per socket, as bare Node), and one log line says how many were answered. A waiter holds one map entry and one \`close\` listener shared by all; the ready-file wait, the no-drain watchdog and the \`--ready-timeout\` timer are one each for the crowd. What bounds the rest is Node's own cost of ending ${WAITERS.toLocaleString('en')} HTTP responses on one core (release CPU ${formatMs(of(DEFAULTS, (r) => r.releaseCpuMs).median)} against bare Node's ${formatMs(of(BASELINE, (r) => r.releaseCpuMs).median)}, which includes the ${WAITERS.toLocaleString('en')} connections the clients close right after).`,
+    '',
+    `**Earlier goal** (all ${WAITERS.toLocaleString('en')} released within ${ACCEPTANCE_MS} ms of the file appearing): ${met ? 'met' : 'NOT met'}: bare Node itself needs ${formatMs(floor)} on this machine. At the default \`--max-waiters\` (${DEFAULT_MAX_WAITERS.toLocaleString('en')}) the last answer arrives ${formatMs(of(SMALL, (r) => r.clientLastMs).median)} after the file appeared (${of(SMALL, (r) => r.clientLastMs).median <= ACCEPTANCE_MS ? 'within' : 'over'} ${ACCEPTANCE_MS} ms); kubelet sends one request per pod termination.`,
   ].join('\n');
 }
 

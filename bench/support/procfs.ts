@@ -34,3 +34,29 @@ export function cpuTimeMs(pid: number): number {
   const stime = Number(fields[12]);
   return ((utime + stime) * 1_000) / clockTicks;
 }
+
+/** Private anonymous memory split by where it lives (from /proc/<pid>/smaps), in KiB. */
+export interface AnonSplit {
+  /** `[heap]`: glibc malloc's main arena (the brk heap). */
+  readonly brkHeapKiB: number;
+  /** Unnamed anonymous mappings: V8's heap pages and the malloc arenas of other threads. */
+  readonly mappingsKiB: number;
+}
+
+export function readAnonSplit(pid: number): AnonSplit {
+  let brkHeapKiB = 0;
+  let mappingsKiB = 0;
+  let name = '';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header !== null) {
+      name = header[1] ?? '';
+      continue;
+    }
+    const anonymous = /^Anonymous:\s+(\d+) kB/.exec(line);
+    if (anonymous === null) continue;
+    if (name === '[heap]') brkHeapKiB += Number(anonymous[1]);
+    else if (name === '') mappingsKiB += Number(anonymous[1]);
+  }
+  return { brkHeapKiB, mappingsKiB };
+}
