@@ -34,7 +34,7 @@ const EXEC_ARGV_ENV = 'SEA_EXEC_ARGV';
  * Always baked in. V8's memory reducer re-arms an 8 s timer for as long as an idle process
  * lives: the only periodic wake-up left in an idle manager. Node refuses it in NODE_OPTIONS.
  */
-const BAKED_EXEC_ARGV = ['--no-memory-reducer', '--expose-gc', '--no-concurrent-recompilation']; // gc and main-thread optimization: memory comes back after a crowd of waiters (src/manager/collect-garbage.ts)
+const BAKED_EXEC_ARGV = ['--no-memory-reducer', '--no-concurrent-recompilation']; // the second: see src/manager/collect-garbage.ts
 /**
  * "env": NODE_OPTIONS set where the executable runs still adds flags, so an operator can tune
  * memory in the pod spec without a rebuild; flags baked in with EXEC_ARGV_ENV come after and win.

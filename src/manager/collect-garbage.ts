@@ -2,14 +2,15 @@
 // process lives), and that reducer is what would hand the memory of a crowd of departed waiters
 // back to the system. So once a crowd has come and gone and things are quiet again, the manager
 // asks V8 once for a full collection that also shrinks the heap. Nothing runs while idle. (The
-// executable also optimizes on the main thread: freed compiler memory then lands in the main
-// thread's malloc arena, reused, not in compiler threads' arenas that keep it.)
+// executable also optimizes on the main thread, --no-concurrent-recompilation: freed compiler
+// memory then lands in the main thread's malloc arena, reused, not in compiler threads' arenas
+// that keep it.)
 /** Waiters that ended since the last collection before one is worth it (a few MiB of garbage). */
 export const CROWD = 100;
 /** How long no waiter may end before the crowd counts as gone. */
 export const SETTLE_MS = 1_000;
 
-/** V8's `gc` as `--expose-gc` exposes it (baked into the executable). */
+/** V8's `gc`, as `--expose-gc` exposes it. */
 export type GarbageCollector = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 
 /** What a collection left, for its log line. */
@@ -27,16 +28,15 @@ export interface CrowdCollector {
 }
 
 export interface CollectOptions {
-  /** Default: V8's, when exposed; undefined: none (nothing is ever collected here). */
-  readonly gc?: GarbageCollector | undefined;
+  /** Default: V8's own, fetched at the first collection. */
+  readonly gc?: GarbageCollector;
   readonly crowd?: number;
   readonly settleMs?: number;
 }
 
 export function collectAfterCrowds(onCollected: (collected: Collected) => void, options: CollectOptions = {}): CrowdCollector {
   const { crowd = CROWD, settleMs = SETTLE_MS } = options;
-  const gc = 'gc' in options ? options.gc : exposedGc();
-  if (gc === undefined) return { ended: () => undefined };
+  let gc = options.gc;
   let ended = 0;
   let endedSinceArmed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -46,6 +46,7 @@ export function collectAfterCrowds(onCollected: (collected: Collected) => void, 
     const waiters = ended;
     ended = 0;
     // Last resort: also shrinks the young generation and compacts, which a plain gc() does not.
+    gc ??= v8Gc();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     const { heapTotal, external } = process.memoryUsage();
     onCollected({ waiters, heapMiB: toMiB(heapTotal), externalMiB: toMiB(external) });
@@ -64,9 +65,14 @@ export function collectAfterCrowds(onCollected: (collected: Collected) => void, 
   };
 }
 
-function exposedGc(): GarbageCollector | undefined {
-  const { gc } = globalThis as { gc?: unknown };
-  return typeof gc === 'function' ? (gc as GarbageCollector) : undefined;
+/**
+ * V8's gc without `--expose-gc` on the command line, which costs every idle manager about
+ * 0.4 MiB: the flag set at run time exposes `gc` in contexts made afterwards. Fetched only
+ * once a crowd has come and gone (the one context it lives in then stays, about as much).
+ */
+function v8Gc(): GarbageCollector {
+  process.getBuiltinModule('node:v8').setFlagsFromString('--expose-gc');
+  return process.getBuiltinModule('node:vm').runInNewContext('gc') as GarbageCollector;
 }
 
 const toMiB = (bytes: number): number => Math.round(bytes / 104_857.6) / 10;

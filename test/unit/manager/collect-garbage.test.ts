@@ -49,9 +49,12 @@ describe('collectAfterCrowds', () => {
     expect(gc).not.toHaveBeenCalled();
   });
 
-  it('does nothing without an exposed gc (plain node without --expose-gc)', () => {
-    const collector = collectAfterCrowds(() => undefined, { gc: undefined, crowd: 1 });
+  it("fetches V8's own gc when none is given, and it collects", () => {
+    const collections: Collected[] = [];
+    const collector = collectAfterCrowds((collected) => collections.push(collected), { crowd: 1, settleMs: 10 });
     collector.ended();
-    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(10);
+    expect(collections).toHaveLength(1);
+    expect(collections[0]?.heapMiB).toBeGreaterThan(0);
   });
 });
