@@ -4,11 +4,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyControl } from '../envoy/envoy-control.js';
 import type { ConnectionSource } from '../envoy/stats.js';
+import type { SocketSummary } from '../envoy/socket-table.js';
+import type { SocketWatch } from '../envoy/socket-watch.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import { AdminError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { DrainResult } from './result.js';
-import { type DrainPolicy, nextReadDelay, readTimeoutMs, startGiveUpMs, startRetryDelayMs } from './policy.js';
+import { type DrainPolicy, HINT_POLL_MS, hintWanted, nextReadDelay, readTimeoutMs, startGiveUpMs, startRetryDelayMs } from './policy.js';
 import { INITIAL_STATE, decide, observe, type DrainEvent, type Reading } from './progress.js';
 
 export interface DrainOptions extends DrainPolicy {
@@ -33,7 +35,15 @@ export interface DrainDeps {
   readonly log: Logger;
   /** Aborted by SIGINT/SIGTERM: stop at the next await and report `interrupted`. */
   readonly signal: AbortSignal;
+  /** With `--connections listeners`: the kernel's socket tables, a hint of when to read in the end game. */
+  readonly sockets?: SocketWatch;
 }
+
+/**
+ * Why a read happens, logged at debug level with each: the first one, the regular cadence, the
+ * hint's safety net running out, the socket tables changing, or the hint turning itself off.
+ */
+type ReadTrigger = 'first' | 'cadence' | 'safety-net' | 'hint' | 'hint-off';
 
 export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<DrainOutcome> {
   const { envoy, log, signal } = deps;
@@ -78,7 +88,7 @@ export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<
 
 async function pollUntilDrained(
   options: DrainOptions,
-  { envoy, log, signal }: DrainDeps,
+  { envoy, log, signal, sockets }: DrainDeps,
   elapsed: () => number,
   remember: (count: number | null) => void,
   outcome: (result: DrainOutcome['result']) => DrainOutcome,
@@ -88,7 +98,12 @@ async function pollUntilDrained(
   };
   if (options.quietPeriodMs > 0) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');
   let state = INITIAL_STATE;
+  let trigger: ReadTrigger = 'first';
+  // The socket tables as last seen while the hint watched: a change after it, even during the read that follows, is caught.
+  let baseline: SocketSummary | undefined;
+  let saidOff = false;
   for (;;) {
+    log.debug({ trigger, elapsedMs: Math.round(elapsed()) }, 'reading connections');
     let reading: Reading;
     try {
       const counts = await envoy.readConnections(signal, readTimeoutMs(options, elapsed(), options.adminTimeoutMs));
@@ -105,12 +120,45 @@ async function pollUntilDrained(
     state = decided.state;
     say(state.events);
     if (decided.decision.kind === 'done') return outcome(decided.decision.reason);
+    const now = { elapsedMs: elapsed(), connections: state.connections, lastNewConnectionMs: state.lastNewConnectionMs, refusedReads: state.refusedReads };
+    const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;
+    if (watch === undefined) baseline = undefined;
+    else baseline ??= watch.sample();
+    if (watch?.offReason !== undefined && !saidOff) {
+      log.info({ reason: watch.offReason }, 'socket tables unreadable: end-game reads at the regular cadence');
+      saidOff = true;
+    }
+    const hinted = watch !== undefined && baseline !== undefined;
     try {
-      const now = { elapsedMs: elapsed(), connections: state.connections, lastNewConnectionMs: state.lastNewConnectionMs, refusedReads: state.refusedReads };
-      await sleep(nextReadDelay(options, now), undefined, { signal });
+      const delayMs = nextReadDelay(options, now, hinted);
+      if (!hinted) {
+        await sleep(delayMs, undefined, { signal });
+        trigger = 'cadence';
+      } else {
+        const woke = await watchSockets(watch, baseline as SocketSummary, delayMs, signal);
+        ({ trigger, baseline } = woke);
+      }
     } catch {
       return outcome('interrupted');
     }
+  }
+}
+
+/**
+ * Samples the socket tables every HINT_POLL_MS for up to `delayMs`: a change from `baseline`
+ * (a connection closed or opened) ends the wait at once. The last sample is the next baseline.
+ */
+async function watchSockets(watch: SocketWatch, baseline: SocketSummary, delayMs: number, signal: AbortSignal): Promise<{ trigger: ReadTrigger; baseline: SocketSummary | undefined }> {
+  const until = Date.now() + delayMs;
+  let last = baseline;
+  for (;;) {
+    const left = until - Date.now();
+    if (left <= 0) return { trigger: 'safety-net', baseline: last };
+    await sleep(Math.min(HINT_POLL_MS, left), undefined, { signal });
+    const next = watch.sample();
+    if (next === undefined) return { trigger: 'hint-off', baseline: undefined };
+    if (next.connections !== last.connections || next.fingerprint !== last.fingerprint) return { trigger: 'hint', baseline: next };
+    last = next;
   }
 }
 

@@ -41,6 +41,28 @@ export function endGameDelayMs(over: number, checkIntervalMs: number): number {
   return Math.min(checkIntervalMs, FAST_READ_INTERVAL_MS * END_GAME_GROWTH ** Math.max(0, over - 1));
 }
 
+/**
+ * With `--connections listeners`, once the drain could finish and at most HINT_MAX_OVER connections
+ * hold it, the kernel's socket tables are watched every HINT_POLL_MS, and a change there brings
+ * the next admin read at once. The hint only says when to read: the read decides.
+ */
+export const HINT_POLL_MS = 20;
+export const HINT_MAX_OVER = 3;
+/** With the hint on and one connection left, the admin reads that catch what the hint missed: this share of the check interval. */
+export const SAFETY_NET_SHARE = 4;
+
+/** Whether the socket-table hint is worth its reads now: the drain could finish, and few connections hold it. */
+export function hintWanted(policy: DrainPolicy, now: DrainObservation): boolean {
+  if (now.connections === undefined || now.elapsedMs < earliestFinishMs(policy, now.lastNewConnectionMs)) return false;
+  const over = now.connections - policy.exitAtConnections;
+  return over > 0 && over <= HINT_MAX_OVER;
+}
+
+/** The end-game delay while the hint watches: a safety net, slow enough that the hint does the fast part. */
+export function safetyNetDelayMs(over: number, checkIntervalMs: number): number {
+  return over <= 1 ? Math.max(FAST_READ_INTERVAL_MS, Math.min(checkIntervalMs, checkIntervalMs / SAFETY_NET_SHARE)) : checkIntervalMs;
+}
+
 /** The earliest moment the drain may finish: minimum drain and quiet period both over. */
 export function earliestFinishMs(policy: DrainPolicy, lastNewConnectionMs: number): number {
   return policy.quietPeriodMs === 0 ? policy.minDrainMs : Math.max(policy.minDrainMs, lastNewConnectionMs + policy.quietPeriodMs);
@@ -91,15 +113,19 @@ export function decideDrain(policy: DrainPolicy, now: DrainObservation): DrainDe
   return 'wait';
 }
 
-/** Milliseconds until the next read: never past the moment the drain may finish, nor the timeout. */
-export function nextReadDelay(policy: DrainPolicy, now: DrainObservation): number {
+/**
+ * Milliseconds until the next read: never past the moment the drain may finish, nor the timeout.
+ * `hinted`: the socket-table hint watches (see hintWanted), so the end-game reads are a safety net.
+ */
+export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted = false): number {
   let delay = policy.checkIntervalMs;
   const untilMayFinish = earliestFinishMs(policy, now.lastNewConnectionMs) - now.elapsedMs;
   if (untilMayFinish > 0) {
     // Wake exactly when the drain may first finish.
     delay = Math.min(delay, untilMayFinish);
   } else if (now.connections !== undefined) {
-    delay = Math.min(delay, endGameDelayMs(now.connections - policy.exitAtConnections, policy.checkIntervalMs));
+    const over = now.connections - policy.exitAtConnections;
+    delay = Math.min(delay, hinted ? safetyNetDelayMs(over, policy.checkIntervalMs) : endGameDelayMs(over, policy.checkIntervalMs));
   }
   // Confirm or rule out a dead Envoy quickly, whatever the phase.
   if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);

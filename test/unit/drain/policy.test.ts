@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   FAST_READ_INTERVAL_MS,
   GONE_AFTER_REFUSED_READS,
+  HINT_MAX_OVER,
   LAST_READ_MIN_MS,
   REFUSED_READ_INTERVAL_MS,
   START_GIVE_UP_MS,
   decideDrain,
   earliestFinishMs,
   envoyGone,
+  hintWanted,
   readTimeoutMs,
   startGiveUpMs,
   startRetryDelayMs,
@@ -110,6 +112,48 @@ describe('nextReadDelay', () => {
     expect(nextReadDelay(quiet, at(7_600, 0, 3_000))).toBe(400);
     expect(nextReadDelay(quiet, at(4_000, 0, 3_000))).toBe(1_000);
     expect(nextReadDelay(quiet, at(8_000, 0, 3_000))).toBe(FAST_READ_INTERVAL_MS);
+  });
+});
+
+describe('the socket-table hint', () => {
+  it.each([
+    // elapsed, connections, wanted
+    [9_000, 1, false], // before the minimum drain: reads feed progress lines, at the check interval
+    [10_000, 0, false], // nothing above the threshold: the drain is over
+    [10_000, 1, true],
+    [10_000, HINT_MAX_OVER, true],
+    [10_000, HINT_MAX_OVER + 1, false], // many left: they close one by one, the check interval reads them
+    [10_000, undefined, false], // unknown is not "few"
+  ] as const)('after %d ms with %s connections: %s', (elapsed, connections, wanted) => {
+    expect(hintWanted(policy, at(elapsed, connections))).toBe(wanted);
+  });
+
+  it('counts from the threshold, and waits for the quiet period', () => {
+    expect(hintWanted({ ...policy, exitAtConnections: 10 }, at(20_000, 11))).toBe(true);
+    expect(hintWanted({ ...policy, exitAtConnections: 10 }, at(20_000, 10))).toBe(false);
+    expect(hintWanted(quiet, at(7_000, 1, 3_000))).toBe(false);
+    expect(hintWanted(quiet, at(8_000, 1, 3_000))).toBe(true);
+  });
+
+  it.each([
+    // elapsed, connections, delay: the admin reads while the hint watches are a slow safety net
+    [10_000, 1, 250],
+    [10_000, 2, 1_000],
+    [10_000, 3, 1_000],
+    [9_500, 1, 500], // still wakes when the drain may first finish
+    [59_900, 1, 100], // and never past the timeout
+  ] as const)('hinted, after %d ms with %s connections: %d ms', (elapsed, connections, delay) => {
+    expect(nextReadDelay(policy, at(elapsed, connections), true)).toBe(delay);
+  });
+
+  it('scales the safety net with the check interval, never below the fast interval nor above the interval', () => {
+    expect(nextReadDelay({ ...policy, checkIntervalMs: 20_000 }, at(20_000, 1), true)).toBe(5_000);
+    expect(nextReadDelay({ ...policy, checkIntervalMs: 40 }, at(20_000, 1), true)).toBe(FAST_READ_INTERVAL_MS);
+    expect(nextReadDelay({ ...policy, checkIntervalMs: 10 }, at(20_000, 1), true)).toBe(10);
+  });
+
+  it('leaves a dead Envoy to be confirmed quickly', () => {
+    expect(nextReadDelay(policy, { ...at(20_000, undefined), refusedReads: 1 }, true)).toBe(REFUSED_READ_INTERVAL_MS);
   });
 });
 
