@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyControl } from '../envoy/envoy-control.js';
 import type { ConnectionSource } from '../envoy/stats.js';
-import type { SocketSummary } from '../envoy/socket-table.js';
+import { type SocketCounts, sameSocketCounts } from '../envoy/socket-count.js';
 import type { SocketWatch } from '../envoy/socket-watch.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import { AdminError, errorMessage } from '../shared/errors.js';
@@ -35,13 +35,13 @@ export interface DrainDeps {
   readonly log: Logger;
   /** Aborted by SIGINT/SIGTERM: stop at the next await and report `interrupted`. */
   readonly signal: AbortSignal;
-  /** With `--connections listeners`: the kernel's socket tables, a hint of when to read in the end game. */
+  /** With `--connections listeners`: the kernel's TCP socket count, a hint of when to read in the end game. */
   readonly sockets?: SocketWatch;
 }
 
 /**
  * Why a read happens, logged at debug level with each: the first one, the regular cadence, the
- * hint's safety net running out, the socket tables changing, or the hint turning itself off.
+ * hint's safety net running out, the socket count changing, or the hint turning itself off.
  */
 type ReadTrigger = 'first' | 'cadence' | 'safety-net' | 'hint' | 'hint-off';
 
@@ -99,8 +99,8 @@ async function pollUntilDrained(
   if (options.quietPeriodMs > 0) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');
   let state = INITIAL_STATE;
   let trigger: ReadTrigger = 'first';
-  // The socket tables as last seen while the hint watched: a change after it, even during the read that follows, is caught.
-  let baseline: SocketSummary | undefined;
+  // The socket count as last seen while the hint watched: a change after it, even during the read that follows, is caught.
+  let baseline: SocketCounts | undefined;
   let saidOff = false;
   for (;;) {
     log.debug({ trigger, elapsedMs: Math.round(elapsed()) }, 'reading connections');
@@ -123,9 +123,12 @@ async function pollUntilDrained(
     const now = { elapsedMs: elapsed(), connections: state.connections, lastNewConnectionMs: state.lastNewConnectionMs, refusedReads: state.refusedReads };
     const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;
     if (watch === undefined) baseline = undefined;
-    else baseline ??= watch.sample();
+    else if (baseline === undefined) {
+      baseline = watch.sample();
+      if (baseline !== undefined) log.debug({ sockets: baseline, elapsedMs: Math.round(now.elapsedMs) }, 'watching the socket count for a closed connection');
+    }
     if (watch?.offReason !== undefined && !saidOff) {
-      log.info({ reason: watch.offReason }, 'socket tables unreadable: end-game reads at the regular cadence');
+      log.info({ reason: watch.offReason }, 'socket count unreadable: end-game reads at the regular cadence');
       saidOff = true;
     }
     const hinted = watch !== undefined && baseline !== undefined;
@@ -135,7 +138,7 @@ async function pollUntilDrained(
         await sleep(delayMs, undefined, { signal });
         trigger = 'cadence';
       } else {
-        const woke = await watchSockets(watch, baseline as SocketSummary, delayMs, signal);
+        const woke = await watchSockets(watch, baseline as SocketCounts, delayMs, signal);
         ({ trigger, baseline } = woke);
       }
     } catch {
@@ -145,10 +148,10 @@ async function pollUntilDrained(
 }
 
 /**
- * Samples the socket tables every HINT_POLL_MS for up to `delayMs`: a change from `baseline`
+ * Samples the socket count every HINT_POLL_MS for up to `delayMs`: a change from `baseline`
  * (a connection closed or opened) ends the wait at once. The last sample is the next baseline.
  */
-async function watchSockets(watch: SocketWatch, baseline: SocketSummary, delayMs: number, signal: AbortSignal): Promise<{ trigger: ReadTrigger; baseline: SocketSummary | undefined }> {
+async function watchSockets(watch: SocketWatch, baseline: SocketCounts, delayMs: number, signal: AbortSignal): Promise<{ trigger: ReadTrigger; baseline: SocketCounts | undefined }> {
   const until = Date.now() + delayMs;
   let last = baseline;
   for (;;) {
@@ -157,7 +160,7 @@ async function watchSockets(watch: SocketWatch, baseline: SocketSummary, delayMs
     await sleep(Math.min(HINT_POLL_MS, left), undefined, { signal });
     const next = watch.sample();
     if (next === undefined) return { trigger: 'hint-off', baseline: undefined };
-    if (next.connections !== last.connections || next.fingerprint !== last.fingerprint) return { trigger: 'hint', baseline: next };
+    if (!sameSocketCounts(next, last)) return { trigger: 'hint', baseline: next };
     last = next;
   }
 }

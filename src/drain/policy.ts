@@ -43,7 +43,7 @@ export function endGameDelayMs(over: number, checkIntervalMs: number): number {
 
 /**
  * With `--connections listeners`, once the drain could finish and at most HINT_MAX_OVER connections
- * hold it, the kernel's socket tables are watched every HINT_POLL_MS, and a change there brings
+ * hold it, the kernel's count of TCP sockets is read every HINT_POLL_MS, and a change there brings
  * the next admin read at once. The hint only says when to read: the read decides.
  */
 export const HINT_POLL_MS = 20;
@@ -51,7 +51,7 @@ export const HINT_MAX_OVER = 3;
 /** With the hint on and one connection left, the admin reads that catch what the hint missed: this share of the check interval. */
 export const SAFETY_NET_SHARE = 4;
 
-/** Whether the socket-table hint is worth its reads now: the drain could finish, and few connections hold it. */
+/** Whether the socket-count hint is worth its reads now: the drain could finish, and few connections hold it. */
 export function hintWanted(policy: DrainPolicy, now: DrainObservation): boolean {
   if (now.connections === undefined || now.elapsedMs < earliestFinishMs(policy, now.lastNewConnectionMs)) return false;
   const over = now.connections - policy.exitAtConnections;
@@ -115,7 +115,7 @@ export function decideDrain(policy: DrainPolicy, now: DrainObservation): DrainDe
 
 /**
  * Milliseconds until the next read: never past the moment the drain may finish, nor the timeout.
- * `hinted`: the socket-table hint watches (see hintWanted), so the end-game reads are a safety net.
+ * `hinted`: the socket-count hint watches (see hintWanted), so the end-game reads are a safety net.
  */
 export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted = false): number {
   let delay = policy.checkIntervalMs;

@@ -3,7 +3,7 @@ import type { ShutdownConfig } from '../cli/config.js';
 import { formatDuration } from '../shared/duration.js';
 import { formatAdminAddress } from '../envoy/address.js';
 import { withEnvoy } from '../envoy/envoy-control.js';
-import { DEFAULT_SOCKET_TABLES_DIR, SOCKET_TABLES_DIR_ENV, createSocketWatch } from '../envoy/socket-watch.js';
+import { DEFAULT_SOCKET_COUNTS_DIR, SOCKET_COUNTS_DIR_ENV, createSocketWatch } from '../envoy/socket-watch.js';
 import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { checkReadyFileDirectory, checkReadyFileReplaceable, removeReadyFile, writeReadyFile } from '../handoff/ready-file.js';
@@ -89,7 +89,7 @@ async function shutdown(config: ShutdownConfig, log: Logger, signal: AbortSignal
 async function drainAndReport(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<Ended> {
   log.info(describeShutdownConfig(config), 'shutdown started');
   // The live listener gauges follow each close at once, so a hint of one is worth a read; a `total` gauge waits for a flush.
-  const sockets = config.connections === 'listeners' ? createSocketWatch(process.env[SOCKET_TABLES_DIR_ENV] || DEFAULT_SOCKET_TABLES_DIR, adminPorts(config)) : undefined;
+  const sockets = config.connections === 'listeners' ? createSocketWatch(process.env[SOCKET_COUNTS_DIR_ENV] || DEFAULT_SOCKET_COUNTS_DIR) : undefined;
   const outcome = await withEnvoy(config, config.quietPeriodMs > 0 ? 'required' : 'no', (envoy) => runDrain(config, { envoy, log, signal, ...(sockets === undefined ? {} : { sockets }) }));
   if (outcome.result === 'interrupted') {
     log.warn(
@@ -109,11 +109,6 @@ async function drainAndReport(config: ShutdownConfig, log: Logger, signal: Abort
     }
   }
   return { result: outcome.result, exitCode, fields: { connections: outcome.connections, elapsedMs: outcome.elapsedMs, finishedAt: report.finishedAt, readyFile: config.readyFile ?? 'none' } };
-}
-
-/** The admin API's port, left out of the socket tables: the drain's own reads come and go there. */
-function adminPorts(config: ShutdownConfig): ReadonlySet<number> {
-  return new Set(config.adminAddress.kind === 'tcp' ? [config.adminAddress.port] : []);
 }
 
 /**

@@ -120,6 +120,53 @@ describe('shutdown drain sequence', () => {
     expect(report(ready)).toMatchObject({ result: 'drained', connections: 0 });
   });
 
+  // With `listeners`, the kernel's TCP socket count (the pod shares one network namespace) says when
+  // a connection closed; the admin read that follows decides. Here the admin reads' own cadence is
+  // slow (a 20 s check interval: a safety net every 5 s with one left), so each read after a close
+  // comes from the hint, never from the cadence.
+  it('reads as soon as the socket count shows a connection closed, and only that read decides', async () => {
+    const envoy = await standIn();
+    const ready = readyPath();
+    const [first, second] = await Promise.all([idleHttpConnection(envoy.listenerPort('ingress')), idleHttpConnection(envoy.listenerPort('ingress'))]);
+    const args = ['--connections', 'listeners', '--check-interval', '20s', '--min-drain-duration', '200ms', '--drain-timeout', '60s', '--log-level', 'debug'];
+    const cli = run(shutdownArgs(envoy.adminAddress, ready, args));
+    await cli.waitForLog((l) => l.msg === 'watching the socket count for a closed connection');
+    await first?.close();
+    // The hint's read sees one connection left: it does not end the drain.
+    await cli.waitForLog((l) => l.msg === 'connections read' && l['connections'] === 1);
+    expect(cli.child.exitCode).toBeNull();
+    await second?.close();
+    const result = await cli.result;
+    expect(result.code).toBe(0);
+    expect(report(ready)).toMatchObject({ result: 'drained', connections: 0 });
+    const triggers = result.logs.filter((l) => l.msg === 'reading connections').map((l) => l['trigger']);
+    expect(triggers.length).toBe(statsReads(envoy));
+    // Two reads before the hint watched (the first, and the one at the end of the minimum drain),
+    // then one per change in the count: a client's side and Envoy's side of a connection may
+    // close apart, and any other socket of this network namespace may add a hint of its own,
+    // never a read from the cadence.
+    expect(triggers.slice(0, 2)).toEqual(['first', 'cadence']);
+    expect(triggers.slice(2).every((trigger) => trigger === 'hint')).toBe(true);
+    expect(triggers.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('without the socket count, reads at the regular end-game cadence and still finishes', async () => {
+    const envoy = await standIn();
+    const ready = readyPath();
+    const held = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const args = ['--connections', 'listeners', '--check-interval', '1s', '--min-drain-duration', '200ms', '--drain-timeout', '30s', '--log-level', 'debug'];
+    const cli = run(shutdownArgs(envoy.adminAddress, ready, args), { ENVOY_SHUTDOWN_SOCKET_COUNTS_DIR: join(readyPath(), 'no-such-dir') });
+    const off = await cli.waitForLog((l) => l.msg === 'socket count unreadable: end-game reads at the regular cadence');
+    expect(off['reason']).toMatch(/ENOENT/);
+    await held.close();
+    const result = await cli.result;
+    expect(result.code).toBe(0);
+    expect(report(ready)).toMatchObject({ result: 'drained', connections: 0 });
+    const triggers = result.logs.filter((l) => l.msg === 'reading connections').map((l) => l['trigger']);
+    expect(new Set(triggers)).toEqual(new Set(['first', 'cadence']));
+    expect(messages(result).filter((msg) => msg === 'socket count unreadable: end-game reads at the regular cadence')).toHaveLength(1);
+  });
+
   it('finishes at --exit-at-connections, not only at zero', async () => {
     const envoy = await standIn();
     const ready = readyPath();

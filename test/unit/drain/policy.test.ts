@@ -115,7 +115,7 @@ describe('nextReadDelay', () => {
   });
 });
 
-describe('the socket-table hint', () => {
+describe('the socket-count hint', () => {
   it.each([
     // elapsed, connections, wanted
     [9_000, 1, false], // before the minimum drain: reads feed progress lines, at the check interval
