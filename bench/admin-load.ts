@@ -1,6 +1,7 @@
-// 5. Admin load: the requests per second `shutdown` sends to Envoy's admin API at default
-// settings, in the steady phase of a drain and in its end game (fast reads), counted from the
-// record of a relay in front of the real Envoy's admin API.
+// 5. Admin load: the requests `shutdown` sends to Envoy's admin API at default settings, phase by
+// phase of a drain, and why each read came (the regular cadence, the end game's safety net, or the
+// socket-count hint), from the hook's own debug lines, checked against the record of a relay in
+// front of the real Envoy's admin API.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,40 +10,35 @@ import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { DrainTarget } from './support/drain-target.js';
 import { FORMS, sleep, spawnTimed } from './support/processes.js';
 import { type Scenario, progress } from './support/scenario.js';
-import { formatMs, ratio, summarize, table } from './support/stats.js';
+import { ratio, table } from './support/stats.js';
 
 /** The defaults this scenario relies on: --min-drain-duration 10s, --check-interval 1s. */
 const DEFAULT_MIN_DRAIN_MS = 10_000;
 const HELD = 8;
-/** Closing these leaves 3 connections: within the 5 of the threshold that turn the fast reads on. */
+/** 2 s past the minimum drain, 5 close at once (3 left: the end game), then one a second. */
+const FIRST_CLOSE_AT_MS = DEFAULT_MIN_DRAIN_MS + 2_000;
 const FIRST_CLOSE = 5;
-const STEADY_AFTER_MIN_DRAIN_MS = 2_000;
-const END_GAME_MS = 3_000;
-/** Two reads closer than this belong to the end game. */
-const FAST_GAP_MS = 100;
+const THEN_EVERY_MS = 1_000;
 /** Envoy Gateway reads once, then sleeps 1 s. */
 const EG_READS_PER_S = 1;
 
 type Mode = 'total' | 'listeners';
+type Trigger = 'first' | 'cadence' | 'safety-net' | 'hint' | 'hint-off';
 
-interface Phase {
-  readonly reads: number;
-  readonly seconds: number;
-  /** Reads in each whole second of the phase. */
-  readonly perSecond: number[];
+/** One read as the hook logs it at debug level: when on the drain's clock, and why. */
+interface Read {
+  readonly elapsedMs: number;
+  readonly trigger: Trigger;
 }
 
 interface ModeResult {
-  readonly steady: Phase;
-  readonly endGame: Phase;
+  readonly reads: readonly Read[];
+  /** The drain's clock when the last connection closed, and when the hook exited (its own `shutdown finished` line). */
+  readonly lastCloseMs: number;
+  readonly finishedMs: number;
+  /** /stats calls in the relay's record: the hook's count checked against Envoy's. */
+  readonly relayReads: number;
   readonly otherCalls: number;
-}
-
-function phase(reads: readonly number[], from: number, to: number): Phase {
-  const inside = reads.filter((t) => t >= from && t <= to);
-  const perSecond: number[] = [];
-  for (let start = from; start + 1_000 <= to; start += 1_000) perSecond.push(inside.filter((t) => t >= start && t < start + 1_000).length);
-  return { reads: inside.length, seconds: (to - from) / 1_000, perSecond };
 }
 
 async function runMode(mode: Mode, readyFile: string): Promise<ModeResult> {
@@ -51,22 +47,33 @@ async function runMode(mode: Mode, readyFile: string): Promise<ModeResult> {
     await target.open(HELD);
     await target.statReaches('server.total_connections', HELD, 7_000); // a stats flush
     const drainCall = target.nextCall('/drain_listeners');
-    // Defaults everywhere; `total` is the default source, `listeners` is passed explicitly.
-    const shutdown = spawnTimed([...FORMS.executable.command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile, ...(mode === 'listeners' ? ['--connections', 'listeners'] : [])]);
+    // Defaults everywhere but the log level; `total` is the default source, `listeners` is passed explicitly.
+    const args = ['shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile, '--log-level', 'debug', ...(mode === 'listeners' ? ['--connections', 'listeners'] : [])];
+    const shutdown = spawnTimed([...FORMS.executable.command, ...args], { stdout: 'pipe' });
+    let stdout = '';
+    shutdown.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     const drainAt = (await drainCall).receivedAt;
-    await sleep(drainAt + DEFAULT_MIN_DRAIN_MS + STEADY_AFTER_MIN_DRAIN_MS - performance.now());
-    const steadyEnd = await target.close(FIRST_CLOSE);
-    await sleep(END_GAME_MS);
-    await target.close();
+    await sleep(drainAt + FIRST_CLOSE_AT_MS - performance.now());
+    await target.close(FIRST_CLOSE);
+    let lastCloseAt = 0;
+    for (let left = HELD - FIRST_CLOSE; left > 0; left -= 1) {
+      await sleep(THEN_EVERY_MS);
+      lastCloseAt = await target.close(1);
+    }
     const exit = await shutdown.exited;
     if (exit.code !== 0) throw new Error(`shutdown exited ${exit.code ?? exit.signal}: ${exit.stderr}`);
-    const reads = target.reads.filter((t) => t >= drainAt);
-    // The end game: from the first read that came fast after the previous one, to the last read.
-    const firstFast = reads.findIndex((t, i) => i > 0 && t - (reads[i - 1] as number) < FAST_GAP_MS);
-    const endStart = firstFast > 0 ? (reads[firstFast - 1] as number) : Number.NaN;
+    const lines = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; elapsedMs?: number; trigger?: Trigger });
+    const reads = lines.filter((l) => l.msg === 'reading connections').map((l) => ({ elapsedMs: l.elapsedMs ?? Number.NaN, trigger: l.trigger ?? 'cadence' }));
+    const finished = lines.find((l) => l.msg === 'shutdown finished');
+    // The drain's clock starts when Envoy answered the drain call: near enough to when the relay saw it.
     return {
-      steady: phase(reads, drainAt, Math.min(steadyEnd, endStart)),
-      endGame: phase(reads, endStart, reads.at(-1) ?? Number.NaN),
+      reads,
+      lastCloseMs: lastCloseAt - drainAt,
+      finishedMs: finished?.elapsedMs ?? Number.NaN,
+      relayReads: target.calls.filter((call) => call.path === '/stats').length,
       otherCalls: target.calls.filter((call) => call.path !== '/stats').length,
     };
   } finally {
@@ -74,35 +81,60 @@ async function runMode(mode: Mode, readyFile: string): Promise<ModeResult> {
   }
 }
 
+interface PhaseSpec {
+  readonly label: string;
+  readonly from: number;
+  readonly to: (r: ModeResult) => number;
+}
+
+const PHASES: readonly PhaseSpec[] = [
+  { label: `minimum drain (0–${DEFAULT_MIN_DRAIN_MS / 1_000} s, ${HELD} connections)`, from: 0, to: () => DEFAULT_MIN_DRAIN_MS },
+  { label: `past it, ${HELD} left (${DEFAULT_MIN_DRAIN_MS / 1_000}–${FIRST_CLOSE_AT_MS / 1_000} s)`, from: DEFAULT_MIN_DRAIN_MS, to: () => FIRST_CLOSE_AT_MS },
+  { label: `end game: ${HELD - FIRST_CLOSE} left, then one closing a second, to the hook's exit`, from: FIRST_CLOSE_AT_MS, to: (r) => r.finishedMs + 1 },
+];
+
+function phaseRow(mode: Mode, r: ModeResult, spec: PhaseSpec, index: number): string[] {
+  const to = spec.to(r);
+  const reads = r.reads.filter((read) => read.elapsedMs >= spec.from && read.elapsedMs < to);
+  const seconds = (to - spec.from) / 1_000;
+  const by = (...triggers: Trigger[]): string => String(reads.filter((read) => triggers.includes(read.trigger)).length);
+  const rate = reads.length / seconds;
+  return [
+    index === 0 ? `\`--connections ${mode}\`${mode === 'total' ? ' (default)' : ''}` : '',
+    spec.label,
+    `${reads.length} in ${seconds.toFixed(1)} s`,
+    `${rate.toFixed(1)}/s`,
+    by('first', 'cadence'),
+    by('safety-net'),
+    by('hint', 'hint-off'),
+    ratio(rate, EG_READS_PER_S),
+  ];
+}
+
 async function run(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-admin-'));
   const results: Partial<Record<Mode, ModeResult>> = {};
   try {
     for (const mode of ['total', 'listeners'] as const) {
-      results[mode] = await runMode(mode, join(dir, `ready-${mode}`));
-      progress('admin-load', `${mode}: ${results[mode]?.steady.reads} steady reads, ${results[mode]?.endGame.reads} end-game reads`);
+      const r = await runMode(mode, join(dir, `ready-${mode}`));
+      results[mode] = r;
+      if (r.relayReads !== r.reads.length) throw new Error(`${mode}: the hook logged ${r.reads.length} reads, the relay saw ${r.relayReads}`);
+      progress('admin-load', `${mode}: ${r.reads.length} reads, the last connection closed at ${Math.round(r.lastCloseMs)} ms, finished at ${r.finishedMs} ms`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const rate = (p: Phase): number => p.reads / p.seconds;
-  const spread = (p: Phase): string => {
-    const s = summarize(p.perSecond);
-    return s.n === 0 ? '—' : `${s.min}–${s.max}`;
-  };
-  const rows = (['total', 'listeners'] as const).flatMap((mode) => {
+  const rows = (['total', 'listeners'] as const).flatMap((mode) => PHASES.map((spec, i) => phaseRow(mode, results[mode] as ModeResult, spec, i)));
+  const totals = (['total', 'listeners'] as const).map((mode) => {
     const r = results[mode] as ModeResult;
-    return [
-      [`\`--connections ${mode}\`${mode === 'total' ? ' (default)' : ''}`, 'steady (drain start → 2 s past the minimum drain)', `${rate(r.steady).toFixed(2)}/s`, spread(r.steady), `${r.steady.reads} in ${r.steady.seconds.toFixed(1)} s`, ratio(rate(r.steady), EG_READS_PER_S)],
-      ['', 'end game (fast reads, ≤ 5 connections left)', `${rate(r.endGame).toFixed(1)}/s`, spread(r.endGame), `${r.endGame.reads} in ${formatMs(r.endGame.seconds * 1_000)}`, ratio(rate(r.endGame), EG_READS_PER_S)],
-    ];
+    return `\`${mode}\`: ${r.reads.length + r.otherCalls} admin requests in all, the hook's exit ${Math.round(r.finishedMs - r.lastCloseMs)} ms after the last close (drain clock)`;
   });
   return [
-    `\`shutdown\` (single executable) at its defaults (\`--min-drain-duration 10s\`, \`--check-interval 1s\`; \`--connections listeners\` added in the second run) against a real Envoy ${await envoyVersion()} (its default 5 s stats flush), its admin API reached through an in-process relay that records each request. ${HELD} TCP connections are held; ${STEADY_AFTER_MIN_DRAIN_MS / 1000} s after the minimum drain ${FIRST_CLOSE} of them close (3 left: a read every 400 ms; every 25 ms only once one is left), and ${END_GAME_MS / 1000} s later the rest. Reads are the \`GET /stats\` calls in the relay's record, timed on the bench's clock; "per second" is the spread of the counts in each whole second of the phase (min–max). Besides the reads, each drain sent ${results.total?.otherCalls ?? '?'} other calls (the health-check failure and the drain itself). With \`total\`, the end game starts and ends at Envoy's stats flushes (the count is 5 s stale), so it lasts longer. One run per mode: the per-second counts are the spread.`,
+    `\`shutdown\` (single executable) at its defaults (\`--min-drain-duration 10s\`, \`--check-interval 1s\`; \`--connections listeners\` added in the second run; \`--log-level debug\` for one line per read, with its reason) against a real Envoy ${await envoyVersion()} (its default 5 s stats flush), its admin API reached through an in-process relay that records each request (its count of \`GET /stats\` matches the hook's lines in every run). ${HELD} TCP connections are held; ${(FIRST_CLOSE_AT_MS - DEFAULT_MIN_DRAIN_MS) / 1_000} s after the minimum drain ${FIRST_CLOSE} of them close, then the other ${HELD - FIRST_CLOSE} one a second. Each read's reason: "cadence", the check interval (and, without the hint, the end game's faster reads: 400 ms with three left, 100 ms with two, 25 ms with one); "safety net", with the hint watching, a read every check interval, a quarter of it with one left; "hint", the namespace's TCP socket count (/proc/net/sockstat, read every 20 ms while at most 3 connections hold the drain after the minimum drain, \`listeners\` only) changed. Besides the reads, each drain sent ${results.total?.otherCalls ?? '?'} other calls (the health-check failure and the drain itself). With \`total\`, the count is as old as Envoy's last stats flush, so the hint would not help, and the drain ends only at the flush after the last close.`,
     '',
-    table(['connection source', 'phase', 'reads per second', 'per second (min–max)', 'reads', "vs Envoy Gateway's 1 read/s"], rows),
+    table(['connection source', 'phase (drain clock)', 'reads', 'per second', 'cadence', 'safety net', 'hint', "vs Envoy Gateway's 1 read/s"], rows),
     '',
-    'Each read is one small `GET /stats?filter=…&format=json` on a kept-alive connection (no new TCP handshake per read). The end-game rate is capped at 40 reads a second (one every 25 ms, each after the previous answer) and only lasts while at most 5 connections above the threshold remain after the minimum drain.',
+    `${totals.join('; ')}. Each read is one small \`GET /stats?filter=…&format=json\` on a kept-alive connection (no new TCP handshake per read).`,
   ].join('\n');
 }
 

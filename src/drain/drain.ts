@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyControl } from '../envoy/envoy-control.js';
 import type { ConnectionSource } from '../envoy/stats.js';
-import { type SocketCounts, sameSocketCounts } from '../envoy/socket-count.js';
+import { type SocketCounts, fewerSockets } from '../envoy/socket-count.js';
 import type { SocketWatch } from '../envoy/socket-watch.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import { AdminError, errorMessage } from '../shared/errors.js';
@@ -148,8 +148,11 @@ async function pollUntilDrained(
 }
 
 /**
- * Samples the socket count every HINT_POLL_MS for up to `delayMs`: a change from `baseline`
- * (a connection closed or opened) ends the wait at once. The last sample is the next baseline.
+ * Samples the socket count every HINT_POLL_MS for up to `delayMs`: a count below `baseline` (a
+ * socket closed) ends the wait at once, and that sample is the next baseline. A count above it is
+ * no close, and an admin call's own short-lived connection (through a proxy, say) goes up and back
+ * down to it, so neither wakes the drain. At the end of a quiet wait the last sample is the next
+ * baseline: no read was in flight to inflate it.
  */
 async function watchSockets(watch: SocketWatch, baseline: SocketCounts, delayMs: number, signal: AbortSignal): Promise<{ trigger: ReadTrigger; baseline: SocketCounts | undefined }> {
   const until = Date.now() + delayMs;
@@ -160,7 +163,7 @@ async function watchSockets(watch: SocketWatch, baseline: SocketCounts, delayMs:
     await sleep(Math.min(HINT_POLL_MS, left), undefined, { signal });
     const next = watch.sample();
     if (next === undefined) return { trigger: 'hint-off', baseline: undefined };
-    if (!sameSocketCounts(next, last)) return { trigger: 'hint', baseline: next };
+    if (fewerSockets(next, baseline)) return { trigger: 'hint', baseline: next };
     last = next;
   }
 }

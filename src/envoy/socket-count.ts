@@ -10,7 +10,7 @@
 // 5 ms of CPU per read with 262,144 buckets, however few sockets the namespace has). The count is a
 // per-namespace counter: about 20 µs per read.
 
-/** The `inuse` counts of one reading: IPv4 and IPv6 sockets apart, so a close on one and an open on the other still show. */
+/** The `inuse` counts of one reading: IPv4 and IPv6 sockets apart, so a close of one and an open of the other still show. */
 export interface SocketCounts {
   readonly tcp: number;
   readonly tcp6: number;
@@ -26,9 +26,9 @@ export function parseSocketCounts(sockstat: string, sockstat6: string | undefine
   return tcp === undefined || tcp6 === undefined ? undefined : { tcp, tcp6 };
 }
 
-/** The same sockets (by count) in both readings. */
-export function sameSocketCounts(a: SocketCounts, b: SocketCounts): boolean {
-  return a.tcp === b.tcp && a.tcp6 === b.tcp6;
+/** Some socket closed since `before`: fewer IPv4 or fewer IPv6 sockets (an open elsewhere does not hide it). */
+export function fewerSockets(now: SocketCounts, before: SocketCounts): boolean {
+  return now.tcp < before.tcp || now.tcp6 < before.tcp6;
 }
 
 function inUse(text: string, protocol: 'TCP' | 'TCP6'): number | undefined {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSocketCounts, sameSocketCounts } from '../../../src/envoy/socket-count.js';
+import { fewerSockets, parseSocketCounts } from '../../../src/envoy/socket-count.js';
 
 // As Linux 6.x writes /proc/net/sockstat and sockstat6.
 const sockstat = (inuse: number | string): string =>
@@ -28,10 +28,12 @@ describe('parseSocketCounts', () => {
   });
 });
 
-describe('sameSocketCounts', () => {
-  it('tells a close on one family and an open on the other apart from no change', () => {
-    expect(sameSocketCounts({ tcp: 3, tcp6: 1 }, { tcp: 3, tcp6: 1 })).toBe(true);
-    expect(sameSocketCounts({ tcp: 3, tcp6: 1 }, { tcp: 2, tcp6: 2 })).toBe(false);
-    expect(sameSocketCounts({ tcp: 3, tcp6: 1 }, { tcp: 2, tcp6: 1 })).toBe(false);
+describe('fewerSockets', () => {
+  it('sees a close, also when a socket of the other family opened meanwhile; an open alone is no close', () => {
+    expect(fewerSockets({ tcp: 3, tcp6: 1 }, { tcp: 3, tcp6: 1 })).toBe(false);
+    expect(fewerSockets({ tcp: 2, tcp6: 1 }, { tcp: 3, tcp6: 1 })).toBe(true);
+    expect(fewerSockets({ tcp: 3, tcp6: 0 }, { tcp: 3, tcp6: 1 })).toBe(true);
+    expect(fewerSockets({ tcp: 2, tcp6: 2 }, { tcp: 3, tcp6: 1 })).toBe(true);
+    expect(fewerSockets({ tcp: 4, tcp6: 1 }, { tcp: 3, tcp6: 1 })).toBe(false);
   });
 });
