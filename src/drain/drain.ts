@@ -10,7 +10,7 @@ import { isEnvoyGone } from '../envoy/admin-client.js';
 import { AdminError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { DrainResult } from './result.js';
-import { type DrainPolicy, HINT_POLL_MS, hintWanted, nextReadDelay, readTimeoutMs, startGiveUpMs, startRetryDelayMs } from './policy.js';
+import { type DrainPolicy, hintPollMs, hintWanted, nextReadDelay, readTimeoutMs, startGiveUpMs, startRetryDelayMs } from './policy.js';
 import { INITIAL_STATE, decide, observe, type DrainEvent, type Reading } from './progress.js';
 
 export interface DrainOptions extends DrainPolicy {
@@ -138,7 +138,7 @@ async function pollUntilDrained(
         await sleep(delayMs, undefined, { signal });
         trigger = 'cadence';
       } else {
-        const woke = await watchSockets(watch, baseline as SocketCounts, delayMs, signal);
+        const woke = await watchSockets(watch, baseline as SocketCounts, delayMs, hintPollMs((now.connections ?? 0) - options.exitAtConnections), signal);
         ({ trigger, baseline } = woke);
       }
     } catch {
@@ -148,24 +148,41 @@ async function pollUntilDrained(
 }
 
 /**
- * Samples the socket count every HINT_POLL_MS for up to `delayMs`: a count below `baseline` (a
- * socket closed) ends the wait at once, and that sample is the next baseline. A count above it is
- * no close, and an admin call's own short-lived connection (through a proxy, say) goes up and back
+ * Samples the socket count every `pollMs` for up to `delayMs`: a count below `baseline` (a socket
+ * closed) ends the wait at once, and that sample is the next baseline. A count above it is no
+ * close, and an admin call's own short-lived connection (through a proxy, say) goes up and back
  * down to it, so neither wakes the drain. At the end of a quiet wait the last sample is the next
- * baseline: no read was in flight to inflate it.
+ * baseline: no read was in flight to inflate it. Plain timers and one abort listener: this runs
+ * up to 50 times a second.
  */
-async function watchSockets(watch: SocketWatch, baseline: SocketCounts, delayMs: number, signal: AbortSignal): Promise<{ trigger: ReadTrigger; baseline: SocketCounts | undefined }> {
+function watchSockets(watch: SocketWatch, baseline: SocketCounts, delayMs: number, pollMs: number, signal: AbortSignal): Promise<{ trigger: ReadTrigger; baseline: SocketCounts | undefined }> {
   const until = Date.now() + delayMs;
   let last = baseline;
-  for (;;) {
-    const left = until - Date.now();
-    if (left <= 0) return { trigger: 'safety-net', baseline: last };
-    await sleep(Math.min(HINT_POLL_MS, left), undefined, { signal });
-    const next = watch.sample();
-    if (next === undefined) return { trigger: 'hint-off', baseline: undefined };
-    if (fewerSockets(next, baseline)) return { trigger: 'hint', baseline: next };
-    last = next;
-  }
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const done = (result: { trigger: ReadTrigger; baseline: SocketCounts | undefined }): void => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(result);
+    };
+    const look = (): void => {
+      const next = watch.sample();
+      if (next === undefined) return done({ trigger: 'hint-off', baseline: undefined });
+      if (fewerSockets(next, baseline)) return done({ trigger: 'hint', baseline: next });
+      last = next;
+      const left = until - Date.now();
+      if (left <= 0) return done({ trigger: 'safety-net', baseline: last });
+      timer = setTimeout(look, Math.min(pollMs, left));
+    };
+    if (signal.aborted) return reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    // The first look comes at once: a socket may have closed during the read (the other side of
+    // the connection whose first side woke the drain, say).
+    look();
+  });
 }
 
 /**

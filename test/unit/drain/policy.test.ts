@@ -9,6 +9,7 @@ import {
   decideDrain,
   earliestFinishMs,
   envoyGone,
+  hintPollMs,
   hintWanted,
   readTimeoutMs,
   startGiveUpMs,
@@ -150,6 +151,10 @@ describe('the socket-count hint', () => {
     expect(nextReadDelay({ ...policy, checkIntervalMs: 20_000 }, at(20_000, 1), true)).toBe(5_000);
     expect(nextReadDelay({ ...policy, checkIntervalMs: 40 }, at(20_000, 1), true)).toBe(FAST_READ_INTERVAL_MS);
     expect(nextReadDelay({ ...policy, checkIntervalMs: 10 }, at(20_000, 1), true)).toBe(10);
+  });
+
+  it('looks at the socket count fast only when one close can end the drain', () => {
+    expect([1, 2, 3].map(hintPollMs)).toEqual([20, 80, 320]);
   });
 
   it('leaves a dead Envoy to be confirmed quickly', () => {
