@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { FAST_READ_INTERVAL_MS } from '../src/drain/policy.js';
+import { HINT_POLL_MS } from '../src/drain/policy.js';
 import { LISTENER_STATS_FILTER } from '../src/envoy/stats.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { DrainTarget } from './support/drain-target.js';
@@ -194,7 +194,7 @@ function report(samples: Record<Design, Sample[]>, floor: ReturnType<typeof summ
     '',
     table(['design', 'close → deciding read', 'deciding read → `/shutdown/ready` answered', 'deciding read → `shutdown` exited'], breakdown),
     '',
-    `**Issue 4 acceptance** (median under ${ACCEPTANCE_MS} ms for \`--connections listeners\` at default settings): ${met ? 'met' : 'NOT met'} — ${formatMs(listeners)} to \`/shutdown/ready\`, ${formatMs(listenersExit)} to \`shutdown\` exiting. What bounds it: the read that sees the connection gone comes ${formatMs(listenersDetect)} after the close (end-game reads every ${FAST_READ_INTERVAL_MS} ms, each waiting for the previous answer); then ${formatMs(listeners - listenersDetect)} to write the ready file (temporary file + rename), for the manager's directory watch to fire and to read the file and answer; \`shutdown\` exiting takes ${formatMs(listenersExit - listenersDetect)} after that read (closing its admin connection, a synchronous log line, process teardown). With \`--connections total\` the 0–5 s wait for Envoy's next stats flush dominates everything else.`,
+    `**Issue 4 acceptance** (median under ${ACCEPTANCE_MS} ms for \`--connections listeners\` at default settings): ${met ? 'met' : 'NOT met'} — ${formatMs(listeners)} to \`/shutdown/ready\`, ${formatMs(listenersExit)} to \`shutdown\` exiting. What bounds it: the read that sees the connection gone comes ${formatMs(listenersDetect)} after the close (the pod's TCP socket count, looked at every ${HINT_POLL_MS} ms with one connection left, brings the read at once when it drops; the bench's close, Envoy's close and the TCP proxy's upstream close each drop it); then ${formatMs(listeners - listenersDetect)} to write the ready file (temporary file + rename), for the manager's directory watch to fire and to read the file and answer; \`shutdown\` exiting takes ${formatMs(listenersExit - listenersDetect)} after that read (closing its admin connection, a synchronous log line, process teardown). With \`--connections total\` the 0–5 s wait for Envoy's next stats flush dominates everything else.`,
   ].join('\n');
 }
 
