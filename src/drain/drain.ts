@@ -41,7 +41,7 @@ export interface DrainDeps {
 
 /**
  * Why a read happens, logged at debug level with each: the first one, the regular cadence, the
- * hint's safety net running out, the socket count changing, or the hint turning itself off.
+ * hint's safety net running out, the socket count dropping, or the hint turning itself off.
  */
 type ReadTrigger = 'first' | 'cadence' | 'safety-net' | 'hint' | 'hint-off';
 
@@ -99,7 +99,7 @@ async function pollUntilDrained(
   if (options.quietPeriodMs > 0) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');
   let state = INITIAL_STATE;
   let trigger: ReadTrigger = 'first';
-  // The socket count as last seen while the hint watched: a change after it, even during the read that follows, is caught.
+  // The socket count as last seen while the hint watched: a drop below it, even during the read that follows, is caught.
   let baseline: SocketCounts | undefined;
   let saidOff = false;
   for (;;) {

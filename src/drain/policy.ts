@@ -55,6 +55,7 @@ export const HINT_MAX_OVER = 3;
 export function hintPollMs(over: number): number {
   return HINT_POLL_MS * END_GAME_GROWTH ** Math.max(0, over - 1);
 }
+
 /** With the hint on and one connection left, the admin reads that catch what the hint missed: this share of the check interval. */
 export const SAFETY_NET_SHARE = 4;
 
