@@ -1,22 +1,27 @@
 // Files another process reads while we write them: written to a temporary name in the same
 // directory, then renamed, so a reader never sees half a file and a directory watch sees one
 // event for the final name.
-import { randomBytes } from 'node:crypto';
-import { rm, rename, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { fsCalls } from './fs-calls.js';
 
 export async function writeFileAtomically(path: string, content: string): Promise<void> {
   const temporary = temporaryName(path);
   try {
-    await writeFile(temporary, content, { mode: 0o644, flag: 'wx' });
-    await rename(temporary, path);
+    await fsCalls.writeFile(temporary, content, { mode: 0o644, flag: 'wx' });
+    await fsCalls.rename(temporary, path);
   } catch (error) {
-    await rm(temporary, { force: true }).catch(() => undefined);
+    await fsCalls.rm(temporary, { force: true }).catch(() => undefined);
     throw error;
   }
 }
 
-/** A name beside `path` that no other writer will pick. */
+/**
+ * A name beside `path` that no other writer will pick, nor a file left by a killed process whose
+ * pid came round again. Every writer creates it exclusively ('wx'), so the suffix only has to
+ * avoid collisions, not be unguessable: Math.random, because loading node:crypto cost a hook's
+ * start-up milliseconds.
+ */
 export function temporaryName(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const suffix = Math.floor(Math.random() * 2 ** 32).toString(16).padStart(8, '0');
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${suffix}.tmp`);
 }

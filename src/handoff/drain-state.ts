@@ -2,8 +2,8 @@
 // the manager learns from it that a drain has started. Removed when the drain ends. The file names
 // its process by pid and start time: a file whose process is gone (killed mid-drain), or whose pid
 // now belongs to another process, is a drain that ended without finishing, never a running one.
-import { rm } from 'node:fs/promises';
 import { writeFileAtomically } from './atomic-file.js';
+import { fsCalls } from './fs-calls.js';
 import { processState, type ProcessIdentity } from '../shared/process-identity.js';
 import { readSmallFile } from './small-file.js';
 
@@ -42,7 +42,7 @@ export async function writeDrainState(readyFile: string, state: DrainInProgress)
 }
 
 export async function removeDrainState(readyFile: string): Promise<void> {
-  await rm(drainStatePath(readyFile), { force: true });
+  await fsCalls.rm(drainStatePath(readyFile), { force: true });
 }
 
 export async function readDrainState(readyFile: string): Promise<DrainStateReading> {

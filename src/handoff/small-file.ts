@@ -2,25 +2,25 @@
 // memory and time: whatever sits at the path, a 50 MB file, a FIFO or a device, costs at most
 // `maxBytes` and never blocks.
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { fsCalls } from './fs-calls.js';
 
 export type SmallFile = { readonly text: string } | 'absent' | 'unusable';
 
 /** `unusable`: not a regular file, larger than `maxBytes`, or unreadable. */
 export async function readSmallFile(path: string, maxBytes: number): Promise<SmallFile> {
-  let handle;
+  let fd: number;
   try {
     // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    fd = await fsCalls.open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     return (error as { code?: unknown }).code === 'ENOENT' ? 'absent' : 'unusable';
   }
   try {
-    if (!(await handle.stat()).isFile()) return 'unusable';
+    if (!(await fsCalls.fstat(fd)).isFile()) return 'unusable';
     const buffer = Buffer.alloc(maxBytes + 1);
     let size = 0;
     for (;;) {
-      const { bytesRead } = await handle.read(buffer, size, buffer.length - size, size);
+      const bytesRead = await fsCalls.read(fd, buffer, size, buffer.length - size, size);
       if (bytesRead === 0) break;
       size += bytesRead;
       if (size > maxBytes) return 'unusable';
@@ -29,6 +29,6 @@ export async function readSmallFile(path: string, maxBytes: number): Promise<Sma
   } catch {
     return 'unusable';
   } finally {
-    await handle.close().catch(() => undefined);
+    await fsCalls.close(fd).catch(() => undefined);
   }
 }
