@@ -1,39 +1,10 @@
-// Command-line wiring only: flags and environment variables to typed configs, each subcommand to
-// one call. Behaviour lives in the modules imported below.
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { DEFAULTS, ENV, shutdownConfig, type ShutdownOptions } from './config.js';
-import { managerConfig, type ManagerOptions } from '../manager/manager-config.js';
-import {
-  collectListenerNames,
-  parseBoolean,
-  parseConnectionSource,
-  parseHost,
-  parseListenPort,
-  parseMaxWaiters,
-  parsePositiveDuration,
-  parseReadyFile,
-} from '../shared/parsers.js';
-import { statusConfig, type StatusOptions } from '../status/status-config.js';
-import { runDryRun, type OptionSources } from '../drain/dry-run.js';
-import { runShutdown } from '../drain/shutdown-command.js';
-import { parseDuration } from '../shared/duration.js';
-import { parseAdminAddress } from '../envoy/address.js';
-import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
-import { INSTALL_HELP, MANAGER_HELP, SHORT_USAGE, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
-import { installConfig, runInstall } from '../install/install-command.js';
-import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from '../shared/log.js';
-import { runManager } from '../manager/manager-command.js';
-import { checkShutdownFlags } from './flag-checks.js';
-import { SHUTDOWN_OPTIONS, type ShutdownOptionSpec } from './shutdown-options.js';
-import { hookLogMirror } from './hook-log.js';
-import { onTerminationSignal, signalExitCode } from '../shared/signals.js';
-import { OUTPUT_FORMATS, runStatus, type OutputFormat } from '../status/status-command.js';
-import { VERSION } from '../shared/version.js';
-
-interface GlobalOptions {
-  readonly logLevel: LogLevel;
-  readonly logFormat: LogFormat;
-}
+// The command line's entry: a plain `shutdown` (the preStop hook) goes straight to its action;
+// every other command line, and anything unusual in a `shutdown` one, goes through commander
+// (program.ts), loaded only then.
+import { quickShutdown } from './quick-shutdown.js';
+import { shutdownAction } from './shutdown-action.js';
+import { SHORT_USAGE } from './help.js';
+import { ExitCode, errorMessage, exitCodeFor } from '../shared/errors.js';
 
 /** Runs the CLI and resolves to the process exit code. Never throws. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -41,208 +12,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(SHORT_USAGE);
     return ExitCode.Usage;
   }
-  let exitCode: number = ExitCode.Drained;
-  const program = buildProgram((code) => (exitCode = code));
   try {
-    await program.parseAsync(argv, { from: 'user' });
-    return exitCode;
+    const quick = quickShutdown(argv, process.env);
+    if (quick !== undefined) return await shutdownAction(quick);
+    const { runProgram } = await import('./program.js');
+    return await runProgram(argv);
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : ExitCode.Usage;
     const code = exitCodeFor(error);
     process.stderr.write(`error: ${code === ExitCode.Unexpected ? 'unexpected failure: ' : ''}${errorMessage(error)}\n`);
     return code;
   }
-}
-
-function buildProgram(setExitCode: (code: number) => void): Command {
-  const program = new Command('envoy-shutdown-manager')
-    .description('Drains an Envoy proxy before Kubernetes stops it.')
-    .version(VERSION, '--version', 'print the version')
-    .helpOption('-h, --help', 'show help')
-    .addOption(choice('--log-level <level>', 'log level', LOG_LEVELS, DEFAULTS.logLevel, ENV.logLevel))
-    .addOption(choice('--log-format <format>', 'json: one JSON object per line; text: for people', LOG_FORMATS, DEFAULTS.logFormat, ENV.logFormat))
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .configureOutput({ outputError: (message, write) => write(firstLine(message)) });
-
-  // Flags seen on the command line, negated ones included: commander keeps only the last of two
-  // that set the same value, so a contradiction would pass unnoticed.
-  const seen = new Set<string>();
-  const shutdown = program
-    .command('shutdown')
-    .on('option:ready-file', () => seen.add('ready-file'))
-    .on('option:no-ready-file', () => seen.add('no-ready-file'))
-    .summary("fail Envoy's health check, drain it, then write the ready file")
-    .description(SHUTDOWN_HELP.description)
-    .addHelpText('after', SHUTDOWN_HELP.after);
-  for (const spec of Object.values(SHUTDOWN_OPTIONS)) shutdown.addOption(fromSpec(spec));
-  shutdown.action(async (options: ShutdownOptions & { dryRun?: boolean; output: OutputFormat }, command: Command) => {
-    checkShutdownFlags(command, options, seen);
-    const config = shutdownConfig(options);
-    const signal = interruptSignal();
-    if (options.dryRun === true) {
-      setExitCode(await runDryRun(config, optionSources(command), options.output, signal));
-      return;
-    }
-    const log = createLogger(logOptions(command, hookLogMirror())).child({ component: 'shutdown' });
-    setExitCode(await runShutdown(config, log, signal));
-  });
-
-  program
-    .command('shutdown-manager')
-    .summary("serve /shutdown/ready: hold Envoy's preStop hook until the drain has ended")
-    .description(MANAGER_HELP.description)
-    .addOption(option('--port <port>', 'port for /shutdown/ready and /healthz (0: a free port, logged)', parseListenPort, String(DEFAULTS.port), ENV.port))
-    .addOption(new Option('--host <address>', 'IP address to listen on').env(ENV.host).argParser(usage(parseHost)).default(undefined, 'all interfaces, IPv4 and IPv6'))
-    .addOption(option('--ready-timeout <duration>', "answer 500 after this long without a ready file; must exceed shutdown's --drain-timeout and stay below terminationGracePeriodSeconds", parsePositiveDuration, DEFAULTS.readyTimeout, ENV.readyTimeout))
-    .addOption(readyFileOption('the file shutdown writes when the drain ends'))
-    .addOption(option('--max-waiters <n>', 'concurrent /shutdown/ready requests; more get 503', parseMaxWaiters, String(DEFAULTS.maxWaiters), ENV.maxWaiters))
-    .addOption(option('--request-timeout <duration>', 'a client must send its whole request within this (slow clients are cut); the wait for the answer is not bounded by it', parsePositiveDuration, DEFAULTS.requestTimeout, ENV.requestTimeout))
-    .addOption(option('--drain-start-timeout <duration>', 'release /shutdown/ready waiters (500) when no drain is running this long after the first arrived: the sidecar hook never ran or died (0: off)', parseDuration, DEFAULTS.drainStartTimeout, ENV.drainStartTimeout))
-    .addOption(flag('--drain-endpoint', 'native-sidecar mode: serve /shutdown/drain, which runs the drain (configured by the ENVOY_SHUTDOWN_* variables) for requests carrying ENVOY_SHUTDOWN_HOOK_TOKEN in the X-Envoy-Shutdown-Token header', ENV.drainEndpoint))
-    .addHelpText('after', MANAGER_HELP.after)
-    .action(async (options: ManagerOptions, command: Command) => {
-      const config = managerConfig(options);
-      const log = createLogger(logOptions(command)).child({ component: 'manager' });
-      const stop = new Promise<NodeJS.Signals>((resolve) => onTerminationSignal(resolve));
-      setExitCode(await runManager(config, log, stop));
-    });
-
-  program
-    .command('status')
-    .summary('report where Envoy and its drain stand')
-    .description(STATUS_HELP.description)
-    .addOption(adminAddressOption())
-    .addOption(readyFileOption('the ready file: how the last drain ended, and where the drain-in-progress file lives'))
-    .addOption(connectionsOption())
-    .addOption(ignoreListenerOption())
-    .addOption(adminTimeoutOption())
-    .addOption(option('--interval <duration>', 'new connections are counted over this interval; with --watch, the refresh interval', parsePositiveDuration, '1s', ENV.statusInterval))
-    .addOption(outputOption('text for people, json for scripts (one object per line)'))
-    .option('--watch', 'refresh every interval until interrupted')
-    .addHelpText('after', STATUS_HELP.after)
-    .action(async (options: StatusOptions) => {
-      setExitCode(await runStatus(statusConfig(options), interruptSignal()));
-    });
-
-  program
-    .command('install')
-    .summary('copy this executable, its loader and libraries into a directory, to run in any container')
-    .description(INSTALL_HELP.description)
-    .argument('<dir>', 'where to install: an emptyDir shared with the Envoy container')
-    .option('--mount-path <path>', 'where <dir> is mounted in the container that runs the hook, for the printed command (default: <dir>)')
-    .addHelpText('after', INSTALL_HELP.after)
-    .action(async (dir: string, options: { mountPath?: string }) => {
-      // Nothing to stop in order: a signal ends the copy at once (a re-run cleans up after it).
-      onTerminationSignal((signal) => process.exit(signalExitCode(signal)));
-      setExitCode(await runInstall(installConfig(dir, options.mountPath)));
-    });
-
-  return program;
-}
-
-/** A commander option from its row in the option table. */
-function fromSpec(spec: ShutdownOptionSpec): Option {
-  const parse = usage((spec.parse ?? String) as (text: string, previous: unknown) => unknown);
-  switch (spec.kind) {
-    case 'value':
-      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(spec.parse?.(spec.fallback ?? '', undefined as never), spec.fallback);
-    case 'switch':
-      return new Option(`${spec.flags} [boolean]`, spec.help).env(spec.env ?? '').preset('true').argParser(parse).default(false);
-    case 'list':
-      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default([] as string[], spec.defaultDoc);
-    case 'choice':
-      return new Option(spec.flags, spec.help).choices(spec.choices ?? []).default(spec.fallback);
-    case 'negation':
-    case 'plain':
-      return new Option(spec.flags, spec.help);
-  }
-}
-
-// Options shared by several subcommands, so they read the same environment variables.
-
-function adminAddressOption(): Option {
-  return option('--admin-address <addr>', "Envoy's admin API: host:port, [v6]:port, http://host:port or unix:/path; loopback only", parseAdminAddress, DEFAULTS.adminAddress, ENV.adminAddress);
-}
-
-function readyFileOption(description: string): Option {
-  return option('--ready-file <path>', description, parseReadyFile, DEFAULTS.readyFile, ENV.readyFile);
-}
-
-function connectionsOption(): Option {
-  return option('--connections <source>', 'total: server.total_connections; listeners: live listener gauges (faster, safer; see below)', parseConnectionSource, DEFAULTS.connections, ENV.connections);
-}
-
-function ignoreListenerOption(): Option {
-  return new Option('--ignore-listener <name>', 'never count this listener (its stat prefix, exact), in --connections listeners and in new connections (--quiet-period, status); repeatable, comma-separated in the env var')
-    .env(ENV.ignoreListeners)
-    .argParser(usage(collectListenerNames))
-    .default([] as string[], 'none');
-}
-
-function adminTimeoutOption(): Option {
-  return option('--admin-timeout <duration>', 'bound on each admin API call', parsePositiveDuration, DEFAULTS.adminTimeout, ENV.adminTimeout);
-}
-
-function outputOption(description: string): Option {
-  return new Option('--output <format>', description).choices(OUTPUT_FORMATS).default('text');
-}
-
-/** An option with an env var and a default shown as the user would write it. */
-function option<T>(flags: string, description: string, parse: (text: string) => T, fallback: string, env: string): Option {
-  return new Option(flags, description).env(env).argParser(usage(parse)).default(parse(fallback), fallback);
-}
-
-/**
- * A switch that also reads an environment variable. It takes an optional true/false so that
- * `VAR=false` means false: commander counts a plain flag's variable as set whatever its value.
- */
-function flag(flags: string, description: string, env: string): Option {
-  return new Option(`${flags} [boolean]`, description).env(env).preset('true').argParser(usage(parseBoolean)).default(false);
-}
-
-function choice(flags: string, description: string, choices: readonly string[], fallback: string, env: string): Option {
-  return new Option(flags, description).choices(choices).default(fallback).env(env);
-}
-
-/** Commander reports an argument parser's InvalidArgumentError as a one-line usage error. */
-function usage<T, P>(parse: (text: string, previous: P) => T): (text: string, previous: P) => T {
-  return (text, previous) => {
-    try {
-      return parse(text, previous);
-    } catch (error) {
-      if (error instanceof UsageError) throw new InvalidArgumentError(error.message);
-      throw error;
-    }
-  };
-}
-
-function logOptions(command: Command, mirrorPath?: string): LogOptions {
-  const globals = command.optsWithGlobals<GlobalOptions>();
-  return { level: globals.logLevel, format: globals.logFormat, mirrorPath };
-}
-
-/** Aborted by the first SIGINT/SIGTERM; a second one exits at once. */
-function interruptSignal(): AbortSignal {
-  const controller = new AbortController();
-  onTerminationSignal(() => controller.abort());
-  return controller.signal;
-}
-
-/** For --dry-run: where each option's value came from, keyed like the effective configuration. */
-function optionSources(command: Command): OptionSources {
-  const sources: Record<string, string> = {};
-  for (const opt of command.options) {
-    const key = opt.attributeName();
-    const source = command.getOptionValueSource(key);
-    const described = source === 'cli' ? 'flag' : source === 'env' ? `env ${opt.envVar ?? ''}` : 'default';
-    sources[key === 'ignoreListener' ? 'ignoreListeners' : key] = described;
-  }
-  return sources;
-}
-
-/** One line whatever the message holds: a value with a newline in it is shown escaped, not cut. */
-function firstLine(message: string): string {
-  const joined = message.trimEnd().replace(/\n\(Did you mean/g, ' (Did you mean');
-  return `${joined.replace(/\r/g, '\\r').replace(/\n/g, '\\n')}\n`;
 }

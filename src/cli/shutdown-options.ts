@@ -4,7 +4,7 @@
 import { parseAdminAddress } from '../envoy/address.js';
 import { parseDuration } from '../shared/duration.js';
 import { collectListenerNames, parseBoolean, parseConnectionSource, parseCount, parseOptionalReadyFile, parsePositiveDuration } from '../shared/parsers.js';
-import { OUTPUT_FORMATS } from '../status/status-command.js';
+import { OUTPUT_FORMATS } from '../shared/output-format.js';
 import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
 
 /**
@@ -178,6 +178,18 @@ export const SHUTDOWN_OPTIONS = {
 } as const satisfies Readonly<Record<string, ShutdownOptionSpec>>;
 
 export type ShutdownOptionName = keyof typeof SHUTDOWN_OPTIONS;
+
+/** The long flag of `flags` (`--ready-file <path>` → `--ready-file`). */
+export function longFlag(flags: string): string {
+  return flags.split(' ')[0] ?? flags;
+}
+
+/** The key commander stores an option's value under: `--no-ready-file` → `readyFile`. */
+export function attributeOf(flags: string): string {
+  return longFlag(flags)
+    .replace(/^--(no-)?/, '')
+    .replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
 
 /** The README's options table for `shutdown`, row by row as the README holds it. */
 export function shutdownOptionsMarkdown(): string {

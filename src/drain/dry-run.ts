@@ -8,7 +8,7 @@ import { GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH, withEnvoy } from '../envoy/
 import { ExitCode } from '../shared/errors.js';
 import { formatStatus } from '../status/format.js';
 import { gatherStatus, type StatusReport } from '../status/status.js';
-import type { OutputFormat } from '../status/status-command.js';
+import type { OutputFormat } from '../shared/output-format.js';
 import { describeShutdownConfig } from './shutdown-command.js';
 
 /** Where each option's value came from: `flag`, `env NAME` or `default`. */

@@ -5,9 +5,6 @@ import { ExitCode } from '../shared/errors.js';
 import { formatStatus } from './format.js';
 import { gatherStatus, type Baseline } from './status.js';
 
-export type OutputFormat = 'text' | 'json';
-export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'json'];
-
 export async function runStatus(config: StatusConfig, signal: AbortSignal, write: (text: string) => void = (text) => process.stdout.write(text)): Promise<ExitCode> {
   let ok = true;
   try {

@@ -1,0 +1,88 @@
+// `shutdown` as a preStop hook runs it: flags of the plain `--name value` / `--name=value` /
+// `--switch` forms, variables, defaults. Parsed here from the same option table, without loading
+// commander, which cost several milliseconds of the hook's start-up before its first admin request.
+// Anything else (help, --dry-run, a bad or unknown flag, a bad variable, an unusual form) returns
+// undefined and goes to commander, which owns every message and every refusal.
+import { DEFAULTS, ENV } from './config.js';
+import type { OptionSource, ParsedShutdown, ShutdownCommandOptions } from './shutdown-action.js';
+import { SHUTDOWN_OPTIONS, attributeOf, longFlag, type ShutdownOptionSpec } from './shutdown-options.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../shared/log.js';
+
+const SPECS: readonly ShutdownOptionSpec[] = Object.values(SHUTDOWN_OPTIONS);
+
+/** What commander would hand `shutdown`'s action for `args`, or undefined to leave it to commander. */
+export function quickShutdown(args: readonly string[], env: NodeJS.ProcessEnv): ParsedShutdown | undefined {
+  if (args[0] !== 'shutdown') return undefined;
+  const logLevel = choiceFromEnv(env[ENV.logLevel], LOG_LEVELS, DEFAULTS.logLevel);
+  const logFormat = choiceFromEnv(env[ENV.logFormat], LOG_FORMATS, DEFAULTS.logFormat);
+  if (logLevel === undefined || logFormat === undefined) return undefined;
+  const values: Record<string, unknown> = {};
+  const sources = new Map<string, OptionSource>();
+  const seen = new Set<string>();
+  for (const spec of SPECS) {
+    if (spec.kind === 'negation' || spec.kind === 'plain') continue;
+    values[attributeOf(spec.flags)] = defaultOf(spec);
+    sources.set(attributeOf(spec.flags), 'default');
+  }
+  try {
+    for (let index = 1; index < args.length; index += 1) {
+      const arg = args[index] ?? '';
+      const equals = arg.indexOf('=');
+      const flag = equals === -1 ? arg : arg.slice(0, equals);
+      const inline = equals === -1 ? undefined : arg.slice(equals + 1);
+      const spec = SPECS.find((candidate) => longFlag(candidate.flags) === flag);
+      if (spec === undefined) return undefined;
+      const key = attributeOf(spec.flags);
+      const next = args[index + 1];
+      if (spec.kind === 'value' || spec.kind === 'list') {
+        const text = inline ?? next;
+        // A missing value, or one that looks like a flag: commander's call.
+        if (text === undefined || (inline === undefined && text.startsWith('-'))) return undefined;
+        if (inline === undefined) index += 1;
+        values[key] = parse(spec, text, values[key]);
+      } else if (spec.kind === 'switch') {
+        // `--switch false` or `--switch=no`: the optional value is commander's to read.
+        if (inline !== undefined || (next !== undefined && !next.startsWith('-'))) return undefined;
+        values[key] = parse(spec, 'true', values[key]);
+      } else if (spec.kind === 'negation' && inline === undefined) {
+        values[key] = false;
+      } else {
+        return undefined;
+      }
+      sources.set(key, 'cli');
+      seen.add(flag.slice(2));
+    }
+    for (const spec of SPECS) {
+      const key = attributeOf(spec.flags);
+      const text = spec.env === undefined ? undefined : env[spec.env];
+      if (text === undefined || sources.get(key) === 'cli') continue;
+      values[key] = parse(spec, text, values[key]);
+      sources.set(key, 'env');
+    }
+  } catch {
+    return undefined; // a value its parser refuses: commander words the error
+  }
+  return { options: values as unknown as ShutdownCommandOptions, sourceOf: (key) => sources.get(key), seen, logLevel, logFormat };
+}
+
+function defaultOf(spec: ShutdownOptionSpec): unknown {
+  switch (spec.kind) {
+    case 'value':
+      return parse(spec, spec.fallback ?? '', undefined);
+    case 'switch':
+      return false;
+    case 'list':
+      return [];
+    default:
+      return spec.fallback;
+  }
+}
+
+function parse(spec: ShutdownOptionSpec, text: string, previous: unknown): unknown {
+  return spec.parse === undefined ? text : spec.parse(text, previous as never);
+}
+
+function choiceFromEnv<T extends string>(text: string | undefined, choices: readonly T[], fallback: T): T | undefined {
+  if (text === undefined) return fallback;
+  return choices.find((choice) => choice === text);
+}

@@ -1,0 +1,59 @@
+// What `shutdown` does once its command line is parsed, by commander (program.ts) or by the quick
+// parser (quick-shutdown.ts): the flag checks, the config, then the drain or the dry run.
+import { shutdownConfig, type ShutdownOptions } from './config.js';
+import { checkShutdownFlags } from './flag-checks.js';
+import { hookLogMirror } from './hook-log.js';
+import { SHUTDOWN_OPTIONS, attributeOf, type ShutdownOptionSpec } from './shutdown-options.js';
+import type { OptionSources } from '../drain/dry-run.js';
+import { createLogger, type LogFormat, type LogLevel } from '../shared/log.js';
+import type { OutputFormat } from '../shared/output-format.js';
+import { onTerminationSignal } from '../shared/signals.js';
+
+/** Where an option's value came from, in commander's words. */
+export type OptionSource = 'cli' | 'env' | 'default';
+
+/** The values `shutdown`'s options hold once parsed, as commander's `opts()` has them. */
+export type ShutdownCommandOptions = ShutdownOptions & { readonly dryRun?: boolean; readonly output: OutputFormat };
+
+export interface ParsedShutdown {
+  readonly options: ShutdownCommandOptions;
+  /** By option attribute (`adminAddress`); undefined for an option without a value (`dryRun` unset). */
+  readonly sourceOf: (attribute: string) => OptionSource | undefined;
+  /** Flags seen on the command line, negated ones included: `ready-file`, `no-ready-file`. */
+  readonly seen: ReadonlySet<string>;
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+}
+
+export async function shutdownAction(parsed: ParsedShutdown): Promise<number> {
+  const { options } = parsed;
+  checkShutdownFlags(parsed.sourceOf, options, parsed.seen);
+  const config = shutdownConfig(options);
+  const signal = interruptSignal();
+  if (options.dryRun === true) {
+    const { runDryRun } = await import('../drain/dry-run.js');
+    return runDryRun(config, optionSources(parsed.sourceOf), options.output, signal);
+  }
+  const { runShutdown } = await import('../drain/shutdown-command.js');
+  const log = createLogger({ level: parsed.logLevel, format: parsed.logFormat, mirrorPath: hookLogMirror() }).child({ component: 'shutdown' });
+  return runShutdown(config, log, signal);
+}
+
+/** Aborted by the first SIGINT/SIGTERM; a second one exits at once. */
+export function interruptSignal(): AbortSignal {
+  const controller = new AbortController();
+  onTerminationSignal(() => controller.abort());
+  return controller.signal;
+}
+
+/** For --dry-run: where each option's value came from, keyed like the effective configuration. */
+function optionSources(sourceOf: ParsedShutdown['sourceOf']): OptionSources {
+  const sources: Record<string, string> = {};
+  for (const spec of Object.values(SHUTDOWN_OPTIONS) as ShutdownOptionSpec[]) {
+    const key = attributeOf(spec.flags);
+    const source = sourceOf(key);
+    const described = source === 'cli' ? 'flag' : source === 'env' ? `env ${spec.env ?? ''}` : 'default';
+    sources[key === 'ignoreListener' ? 'ignoreListeners' : key] = described;
+  }
+  return sources;
+}
