@@ -1,7 +1,6 @@
 // The per-release token that proves a request comes from the pod's own preStop hook: kubelet sends
 // it as a header (httpGet.httpHeaders), set from the same value as the manager's environment. No
 // other client in the cluster knows it. Never logged.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { UsageError } from '../shared/errors.js';
 
@@ -18,15 +17,16 @@ export function parseHookToken(token: string): string {
   return token;
 }
 
-/** Compares digests in constant time, so timing reveals nothing about the token. */
+/**
+ * Compares digests in constant time, so timing reveals nothing about the token. node:crypto loads
+ * here, only when a token is set: it cost every manager's start-up milliseconds.
+ */
 export function hookTokenCheck(token: string): HookTokenCheck {
+  const { createHash, timingSafeEqual } = process.getBuiltinModule('node:crypto');
+  const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
   const expected = digest(token);
   return (request) => {
     const sent = request.headers[HOOK_TOKEN_HEADER];
     return typeof sent === 'string' && timingSafeEqual(digest(sent), expected);
   };
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }

@@ -6,7 +6,6 @@ import { formatDuration } from '../shared/duration.js';
 import { clearEnvoyPrestop, recordEnvoyPrestop } from '../handoff/envoy-prestop.js';
 import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import { runShutdown } from '../drain/shutdown-command.js';
 import { checkReadyFileDirectory, checkReadyFileReplaceable, readReadyReport, removeReadyFile } from '../handoff/ready-file.js';
 import { DrainWatchdog } from './drain-watchdog.js';
 import { hookTokenCheck } from './hook-token.js';
@@ -84,6 +83,8 @@ function drainJoiningInFlight(config: ShutdownConfig, readyFile: string, log: Lo
       const drainLog = log.child({ component: 'shutdown' });
       let exitCode: ExitCode;
       try {
+        // Loaded at the first drain: a manager's start-up (classic mode) has no use for it.
+        const { runShutdown } = await import('../drain/shutdown-command.js');
         // Never interrupted: kubelet stops a native sidecar only after Envoy's hook, this drain, returned.
         exitCode = await runShutdown(config, drainLog, AbortSignal.any([]));
       } catch (error) {
