@@ -1,18 +1,22 @@
 // 4. Start-up: `shutdown --help` wall time, and the time from exec to the first admin request the
 // real Envoy (through a timing relay) receives, for the single executable and for `node dist/…cjs`, as ratios to
-// `node -e 0` on the same Node binary, measured in the same run.
+// `node -e 0` on the same Node binary, measured in the same run. Then where that time goes: probe
+// executables built the same way (nothing; node:http and one request; a bare server), ours
+// through commander, without a code cache and with a startup snapshot; and the manager's listening.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { DrainTarget } from './support/drain-target.js';
-import { FORMS, type Form, NODE, spawnTimed } from './support/processes.js';
+import { EXECUTABLE, FORMS, NODE, sleep, spawnTimed } from './support/processes.js';
 import { type Scenario, progress } from './support/scenario.js';
 import { type Summary, formatMs, medianAndSpread, ratio, summarize, table } from './support/stats.js';
+import { buildVariants, type Variants } from './support/startup-variants.js';
 
 const RUNS = 30;
 const WARM_UP = 3;
-const PRODUCT: readonly Form[] = ['executable', 'bundle'];
 
 /** Wall time of one process, exec to exit, on this process's clock. */
 async function wallTime(command: readonly string[]): Promise<number> {
@@ -22,54 +26,154 @@ async function wallTime(command: readonly string[]): Promise<number> {
   return exit.at - child.startedAt;
 }
 
-/** Exec of `shutdown` to the moment Envoy's admin relay receives its first admin call; then it is killed. */
-async function toFirstAdminCall(form: Form, target: DrainTarget, readyFile: string): Promise<number> {
+/** Exec of `command` to the moment Envoy's admin relay receives its first admin call; then it is killed. */
+async function toFirstAdminCall(command: readonly string[], target: DrainTarget): Promise<number> {
   const firstCall = target.nextCall('/healthcheck/fail');
-  const child = spawnTimed([...FORMS[form].command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile]);
-  const call = await Promise.race([firstCall, child.exited.then((exit) => Promise.reject(new Error(`shutdown exited first (${exit.code}): ${exit.stderr}`)))]);
+  const child = spawnTimed(command);
+  const call = await Promise.race([firstCall, child.exited.then((exit) => Promise.reject(new Error(`${command.join(' ')} exited first (${exit.code}): ${exit.stderr}`)))]);
   child.child.kill('SIGKILL');
   await child.exited;
   return call.receivedAt - child.startedAt;
 }
 
+/** `shutdown` of our executable (or a variant of it) against the relay. */
+function shutdownCommand(executable: string, target: DrainTarget, readyFile: string, before: readonly string[] = []): string[] {
+  return [executable, ...before, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile];
+}
+
+/** Exec to the first TCP connect that succeeds on `port` (polled every 1 ms, as the peers bench does); then it is killed. */
+async function toListening(command: readonly string[], port: number): Promise<number> {
+  const child = spawnTimed(command);
+  const deadline = performance.now() + 10_000;
+  try {
+    for (;;) {
+      const at = await connectsAt(port);
+      if (at !== undefined) return at - child.startedAt;
+      if (child.child.exitCode !== null || performance.now() > deadline) throw new Error(`${command.join(' ')} never listened on ${port}: ${(await child.exited).stderr}`);
+      await sleep(1);
+    }
+  } finally {
+    child.child.kill('SIGKILL');
+    await child.exited;
+  }
+}
+
+function connectsAt(port: number): Promise<number | undefined> {
+  return new Promise((resolvePromise) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      resolvePromise(performance.now());
+      socket.destroy();
+    });
+    socket.once('error', () => resolvePromise(undefined));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen({ host: '127.0.0.1', port: 0 }, () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+/** Every measure of one round, keyed by row. */
+type Round = Record<(typeof MEASURES)[number], number>;
+const MEASURES = [
+  'baseline',
+  'helpExecutable',
+  'helpBundle',
+  'callExecutable',
+  'callBundle',
+  'empty',
+  'emptySnapshot',
+  'httpRequest',
+  'viaCommander',
+  'noCodeCache',
+  'snapshot',
+  'listenBare',
+  'listenManager',
+] as const;
+
+async function round(target: DrainTarget, variants: Variants, dir: string, n: number): Promise<Round> {
+  const readyFile = (name: string): string => join(dir, `ready-${name}-${n}`);
+  const { paths } = variants;
+  const port = await freePort();
+  return {
+    baseline: await wallTime([NODE, '-e', '0']),
+    helpExecutable: await wallTime([...FORMS.executable.command, 'shutdown', '--help']),
+    helpBundle: await wallTime([...FORMS.bundle.command, 'shutdown', '--help']),
+    callExecutable: await toFirstAdminCall([...FORMS.executable.command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile('executable')], target),
+    callBundle: await toFirstAdminCall([...FORMS.bundle.command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile('bundle')], target),
+    empty: await wallTime([paths.empty]),
+    emptySnapshot: await wallTime([paths.emptySnapshot]),
+    httpRequest: await toFirstAdminCall([paths.httpRequest, target.adminAddress], target),
+    viaCommander: await toFirstAdminCall(shutdownCommand(EXECUTABLE, target, readyFile('commander'), ['--log-level', 'info']), target),
+    noCodeCache: await toFirstAdminCall(shutdownCommand(paths.noCodeCache, target, readyFile('no-code-cache')), target),
+    snapshot: await toFirstAdminCall(shutdownCommand(paths.snapshot, target, readyFile('snapshot')), target),
+    listenBare: await toListening([paths.httpListen, String(port)], port),
+    listenManager: await toListening([EXECUTABLE, 'shutdown-manager', '--port', String(port), '--ready-file', readyFile('manager')], port),
+  };
+}
+
 async function run(): Promise<string> {
-  const help: Record<Form | 'baseline', number[]> = { executable: [], bundle: [], baseline: [] };
-  const firstCall: Record<Form, number[]> = { executable: [], bundle: [] };
+  const samples = Object.fromEntries(MEASURES.map((key) => [key, [] as number[]])) as Record<(typeof MEASURES)[number], number[]>;
   const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
+  progress('startup', 'building the probe and variant executables');
+  const variants = await buildVariants();
   const target = await DrainTarget.start();
   try {
     // Interleaved, the first few of each discarded (page cache, CPU frequency).
     for (let n = -WARM_UP; n < RUNS; n += 1) {
-      const baseline = await wallTime([NODE, '-e', '0']);
-      const times = { executable: await wallTime([...FORMS.executable.command, 'shutdown', '--help']), bundle: await wallTime([...FORMS.bundle.command, 'shutdown', '--help']) };
-      const calls = { executable: 0, bundle: 0 };
-      for (const form of PRODUCT) calls[form] = await toFirstAdminCall(form, target, join(dir, `ready-${form}-${n + WARM_UP}`));
+      const measured = await round(target, variants, dir, n + WARM_UP);
       if (n < 0) continue;
-      help.baseline.push(baseline);
-      for (const form of PRODUCT) {
-        help[form].push(times[form]);
-        firstCall[form].push(calls[form]);
-      }
+      for (const key of MEASURES) samples[key].push(measured[key]);
     }
     progress('startup', `${RUNS} runs of each`);
   } finally {
     await target.stop();
+    variants.remove();
     rmSync(dir, { recursive: true, force: true });
   }
-  const baseline = summarize(help.baseline);
+  const s = Object.fromEntries(MEASURES.map((key) => [key, summarize(samples[key])])) as Record<(typeof MEASURES)[number], Summary>;
   const cell = (summary: Summary): string => medianAndSpread(summary, formatMs);
+  const toBaseline = (summary: Summary): string => ratio(summary.median, s.baseline.median);
   const rows = [
-    ['`shutdown --help`: exec → exit', ...PRODUCT.map((form) => cell(summarize(help[form]))), cell(baseline)],
-    ['… as a ratio to `node -e 0`', ...PRODUCT.map((form) => ratio(summarize(help[form]).median, baseline.median)), '1.00×'],
-    ['`shutdown`: exec → first admin request received by the relay in front of Envoy', ...PRODUCT.map((form) => cell(summarize(firstCall[form]))), '—'],
-    ['… as a ratio to `node -e 0`', ...PRODUCT.map((form) => ratio(summarize(firstCall[form]).median, baseline.median)), '—'],
+    ['`shutdown --help`: exec → exit', cell(s.helpExecutable), cell(s.helpBundle), cell(s.baseline)],
+    ['… as a ratio to `node -e 0`', toBaseline(s.helpExecutable), toBaseline(s.helpBundle), '1.00×'],
+    ['`shutdown`: exec → first admin request received by the relay in front of Envoy', cell(s.callExecutable), cell(s.callBundle), '—'],
+    ['… as a ratio to `node -e 0`', toBaseline(s.callExecutable), toBaseline(s.callBundle), '—'],
+  ];
+  const where = [
+    ['`node -e 0` (the baseline)', 'exec → exit', cell(s.baseline), '1.00×'],
+    ['single executable of an empty script', 'exec → exit', cell(s.empty), toBaseline(s.empty)],
+    ['… with a startup snapshot (of nothing)', 'exec → exit', cell(s.emptySnapshot), toBaseline(s.emptySnapshot)],
+    ['single executable that loads `node:http` and sends `POST /healthcheck/fail`', 'exec → request received', cell(s.httpRequest), toBaseline(s.httpRequest)],
+    ['**ours**, `shutdown` as a hook runs it (quick parse, code cache)', 'exec → first admin request received', cell(s.callExecutable), toBaseline(s.callExecutable)],
+    ['ours, the same parsed by commander (`--log-level info` before `shutdown`)', 'exec → first admin request received', cell(s.viaCommander), toBaseline(s.viaCommander)],
+    ['ours, built without a code cache', 'exec → first admin request received', cell(s.noCodeCache), toBaseline(s.noCodeCache)],
+    ['ours, built with a startup snapshot (CLI modules initialized in it; no code cache)', 'exec → first admin request received', cell(s.snapshot), toBaseline(s.snapshot)],
+  ];
+  const listening = [
+    ['single executable of a bare `http.createServer().listen(port)`', cell(s.listenBare), '1.00×', toBaseline(s.listenBare)],
+    ['**ours**, `shutdown-manager --port … --ready-file …`', cell(s.listenManager), ratio(s.listenManager.median, s.listenBare.median), toBaseline(s.listenManager)],
   ];
   return [
-    `Each process is spawned from the bench process and timed on its clock: from just before the exec to the child's exit (\`--help\`), or to the moment the first admin request reaches an in-process relay in front of a real Envoy ${await envoyVersion()} (\`POST /healthcheck/fail\`; the process is then killed). The baseline is \`node -e 0\` on the same Node 24 binary. Environment: only \`PATH\`, as in the image. ${RUNS} interleaved runs of each after ${WARM_UP} discarded; median (p10–p90).`,
+    `Each process is spawned from the bench process and timed on its clock: from just before the exec to the child's exit (\`--help\`), or to the moment the first admin request reaches an in-process relay in front of a real Envoy ${await envoyVersion()} (\`POST /healthcheck/fail\`; the process is then killed). The baseline is \`node -e 0\` on the same Node 24 binary. Environment: only \`PATH\`, as in the image. ${RUNS} interleaved runs of each measure below after ${WARM_UP} discarded; median (p10–p90).`,
     '',
     table(['measure', FORMS.executable.label, FORMS.bundle.label, '`node -e 0` (baseline)'], rows),
     '',
-    'The executable carries a V8 code cache of the bundle, built by `npm run package`, so its start skips compiling the bundle. The first admin request comes after parsing the options, checking the ready-file directory and writing the drain-state file; the admin client is the `node:http` built into Node (no HTTP library to load).',
+    '**Where the start-up goes.** Probe executables built by the same packaging code as ours (stripped Node 24, `--no-memory-reducer` baked in, code cache on unless said), measured in the same interleaved runs:',
+    '',
+    table(['program', 'measure', 'median (p10–p90)', 'ratio to `node -e 0`'], where),
+    '',
+    '**The manager listening**, exec → the first TCP connect that succeeds (polled every 1 ms), same runs:',
+    '',
+    table(['program', 'median (p10–p90)', 'ratio to the bare server', 'ratio to `node -e 0`'], listening),
+    '',
+    'A plain `shutdown` command line, as hooks write it, is parsed from the option table without loading commander (which, with `node:child_process` it loads, cost milliseconds); `--help`, `--dry-run`, any error and every other command go through commander. Each command loads its own modules when it runs, the drop-in peers only under their names; the hand-off files avoid `node:crypto` and `node:fs/promises`. The admin client is the `node:http` built into Node. A startup snapshot replaces Node\'s own built-in snapshot and costs more to start from than an empty program does, and `node:http` cannot be in it, so it does not pay; the executable ships with the code cache and no snapshot.',
   ].join('\n');
 }
 

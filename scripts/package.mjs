@@ -52,19 +52,8 @@ function main() {
   const execArgv = readExecArgv();
   checkInputs();
   const work = fromRoot(WORK_DIR);
-  rmSync(work, { recursive: true, force: true });
-  mkdirSync(work, { recursive: true });
-
-  const blob = join(work, 'sea-prep.blob');
-  const config = join(work, 'sea-config.json');
-  writeFileSync(config, `${JSON.stringify(seaConfig(blob, execArgv), null, 2)}\n`);
-  // The code cache is made under the same V8 flags the executable runs with, or V8 rejects it.
-  run(fromRoot(NODE_BINARY), [...execArgv, '--experimental-sea-config', config]);
-
   const binary = join(work, 'envoy-shutdown-manager');
-  run('strip', ['--strip-all', '-o', binary, fromRoot(NODE_BINARY)]);
-  inject(binary, blob);
-  chmodSync(binary, 0o755);
+  buildSingleExecutable({ main: fromRoot(BUNDLE), output: binary, work, execArgv });
   const version = smokeTest(binary);
   // Only a working executable replaces the previous one, and by rename: a test or a shell running
   // the old file never sees a half-written one.
@@ -78,6 +67,25 @@ function main() {
       `bundle ${(statSync(fromRoot(BUNDLE)).size / MiB).toFixed(1)} MiB), version ${version}, ` +
       `execArgv ${JSON.stringify(execArgv)}, ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
+}
+
+/**
+ * Wraps one CommonJS script into a single executable at `output`, the way this script packages
+ * the bundle (stripped Node, `execArgv` baked in). `codeCache` and `snapshot` are the SEA options
+ * `useCodeCache` and `useSnapshot`: the bench builds variants to measure what each saves.
+ * `work` is emptied first and left in place (the caller removes it).
+ */
+export function buildSingleExecutable({ main: script, output, work, execArgv = BAKED_EXEC_ARGV, codeCache = true, snapshot = false }) {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const blob = join(work, 'sea-prep.blob');
+  const config = join(work, 'sea-config.json');
+  writeFileSync(config, `${JSON.stringify(seaConfig(script, blob, execArgv, codeCache, snapshot), null, 2)}\n`);
+  // The code cache is made under the same V8 flags the executable runs with, or V8 rejects it.
+  run(fromRoot(NODE_BINARY), [...execArgv, '--experimental-sea-config', config]);
+  run('strip', ['--strip-all', '-o', output, fromRoot(NODE_BINARY)]);
+  inject(output, blob);
+  chmodSync(output, 0o755);
 }
 
 function readExecArgv() {
@@ -108,15 +116,16 @@ function checkInputs() {
   }
 }
 
-function seaConfig(blob, execArgv) {
+function seaConfig(script, blob, execArgv, codeCache, snapshot) {
   return {
-    main: fromRoot(BUNDLE),
+    main: script,
     output: blob,
     disableExperimentalSEAWarning: true,
     // Compiled at build time: a preStop hook starts faster. The cache is V8-version specific,
     // which is why NODE_BINARY both makes the blob and receives it.
-    useCodeCache: true,
-    useSnapshot: false,
+    useCodeCache: codeCache,
+    // A startup snapshot costs more than it saves here (bench/RESULTS.md, start-up).
+    useSnapshot: snapshot,
     execArgv,
     execArgvExtension: EXEC_ARGV_EXTENSION,
   };

@@ -75,7 +75,8 @@ function serialize(fields: LogFields): string {
   return out;
 }
 
-const WAIT = new Int32Array(new SharedArrayBuffer(4));
+/** Only for Atomics.wait's pause; made at the first full pipe (a startup snapshot cannot hold one). */
+let pause: Int32Array | undefined;
 
 /**
  * Synchronous, so the last line of a hook killed right after it is not lost. A full pipe
@@ -88,7 +89,8 @@ function writeFully(fd: number, bytes: Buffer): void {
       offset += writeSync(fd, bytes, offset);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
-      Atomics.wait(WAIT, 0, 0, 1);
+      pause ??= new Int32Array(new SharedArrayBuffer(4));
+      Atomics.wait(pause, 0, 0, 1);
       waited += 1;
     }
   }
