@@ -1,8 +1,10 @@
-// The command line's entry: a plain `shutdown` (the preStop hook) goes straight to its action;
-// every other command line, and anything unusual in a `shutdown` one, goes through commander
-// (program.ts), loaded only then.
-import { quickShutdown } from './quick-shutdown.js';
-import { shutdownAction } from './shutdown-action.js';
+// The command line's entry: a plain `shutdown` (the preStop hook) or `shutdown-manager` (the
+// sidecar) goes straight to its action; every other command line, and anything unusual in those,
+// goes through commander (program.ts), loaded only then.
+import { managerAction } from './manager-action.js';
+import { quickParse } from './quick-parse.js';
+import { shutdownAction, type ShutdownCommandOptions } from './shutdown-action.js';
+import type { ManagerOptions } from '../manager/manager-config.js';
 import { SHORT_USAGE } from './help.js';
 import { ExitCode, errorMessage, exitCodeFor } from '../shared/errors.js';
 
@@ -13,8 +15,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return ExitCode.Usage;
   }
   try {
-    const quick = quickShutdown(argv, process.env);
-    if (quick !== undefined) return await shutdownAction(quick);
+    const quick = quickParse(argv, process.env);
+    if (quick?.command === 'shutdown') return await shutdownAction({ ...quick, options: quick.options as unknown as ShutdownCommandOptions });
+    if (quick?.command === 'shutdown-manager') return await managerAction({ ...quick, options: quick.options as unknown as ManagerOptions });
     const { runProgram } = await import('./program.js');
     return await runProgram(argv);
   } catch (error) {

@@ -1,25 +1,19 @@
 // Commander's wiring of every command: flags and environment variables to typed configs, each
-// subcommand to one call. Loaded for every command line except a plain `shutdown` (see cli.ts).
+// subcommand to one call. Loaded for every command line but a plain `shutdown` or `shutdown-manager`
+// (see cli.ts).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DEFAULTS, ENV } from './config.js';
 import type { ManagerOptions } from '../manager/manager-config.js';
-import {
-  collectListenerNames,
-  parseBoolean,
-  parseConnectionSource,
-  parseHost,
-  parseListenPort,
-  parseMaxWaiters,
-  parsePositiveDuration,
-  parseReadyFile,
-} from '../shared/parsers.js';
+import { collectListenerNames, parseConnectionSource, parsePositiveDuration, parseReadyFile } from '../shared/parsers.js';
 import type { StatusOptions } from '../status/status-config.js';
-import { parseDuration } from '../shared/duration.js';
 import { parseAdminAddress } from '../envoy/address.js';
 import { ExitCode, UsageError } from '../shared/errors.js';
 import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
-import { LOG_FORMATS, LOG_LEVELS, createLogger, type LogFormat, type LogLevel, type LogOptions } from '../shared/log.js';
-import { interruptSignal, shutdownAction, type OptionSource, type ParsedShutdown, type ShutdownCommandOptions } from './shutdown-action.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
+import { interruptSignal, shutdownAction, type ParsedShutdown, type ShutdownCommandOptions } from './shutdown-action.js';
+import { managerAction } from './manager-action.js';
+import { MANAGER_OPTIONS } from './manager-options.js';
+import type { OptionSource, ParsedCommand } from './quick-parse.js';
 import { SHUTDOWN_OPTIONS, type ShutdownOptionSpec } from './shutdown-options.js';
 import { onTerminationSignal, signalExitCode } from '../shared/signals.js';
 import { OUTPUT_FORMATS } from '../shared/output-format.js';
@@ -42,7 +36,13 @@ export async function runProgram(argv: readonly string[]): Promise<number> {
   }
 }
 
-export function buildProgram(setExitCode: (code: number) => void, runShutdown: (parsed: ParsedShutdown) => Promise<number> = shutdownAction): Command {
+/** What each command runs once parsed; the tests substitute their own. */
+export interface Actions {
+  readonly shutdown: (parsed: ParsedShutdown) => Promise<number>;
+  readonly manager: (parsed: ParsedCommand<ManagerOptions>) => Promise<number>;
+}
+
+export function buildProgram(setExitCode: (code: number) => void, actions: Actions = { shutdown: shutdownAction, manager: managerAction }): Command {
   const program = new Command('envoy-shutdown-manager')
     .description('Drains an Envoy proxy before Kubernetes stops it.')
     .version(VERSION, '--version', 'print the version')
@@ -65,31 +65,18 @@ export function buildProgram(setExitCode: (code: number) => void, runShutdown: (
     .addHelpText('after', SHUTDOWN_HELP.after);
   for (const spec of Object.values(SHUTDOWN_OPTIONS)) shutdown.addOption(fromSpec(spec));
   shutdown.action(async (options: ShutdownCommandOptions, command: Command) => {
-    const globals = command.optsWithGlobals<GlobalOptions>();
-    const sourceOf = (attribute: string): OptionSource | undefined => command.getOptionValueSource(attribute) as OptionSource | undefined;
-    setExitCode(await runShutdown({ options, sourceOf, seen, logLevel: globals.logLevel, logFormat: globals.logFormat }));
+    setExitCode(await actions.shutdown({ ...parsedBy(command), options, seen }));
   });
 
-  program
+  const manager = program
     .command('shutdown-manager')
     .summary("serve /shutdown/ready: hold Envoy's preStop hook until the drain has ended")
     .description(MANAGER_HELP.description)
-    .addOption(option('--port <port>', 'port for /shutdown/ready and /healthz (0: a free port, logged)', parseListenPort, String(DEFAULTS.port), ENV.port))
-    .addOption(new Option('--host <address>', 'IP address to listen on').env(ENV.host).argParser(usage(parseHost)).default(undefined, 'all interfaces, IPv4 and IPv6'))
-    .addOption(option('--ready-timeout <duration>', "answer 500 after this long without a ready file; must exceed shutdown's --drain-timeout and stay below terminationGracePeriodSeconds", parsePositiveDuration, DEFAULTS.readyTimeout, ENV.readyTimeout))
-    .addOption(readyFileOption('the file shutdown writes when the drain ends'))
-    .addOption(option('--max-waiters <n>', 'concurrent /shutdown/ready requests; more get 503', parseMaxWaiters, String(DEFAULTS.maxWaiters), ENV.maxWaiters))
-    .addOption(option('--request-timeout <duration>', 'a client must send its whole request within this (slow clients are cut); the wait for the answer is not bounded by it', parsePositiveDuration, DEFAULTS.requestTimeout, ENV.requestTimeout))
-    .addOption(option('--drain-start-timeout <duration>', 'release /shutdown/ready waiters (500) when no drain is running this long after the first arrived: the sidecar hook never ran or died (0: off)', parseDuration, DEFAULTS.drainStartTimeout, ENV.drainStartTimeout))
-    .addOption(flag('--drain-endpoint', 'native-sidecar mode: serve /shutdown/drain, which runs the drain (configured by the ENVOY_SHUTDOWN_* variables) for requests carrying ENVOY_SHUTDOWN_HOOK_TOKEN in the X-Envoy-Shutdown-Token header', ENV.drainEndpoint))
-    .addHelpText('after', MANAGER_HELP.after)
-    .action(async (options: ManagerOptions, command: Command) => {
-      const [{ managerConfig }, { runManager }] = await Promise.all([import('../manager/manager-config.js'), import('../manager/manager-command.js')]);
-      const config = managerConfig(options);
-      const log = createLogger(logOptions(command)).child({ component: 'manager' });
-      const stop = new Promise<NodeJS.Signals>((resolve) => onTerminationSignal(resolve));
-      setExitCode(await runManager(config, log, stop));
-    });
+    .addHelpText('after', MANAGER_HELP.after);
+  for (const spec of MANAGER_OPTIONS) manager.addOption(fromSpec(spec));
+  manager.action(async (options: ManagerOptions, command: Command) => {
+    setExitCode(await actions.manager({ ...parsedBy(command), options }));
+  });
 
   program
     .command('status')
@@ -131,7 +118,9 @@ function fromSpec(spec: ShutdownOptionSpec): Option {
   const parse = usage((spec.parse ?? String) as (text: string, previous: unknown) => unknown);
   switch (spec.kind) {
     case 'value':
-      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(spec.parse?.(spec.fallback ?? '', undefined as never), spec.fallback);
+      // No fallback: no value unless given (the manager's --host), the default only described.
+      if (spec.fallback === undefined) return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(undefined, spec.defaultDoc);
+      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(spec.parse?.(spec.fallback, undefined as never), spec.fallback);
     case 'switch':
       return new Option(`${spec.flags} [boolean]`, spec.help).env(spec.env ?? '').preset('true').argParser(parse).default(false);
     case 'list':
@@ -178,14 +167,6 @@ function option<T>(flags: string, description: string, parse: (text: string) => 
   return new Option(flags, description).env(env).argParser(usage(parse)).default(parse(fallback), fallback);
 }
 
-/**
- * A switch that also reads an environment variable. It takes an optional true/false so that
- * `VAR=false` means false: commander counts a plain flag's variable as set whatever its value.
- */
-function flag(flags: string, description: string, env: string): Option {
-  return new Option(`${flags} [boolean]`, description).env(env).preset('true').argParser(usage(parseBoolean)).default(false);
-}
-
 function choice(flags: string, description: string, choices: readonly string[], fallback: string, env: string): Option {
   return new Option(flags, description).choices(choices).default(fallback).env(env);
 }
@@ -202,9 +183,11 @@ function usage<T, P>(parse: (text: string, previous: P) => T): (text: string, pr
   };
 }
 
-function logOptions(command: Command): LogOptions {
+/** What every action reads of a parse besides its own options. */
+function parsedBy(command: Command): Omit<ParsedCommand<unknown>, 'options'> {
   const globals = command.optsWithGlobals<GlobalOptions>();
-  return { level: globals.logLevel, format: globals.logFormat };
+  const sourceOf = (attribute: string): OptionSource | undefined => command.getOptionValueSource(attribute) as OptionSource | undefined;
+  return { sourceOf, seen: new Set(), logLevel: globals.logLevel, logFormat: globals.logFormat };
 }
 
 /** One line whatever the message holds: a value with a newline in it is shown escaped, not cut. */

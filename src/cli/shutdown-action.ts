@@ -1,29 +1,19 @@
 // What `shutdown` does once its command line is parsed, by commander (program.ts) or by the quick
-// parser (quick-shutdown.ts): the flag checks, the config, then the drain or the dry run.
+// parser (quick-parse.ts): the flag checks, the config, then the drain or the dry run.
 import { shutdownConfig, type ShutdownOptions } from './config.js';
 import { checkShutdownFlags } from './flag-checks.js';
 import { hookLogMirror } from './hook-log.js';
 import { SHUTDOWN_OPTIONS, attributeOf, type ShutdownOptionSpec } from './shutdown-options.js';
 import type { OptionSources } from '../drain/dry-run.js';
-import { createLogger, type LogFormat, type LogLevel } from '../shared/log.js';
+import { createLogger } from '../shared/log.js';
 import type { OutputFormat } from '../shared/output-format.js';
 import { onTerminationSignal } from '../shared/signals.js';
-
-/** Where an option's value came from, in commander's words. */
-export type OptionSource = 'cli' | 'env' | 'default';
+import type { ParsedCommand } from './quick-parse.js';
 
 /** The values `shutdown`'s options hold once parsed, as commander's `opts()` has them. */
 export type ShutdownCommandOptions = ShutdownOptions & { readonly dryRun?: boolean; readonly output: OutputFormat };
 
-export interface ParsedShutdown {
-  readonly options: ShutdownCommandOptions;
-  /** By option attribute (`adminAddress`); undefined for an option without a value (`dryRun` unset). */
-  readonly sourceOf: (attribute: string) => OptionSource | undefined;
-  /** Flags seen on the command line, negated ones included: `ready-file`, `no-ready-file`. */
-  readonly seen: ReadonlySet<string>;
-  readonly logLevel: LogLevel;
-  readonly logFormat: LogFormat;
-}
+export type ParsedShutdown = ParsedCommand<ShutdownCommandOptions>;
 
 export async function shutdownAction(parsed: ParsedShutdown): Promise<number> {
   const { options } = parsed;

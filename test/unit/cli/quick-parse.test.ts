@@ -1,38 +1,44 @@
-// The quick `shutdown` parser against commander itself: for every command line it takes, it hands
-// the action exactly what commander would; everything else it leaves to commander.
+// The quick parse of `shutdown` and `shutdown-manager` against commander itself: for every command
+// line it takes, it hands the action exactly what commander would; everything else it leaves to
+// commander.
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../../src/cli/program.js';
-import { quickShutdown } from '../../../src/cli/quick-shutdown.js';
-import type { ParsedShutdown } from '../../../src/cli/shutdown-action.js';
+import { MANAGER_OPTIONS } from '../../../src/cli/manager-options.js';
+import { quickParse, type ParsedCommand } from '../../../src/cli/quick-parse.js';
 import { SHUTDOWN_OPTIONS, attributeOf } from '../../../src/cli/shutdown-options.js';
 
-const ATTRIBUTES = [...new Set(Object.values(SHUTDOWN_OPTIONS).map((spec) => attributeOf(spec.flags)))];
+const ATTRIBUTES = [...new Set([...Object.values(SHUTDOWN_OPTIONS), ...MANAGER_OPTIONS].map((spec) => attributeOf(spec.flags)))];
 const saved = { ...process.env };
 afterEach(() => {
   for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
   Object.assign(process.env, saved);
 });
 
-async function viaCommander(args: readonly string[]): Promise<ParsedShutdown> {
-  let parsed: ParsedShutdown | undefined;
-  const program = buildProgram(
-    () => undefined,
-    (given) => {
-      parsed = given;
+async function viaCommander(args: readonly string[]): Promise<ParsedCommand<unknown> & { command: string }> {
+  let parsed: (ParsedCommand<unknown> & { command: string }) | undefined;
+  const program = buildProgram(() => undefined, {
+    shutdown: (given) => {
+      parsed = { ...given, command: 'shutdown' };
       return Promise.resolve(0);
     },
-  );
+    manager: (given) => {
+      parsed = { ...given, command: 'shutdown-manager' };
+      return Promise.resolve(0);
+    },
+  });
   await program.parseAsync(args, { from: 'user' });
-  if (parsed === undefined) throw new Error('commander did not reach the shutdown action');
+  if (parsed === undefined) throw new Error('commander did not reach an action');
   return parsed;
 }
 
-/** What the action can observe of a parse. */
-function observed(parsed: ParsedShutdown): unknown {
+/** What the actions can observe of a parse. */
+function observed(parsed: ParsedCommand<unknown> & { command: string }): unknown {
   return {
+    command: parsed.command,
     options: parsed.options,
     sources: Object.fromEntries(ATTRIBUTES.map((key) => [key, parsed.sourceOf(key)])),
-    seen: ['ready-file', 'no-ready-file'].filter((flag) => parsed.seen.has(flag)),
+    // Only shutdown's action reads it.
+    seen: parsed.command === 'shutdown' ? ['ready-file', 'no-ready-file'].filter((flag) => parsed.seen.has(flag)) : [],
     log: [parsed.logLevel, parsed.logFormat],
   };
 }
@@ -44,9 +50,12 @@ const ENV = {
   ENVOY_SHUTDOWN_READY_FILE: '/tmp/elsewhere',
   ENVOY_SHUTDOWN_LOG_LEVEL: 'debug',
   ENVOY_SHUTDOWN_LOG_FORMAT: 'text',
+  ENVOY_SHUTDOWN_PORT: '19100',
+  ENVOY_SHUTDOWN_HOST: '::1',
+  ENVOY_SHUTDOWN_DRAIN_ENDPOINT: 'false',
 };
 
-describe('quick shutdown parse', () => {
+describe('quick parse', () => {
   it.each<[string[], Record<string, string>]>([
     [['shutdown'], {}],
     [['shutdown'], ENV],
@@ -60,11 +69,16 @@ describe('quick shutdown parse', () => {
     [['shutdown', '--require-envoy-prestop', '--envoy-prestop-wait', '3s', '--health-check-failure-delay', '1s'], {}],
     [['shutdown', '--ready-file', '/tmp/a', '--no-ready-file'], {}],
     [['shutdown', '--ignore-listener', 'x'], {}],
+    [['shutdown-manager'], {}],
+    [['shutdown-manager'], ENV],
+    [['shutdown-manager', '--port', '0', '--ready-file', '/tmp/r', '--ready-timeout', '70s', '--drain-start-timeout', '0s'], {}],
+    [['shutdown-manager', '--host=127.0.0.1', '--max-waiters=10', '--request-timeout=2s', '--drain-endpoint'], ENV],
+    [['shutdown-manager', '--drain-endpoint', '--port', '19002'], {}],
   ])('%j with %j: taken, and equal to commander', async (args, env) => {
     Object.assign(process.env, env);
-    const quick = quickShutdown(args, process.env);
+    const quick = quickParse(args, process.env);
     expect(quick).toBeDefined();
-    expect(observed(quick as ParsedShutdown)).toEqual(observed(await viaCommander(args)));
+    expect(observed(quick as ParsedCommand<unknown> & { command: string })).toEqual(observed(await viaCommander(args)));
   });
 
   it.each<[string[], Record<string, string>]>([
@@ -74,7 +88,7 @@ describe('quick shutdown parse', () => {
     [['shutdown', '--output', 'json'], {}],
     [['--log-level', 'debug', 'shutdown'], {}],
     [['shutdown', '--log-level', 'debug'], {}],
-    [['shutdown-manager'], {}],
+    [['status'], {}],
     [['shutdown', '--bogus'], {}],
     [['shutdown', 'extra'], {}],
     [['shutdown', '--drain-timeout'], {}],
@@ -87,8 +101,13 @@ describe('quick shutdown parse', () => {
     [['shutdown'], { ENVOY_SHUTDOWN_DRAIN_TIMEOUT: 'zz' }],
     [['shutdown'], { ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP: '' }],
     [['shutdown'], { ENVOY_SHUTDOWN_LOG_LEVEL: 'loud' }],
+    [['shutdown-manager', '--help'], {}],
+    [['shutdown-manager', '--port', 'x'], {}],
+    [['shutdown-manager', '--drain-endpoint', 'true'], {}],
+    [['shutdown-manager', '--admin-address', '127.0.0.1:1'], {}],
+    [['shutdown-manager'], { ENVOY_SHUTDOWN_PORT: '70000' }],
   ])('%j with %j: left to commander', (args, env) => {
     Object.assign(process.env, env);
-    expect(quickShutdown(args, process.env)).toBeUndefined();
+    expect(quickParse(args, process.env)).toBeUndefined();
   });
 });

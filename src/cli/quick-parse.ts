@@ -1,36 +1,61 @@
-// `shutdown` as a preStop hook runs it: flags of the plain `--name value` / `--name=value` /
-// `--switch` forms, variables, defaults. Parsed here from the same option table, without loading
-// commander, which cost several milliseconds of the hook's start-up before its first admin request.
-// Anything else (help, --dry-run, a bad or unknown flag, a bad variable, an unusual form) returns
-// undefined and goes to commander, which owns every message and every refusal.
+// `shutdown` as a preStop hook runs it, and `shutdown-manager` as a sidecar runs it: flags of the
+// plain `--name value` / `--name=value` / `--switch` forms, variables, defaults. Parsed here from
+// the commands' option tables, without loading commander, which cost several milliseconds of the
+// start-up, before the hook's first admin request and before the manager listens. Anything else
+// (help, --dry-run, a bad or unknown flag, a bad variable, an unusual form) returns undefined and
+// goes to commander, which owns every message and every refusal.
 import { DEFAULTS, ENV } from './config.js';
-import type { OptionSource, ParsedShutdown, ShutdownCommandOptions } from './shutdown-action.js';
+import { MANAGER_OPTIONS } from './manager-options.js';
 import { SHUTDOWN_OPTIONS, attributeOf, longFlag, type ShutdownOptionSpec } from './shutdown-options.js';
-import { LOG_FORMATS, LOG_LEVELS } from '../shared/log.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
 
-const SPECS: readonly ShutdownOptionSpec[] = Object.values(SHUTDOWN_OPTIONS);
+/** Where an option's value came from, in commander's words. */
+export type OptionSource = 'cli' | 'env' | 'default';
 
-/** What commander would hand `shutdown`'s action for `args`, or undefined to leave it to commander. */
-export function quickShutdown(args: readonly string[], env: NodeJS.ProcessEnv): ParsedShutdown | undefined {
-  if (args[0] !== 'shutdown') return undefined;
+/** What commander hands a command's action, as far as the actions read it. */
+export interface ParsedCommand<Options> {
+  /** By attribute (`adminAddress`), as commander's `opts()` holds them. */
+  readonly options: Options;
+  /** By option attribute; undefined for an option without a value (`dryRun` unset). */
+  readonly sourceOf: (attribute: string) => OptionSource | undefined;
+  /** Flags seen on the command line, negated ones included: `ready-file`, `no-ready-file`. */
+  readonly seen: ReadonlySet<string>;
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+}
+
+export interface QuickParse extends ParsedCommand<Readonly<Record<string, unknown>>> {
+  readonly command: 'shutdown' | 'shutdown-manager';
+}
+
+const TABLES = {
+  shutdown: Object.values(SHUTDOWN_OPTIONS) as readonly ShutdownOptionSpec[],
+  'shutdown-manager': MANAGER_OPTIONS,
+} as const;
+
+/** What commander would hand the command's action for `args`, or undefined to leave it to commander. */
+export function quickParse(args: readonly string[], env: NodeJS.ProcessEnv): QuickParse | undefined {
+  const command = args[0];
+  if (command !== 'shutdown' && command !== 'shutdown-manager') return undefined;
+  const specs = TABLES[command];
   const logLevel = choiceFromEnv(env[ENV.logLevel], LOG_LEVELS, DEFAULTS.logLevel);
   const logFormat = choiceFromEnv(env[ENV.logFormat], LOG_FORMATS, DEFAULTS.logFormat);
   if (logLevel === undefined || logFormat === undefined) return undefined;
   const values: Record<string, unknown> = {};
   const sources = new Map<string, OptionSource>();
   const seen = new Set<string>();
-  for (const spec of SPECS) {
-    if (spec.kind === 'negation' || spec.kind === 'plain') continue;
-    values[attributeOf(spec.flags)] = defaultOf(spec);
-    sources.set(attributeOf(spec.flags), 'default');
-  }
   try {
+    for (const spec of specs) {
+      if (spec.kind === 'negation' || spec.kind === 'plain' || (spec.kind === 'value' && spec.fallback === undefined)) continue;
+      values[attributeOf(spec.flags)] = defaultOf(spec);
+      sources.set(attributeOf(spec.flags), 'default');
+    }
     for (let index = 1; index < args.length; index += 1) {
       const arg = args[index] ?? '';
       const equals = arg.indexOf('=');
       const flag = equals === -1 ? arg : arg.slice(0, equals);
       const inline = equals === -1 ? undefined : arg.slice(equals + 1);
-      const spec = SPECS.find((candidate) => longFlag(candidate.flags) === flag);
+      const spec = specs.find((candidate) => longFlag(candidate.flags) === flag);
       if (spec === undefined) return undefined;
       const key = attributeOf(spec.flags);
       const next = args[index + 1];
@@ -52,7 +77,7 @@ export function quickShutdown(args: readonly string[], env: NodeJS.ProcessEnv): 
       sources.set(key, 'cli');
       seen.add(flag.slice(2));
     }
-    for (const spec of SPECS) {
+    for (const spec of specs) {
       const key = attributeOf(spec.flags);
       const text = spec.env === undefined ? undefined : env[spec.env];
       if (text === undefined || sources.get(key) === 'cli') continue;
@@ -62,7 +87,7 @@ export function quickShutdown(args: readonly string[], env: NodeJS.ProcessEnv): 
   } catch {
     return undefined; // a value its parser refuses: commander words the error
   }
-  return { options: values as unknown as ShutdownCommandOptions, sourceOf: (key) => sources.get(key), seen, logLevel, logFormat };
+  return { command, options: values, sourceOf: (key) => sources.get(key), seen, logLevel, logFormat };
 }
 
 function defaultOf(spec: ShutdownOptionSpec): unknown {
