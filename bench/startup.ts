@@ -3,7 +3,7 @@
 // `node -e 0` on the same Node binary, measured in the same run. Then where that time goes: probe
 // executables built the same way (nothing; node:http and one request; a bare server), ours
 // through commander, without a code cache and with a startup snapshot; and the manager's listening.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
@@ -95,6 +95,7 @@ const MEASURES = [
   'snapshot',
   'listenBare',
   'listenManager',
+  'listenViaCommander',
 ] as const;
 
 async function round(target: DrainTarget, variants: Variants, dir: string, n: number): Promise<Round> {
@@ -115,6 +116,7 @@ async function round(target: DrainTarget, variants: Variants, dir: string, n: nu
     snapshot: await toFirstAdminCall(shutdownCommand(paths.snapshot, target, readyFile('snapshot')), target),
     listenBare: await toListening([paths.httpListen, String(port)], port),
     listenManager: await toListening([EXECUTABLE, 'shutdown-manager', '--port', String(port), '--ready-file', readyFile('manager')], port),
+    listenViaCommander: await toListening([EXECUTABLE, '--log-level', 'info', 'shutdown-manager', '--port', String(port), '--ready-file', readyFile('commander')], port),
   };
 }
 
@@ -123,6 +125,7 @@ async function run(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
   progress('startup', 'building the probe and variant executables');
   const variants = await buildVariants();
+  const snapshotExtraMiB = (statSync(variants.paths.snapshot).size - statSync(EXECUTABLE).size) / 2 ** 20;
   const target = await DrainTarget.start();
   try {
     // Interleaved, the first few of each discarded (page cache, CPU frequency).
@@ -159,7 +162,9 @@ async function run(): Promise<string> {
   const listening = [
     ['single executable of a bare `http.createServer().listen(port)`', cell(s.listenBare), '1.00×', toBaseline(s.listenBare)],
     ['**ours**, `shutdown-manager --port … --ready-file …`', cell(s.listenManager), ratio(s.listenManager.median, s.listenBare.median), toBaseline(s.listenManager)],
+    ['ours, the same parsed by commander (`--log-level info` before `shutdown-manager`)', cell(s.listenViaCommander), ratio(s.listenViaCommander.median, s.listenBare.median), toBaseline(s.listenViaCommander)],
   ];
+  const ms = (value: number): string => formatMs(value);
   return [
     `Each process is spawned from the bench process and timed on its clock: from just before the exec to the child's exit (\`--help\`), or to the moment the first admin request reaches an in-process relay in front of a real Envoy ${await envoyVersion()} (\`POST /healthcheck/fail\`; the process is then killed). The baseline is \`node -e 0\` on the same Node 24 binary. Environment: only \`PATH\`, as in the image. ${RUNS} interleaved runs of each measure below after ${WARM_UP} discarded; median (p10–p90).`,
     '',
@@ -173,7 +178,9 @@ async function run(): Promise<string> {
     '',
     table(['program', 'median (p10–p90)', 'ratio to the bare server', 'ratio to `node -e 0`'], listening),
     '',
-    'A plain `shutdown` command line, as hooks write it, is parsed from the option table without loading commander (which, with `node:child_process` it loads, cost milliseconds); `--help`, `--dry-run`, any error and every other command go through commander. Each command loads its own modules when it runs, the drop-in peers only under their names; the hand-off files avoid `node:crypto` and `node:fs/promises`. The admin client is the `node:http` built into Node. A startup snapshot replaces Node\'s own built-in snapshot and costs more to start from than an empty program does, and `node:http` cannot be in it, so it does not pay; the executable ships with the code cache and no snapshot.',
+    `Reading the table: a single executable starts ${ms(s.baseline.median - s.empty.median)} sooner than \`node -e 0\` (no \`-e\` evaluation, a stripped binary); loading \`node:http\` (with \`node:net\` and streams) and sending one request adds ${ms(s.httpRequest.median - s.empty.median)}: that program, ${ratio(s.httpRequest.median, s.baseline.median)} of \`node -e 0\`, is the floor for any Node program that talks to Envoy. Ours adds ${ms(s.callExecutable.median - s.httpRequest.median)} on top (its module init, the option parse, the ready-file directory check, the drain-state file, the first log line). Commander would add ${ms(s.viaCommander.median - s.callExecutable.median)} more, and dropping the code cache ${ms(s.noCodeCache.median - s.callExecutable.median)}. A startup snapshot replaces Node's own built-in one: by itself it costs ${ms(s.emptySnapshot.median - s.empty.median)} (an empty script with and without one), which eats most of what holding our CLI modules initialized saves (ours with one: ${ms(s.snapshot.median - s.callExecutable.median)} against ours as shipped, inside the spread of both); \`node:http\` cannot be in it (Node aborts the build: its parser binding does not serialize), and it makes the executable ${snapshotExtraMiB.toFixed(1)} MiB larger. No clear win: the executable ships with the code cache and no snapshot.`,
+    '',
+    'A plain `shutdown` or `shutdown-manager` command line, as hooks and sidecars write them, is parsed from the option tables without loading commander (and the `node:child_process` it loads); `--help`, `--dry-run`, any error and every other command go through commander, and a unit test holds the two parses equal. Each command loads its own modules when it runs, the drop-in peers only under their names; the hand-off files avoid `node:crypto` and `node:fs/promises`, the manager loads `node:crypto` only for a hook token.',
   ].join('\n');
 }
 
