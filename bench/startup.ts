@@ -170,7 +170,7 @@ async function run(): Promise<string> {
     '',
     table(['measure', FORMS.executable.label, FORMS.bundle.label, '`node -e 0` (baseline)'], rows),
     '',
-    '**Where the start-up goes.** Probe executables built by the same packaging code as ours (stripped Node 24, `--no-memory-reducer` baked in, code cache on unless said), measured in the same interleaved runs:',
+    '**Where the start-up goes.** Probe executables built by the same packaging code as ours (stripped Node 24, the same flags baked in, code cache on unless said), measured in the same interleaved runs:',
     '',
     table(['program', 'measure', 'median (p10–p90)', 'ratio to `node -e 0`'], where),
     '',
