@@ -45,11 +45,6 @@ export function quickParse(args: readonly string[], env: NodeJS.ProcessEnv): Qui
   const sources = new Map<string, OptionSource>();
   const seen = new Set<string>();
   try {
-    for (const spec of specs) {
-      if (spec.kind === 'negation' || spec.kind === 'plain' || (spec.kind === 'value' && spec.fallback === undefined)) continue;
-      values[attributeOf(spec.flags)] = defaultOf(spec);
-      sources.set(attributeOf(spec.flags), 'default');
-    }
     for (let index = 1; index < args.length; index += 1) {
       const arg = args[index] ?? '';
       const equals = arg.indexOf('=');
@@ -64,11 +59,12 @@ export function quickParse(args: readonly string[], env: NodeJS.ProcessEnv): Qui
         // A missing value, or one that looks like a flag: commander's call.
         if (text === undefined || (inline === undefined && text.startsWith('-'))) return undefined;
         if (inline === undefined) index += 1;
-        values[key] = parse(spec, text, values[key]);
+        // A repeated list flag collects: commander hands its parser the value so far.
+        values[key] = parse(spec, text, sources.get(key) === 'cli' ? values[key] : spec.kind === 'list' ? [] : undefined);
       } else if (spec.kind === 'switch') {
         // `--switch false` or `--switch=no`: the optional value is commander's to read.
         if (inline !== undefined || (next !== undefined && !next.startsWith('-'))) return undefined;
-        values[key] = parse(spec, 'true', values[key]);
+        values[key] = parse(spec, 'true', undefined);
       } else if (spec.kind === 'negation' && inline === undefined) {
         values[key] = false;
       } else {
@@ -79,15 +75,25 @@ export function quickParse(args: readonly string[], env: NodeJS.ProcessEnv): Qui
     }
     for (const spec of specs) {
       const key = attributeOf(spec.flags);
+      if (sources.get(key) === 'cli') continue;
       const text = spec.env === undefined ? undefined : env[spec.env];
-      if (text === undefined || sources.get(key) === 'cli') continue;
-      values[key] = parse(spec, text, values[key]);
-      sources.set(key, 'env');
+      if (text !== undefined) {
+        values[key] = parse(spec, text, spec.kind === 'list' ? [] : undefined);
+        sources.set(key, 'env');
+      } else if (hasDefault(spec)) {
+        // Parsed only when used: the first parse of each kind of value costs compile time.
+        values[key] = defaultOf(spec);
+        sources.set(key, 'default');
+      }
     }
   } catch {
     return undefined; // a value its parser refuses: commander words the error
   }
   return { command, options: values, sourceOf: (key) => sources.get(key), seen, logLevel, logFormat };
+}
+
+function hasDefault(spec: ShutdownOptionSpec): boolean {
+  return spec.kind === 'switch' || spec.kind === 'list' || spec.kind === 'choice' || (spec.kind === 'value' && spec.fallback !== undefined);
 }
 
 function defaultOf(spec: ShutdownOptionSpec): unknown {

@@ -1,6 +1,7 @@
 // Files another process reads while we write them: written to a temporary name in the same
 // directory, then renamed, so a reader never sees half a file and a directory watch sees one
 // event for the final name.
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fsCalls } from './fs-calls.js';
 
@@ -11,6 +12,21 @@ export async function writeFileAtomically(path: string, content: string): Promis
     await fsCalls.rename(temporary, path);
   } catch (error) {
     await fsCalls.rm(temporary, { force: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The same, synchronously: for a file written before a hook's first admin request, where each
+ * trip through the thread pool only adds to its start-up.
+ */
+export function writeFileAtomicallySync(path: string, content: string): void {
+  const temporary = temporaryName(path);
+  try {
+    writeFileSync(temporary, content, { mode: 0o644, flag: 'wx' });
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
     throw error;
   }
 }

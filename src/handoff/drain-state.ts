@@ -2,7 +2,7 @@
 // the manager learns from it that a drain has started. Removed when the drain ends. The file names
 // its process by pid and start time: a file whose process is gone (killed mid-drain), or whose pid
 // now belongs to another process, is a drain that ended without finishing, never a running one.
-import { writeFileAtomically } from './atomic-file.js';
+import { writeFileAtomicallySync } from './atomic-file.js';
 import { fsCalls } from './fs-calls.js';
 import { processState, type ProcessIdentity } from '../shared/process-identity.js';
 import { readSmallFile } from './small-file.js';
@@ -37,8 +37,9 @@ export function drainStatePath(readyFile: string): string {
   return `${readyFile}.draining`;
 }
 
+/** Synchronous (a few hundred bytes): written just before the drain's first admin request. */
 export async function writeDrainState(readyFile: string, state: DrainInProgress): Promise<void> {
-  await writeFileAtomically(drainStatePath(readyFile), `${JSON.stringify(state)}\n`);
+  writeFileAtomicallySync(drainStatePath(readyFile), `${JSON.stringify(state)}\n`);
 }
 
 export async function removeDrainState(readyFile: string): Promise<void> {
