@@ -12,6 +12,7 @@ import type { Logger } from '../shared/log.js';
 import type { DrainResult } from './result.js';
 import { type DrainPolicy, hintPollMs, hintWanted, nextReadDelay, readTimeoutMs, startGiveUpMs, startRetryDelayMs } from './policy.js';
 import { INITIAL_STATE, decide, observe, type DrainEvent, type Reading } from './progress.js';
+import { NO_FLUSHES, flushWindowStartMs, noteRead } from './flush-timing.js';
 
 export interface DrainOptions extends DrainPolicy {
   /** 0: fail the health check first. Above 0: drain first, fail the health check after this delay unless the drain is over. */
@@ -41,9 +42,10 @@ export interface DrainDeps {
 
 /**
  * Why a read happens, logged at debug level with each: the first one, the regular cadence, the
- * hint's safety net running out, the socket count dropping, or the hint turning itself off.
+ * hint's safety net running out, the socket count dropping, the hint turning itself off, or (with
+ * `total`) a wait for the next stats flush that was longer than the cadence.
  */
-type ReadTrigger = 'first' | 'cadence' | 'safety-net' | 'hint' | 'hint-off';
+type ReadTrigger = 'first' | 'cadence' | 'safety-net' | 'hint' | 'hint-off' | 'flush';
 
 export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<DrainOutcome> {
   const { envoy, log, signal } = deps;
@@ -102,12 +104,18 @@ async function pollUntilDrained(
   // The socket count as last seen while the hint watched: a drop below it, even during the read that follows, is caught.
   let baseline: SocketCounts | undefined;
   let saidOff = false;
+  // With `total`, when reads saw server.uptime move: the end game's reads are timed to the stats
+  // flushes. Not when idle connections are ignored: that end game counts live gauges, not the flush.
+  const timeFlushes = options.connections === 'total' && !options.ignoreIdleConnections;
+  let flushes = NO_FLUSHES;
   for (;;) {
-    log.debug({ trigger, elapsedMs: Math.round(elapsed()) }, 'reading connections');
+    const startMs = elapsed();
+    log.debug({ trigger, elapsedMs: Math.round(startMs) }, 'reading connections');
     let reading: Reading;
     try {
       const counts = await envoy.readConnections(signal, readTimeoutMs(options, elapsed(), options.adminTimeoutMs));
       reading = { elapsedMs: elapsed(), counts };
+      if (timeFlushes && counts.uptimeS !== undefined) flushes = noteRead(flushes, { startMs, endMs: reading.elapsedMs, uptimeS: counts.uptimeS });
     } catch (error) {
       if (signal.aborted) return outcome('interrupted');
       reading = { elapsedMs: elapsed(), failed: errorMessage(error), refused: isEnvoyGone(error) };
@@ -133,10 +141,11 @@ async function pollUntilDrained(
     }
     const hinted = watch !== undefined && baseline !== undefined;
     try {
-      const delayMs = nextReadDelay(options, now, hinted);
+      const flushWindowMs = timeFlushes ? flushWindowStartMs(flushes) : undefined;
+      const delayMs = nextReadDelay(options, now, hinted, flushWindowMs);
       if (!hinted) {
         await sleep(delayMs, undefined, { signal });
-        trigger = 'cadence';
+        trigger = flushWindowMs !== undefined && delayMs > nextReadDelay(options, now) ? 'flush' : 'cadence';
       } else {
         const woke = await watchSockets(watch, baseline as SocketCounts, delayMs, hintPollMs((now.connections ?? 0) - options.exitAtConnections), signal);
         ({ trigger, baseline } = woke);

@@ -124,8 +124,10 @@ export function decideDrain(policy: DrainPolicy, now: DrainObservation): DrainDe
 /**
  * Milliseconds until the next read: never past the moment the drain may finish, nor the timeout.
  * `hinted`: the socket-count hint watches (see hintWanted), so the end-game reads are a safety net.
+ * `flushWindowMs`: with `--connections total`, when the next stats flush may come (flush-timing.ts):
+ * the count cannot drop before it, so end-game reads wait for it, at most a check interval at a time.
  */
-export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted = false): number {
+export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted = false, flushWindowMs?: number): number {
   let delay = policy.checkIntervalMs;
   const untilMayFinish = earliestFinishMs(policy, now.lastNewConnectionMs) - now.elapsedMs;
   if (untilMayFinish > 0) {
@@ -133,7 +135,8 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
     delay = Math.min(delay, untilMayFinish);
   } else if (now.connections !== undefined) {
     const over = now.connections - policy.exitAtConnections;
-    delay = Math.min(delay, hinted ? safetyNetDelayMs(over, policy.checkIntervalMs) : endGameDelayMs(over, policy.checkIntervalMs));
+    const endGame = hinted ? safetyNetDelayMs(over, policy.checkIntervalMs) : endGameDelayMs(over, policy.checkIntervalMs);
+    delay = Math.min(delay, Math.max(endGame, (flushWindowMs ?? 0) - now.elapsedMs));
   }
   // Confirm or rule out a dead Envoy quickly, whatever the phase.
   if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);

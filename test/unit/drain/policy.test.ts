@@ -116,6 +116,26 @@ describe('nextReadDelay', () => {
   });
 });
 
+describe('nextReadDelay with the next stats flush timed', () => {
+  it.each([
+    // elapsed, connections, when the next flush's window opens, delay
+    [10_000, 1, 13_000, 1_000], // far off: one read per check interval
+    [12_500, 1, 13_000, 500], // wake when the window opens
+    [13_000, 1, 13_000, FAST_READ_INTERVAL_MS], // in the window: the end-game pace
+    [14_000, 1, 13_000, FAST_READ_INTERVAL_MS], // past it, the flush not seen yet: still the end-game pace
+    [10_000, 3, 10_200, FAST_READ_INTERVAL_MS * 16], // never faster than the end game's own pace
+    [9_500, 1, 13_000, 500], // still wakes when the drain may first finish
+    [10_000, undefined, 13_000, 1_000], // the count unknown: the check interval, as before
+    [59_900, 1, 70_000, 100], // never past the timeout
+  ] as const)('after %d ms with %s connections, the window at %d ms: %d ms', (elapsed, connections, windowMs, delay) => {
+    expect(nextReadDelay(policy, at(elapsed, connections), false, windowMs)).toBe(delay);
+  });
+
+  it('leaves a dead Envoy to be confirmed quickly', () => {
+    expect(nextReadDelay(policy, { ...at(10_000, 1), refusedReads: 1 }, false, 13_000)).toBe(REFUSED_READ_INTERVAL_MS);
+  });
+});
+
 describe('the socket-count hint', () => {
   it.each([
     // elapsed, connections, wanted
