@@ -10,6 +10,7 @@ import { cleanEnv, startCli, tempDir, type RunResult } from '../support/cli.js';
 import { renderedPod } from '../support/real-envoy/chart-envoy.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { TOTAL_STATS_FILTER } from '../../src/envoy/stats.js';
+import { FAST_READ_INTERVAL_MS } from '../../src/drain/policy.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -23,9 +24,10 @@ async function withLookAlikeListener(): Promise<Record<string, unknown>> {
   return { listeners: [ingress, lookAlike] };
 }
 
-async function standIn(options: { lookAlike?: boolean } = {}): Promise<DrainTarget> {
+async function standIn(options: { lookAlike?: boolean; statsFlushInterval?: string } = {}): Promise<DrainTarget> {
   const render = options.lookAlike === true ? { render: { values: await withLookAlikeListener() } } : {};
-  return (await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup), render)).envoy;
+  const flush = options.statsFlushInterval === undefined ? {} : { statsFlushInterval: options.statsFlushInterval };
+  return (await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup), { ...render, ...flush })).envoy;
 }
 
 function readyPath(): string {
@@ -237,6 +239,35 @@ describe('shutdown drain sequence', () => {
     // The gauge may lag the close by up to one flush interval; the drain never ends before the close.
     expect(result.exitedAt).toBeGreaterThanOrEqual(closedAt);
   }, 30_000);
+
+  // server.uptime moves only at a flush too: the reads that see it move say when Envoy flushes, and
+  // end-game reads come fast only near the next flush. A 2 s flush here (a 1 s one is not timed:
+  // uptime moves once a second whether Envoy flushes every second or more often).
+  it('with `total`, times the end-game reads to Envoy\'s stats flushes, and still ends at the flush that shows the close', async () => {
+    const flushMs = 2_000;
+    const envoy = await standIn({ statsFlushInterval: `${flushMs / 1_000}s` });
+    const ready = readyPath();
+    const held = await idleHttpConnection(envoy.listenerPort('ingress'));
+    await envoy.waitForStat('server.total_connections', (value) => value === 1);
+    const args = ['--check-interval', '1s', '--min-drain-duration', '100ms', '--drain-timeout', '60s', '--log-level', 'debug'];
+    const cli = run(shutdownArgs(envoy.adminAddress, ready, args));
+    // Two flushes seen closely enough to bound the period, and the wait for the next was longer than the 25 ms cadence.
+    await cli.waitForLog((l) => l.msg === 'reading connections' && l['trigger'] === 'flush', 30_000);
+    expect(cli.child.exitCode).toBeNull(); // the connection still holds the drain
+    const readsAtClose = statsReads(envoy);
+    const closedAt = Date.now();
+    await held.close();
+    const result = await cli.result;
+    expect(result.code).toBe(0);
+    expect(report(ready)).toMatchObject({ result: 'drained', connections: 0 });
+    expect(result.exitedAt).toBeGreaterThanOrEqual(closedAt);
+    const triggers = result.logs.filter((l) => l.msg === 'reading connections').map((l) => l['trigger']);
+    expect(triggers.length).toBe(statsReads(envoy));
+    expect(new Set(triggers)).toEqual(new Set(['first', 'cadence', 'flush']));
+    // From the close to the flush that shows it (at most one flush period), far fewer reads than
+    // one every 25 ms: slow ones until shortly before the flush, fast ones only around it.
+    expect(statsReads(envoy) - readsAtClose).toBeLessThan(flushMs / FAST_READ_INTERVAL_MS / 2);
+  }, 60_000);
 
   it.each([[['--no-ready-file']], [['--ready-file', '']]])('with %j writes no ready file and no drain state', async (flags) => {
     const envoy = await standIn();

@@ -18,6 +18,8 @@ export interface ChartEnvoyOptions {
   readonly drainTimeS?: number;
   /** Chart values; the defaults render the chart's own bootstrap. */
   readonly render?: RenderOptions;
+  /** The bootstrap's `stats_flush_interval` (the chart leaves Envoy's 5 s default), e.g. `2s`. */
+  readonly statsFlushInterval?: string;
 }
 
 export interface ChartEnvoy extends RealEnvoy {
@@ -58,7 +60,9 @@ export async function startChartEnvoy(options: ChartEnvoyOptions = {}): Promise<
     dir !== undefined ? { pipe: { path: join(dir, 'admin.sock') } } : { socket_address: { address: admin === 'ipv6' ? '::1' : '127.0.0.1', port_value: 0 } };
   const args = chartEnvoyArgs(rendered, options.drainTimeS);
   try {
-    const envoy = await startRealEnvoy({ bootstrap: withAdminAt(rendered.bootstrap, address), args });
+    const bootstrap = withAdminAt(rendered.bootstrap, address);
+    const flush = options.statsFlushInterval === undefined ? {} : { stats_flush_interval: options.statsFlushInterval };
+    const envoy = await startRealEnvoy({ bootstrap: { ...bootstrap, ...flush }, args });
     return {
       ...envoy,
       rendered,
