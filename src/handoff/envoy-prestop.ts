@@ -49,12 +49,18 @@ export function isFresh(recordedAt: number | undefined, hookStartedAt: number): 
 
 /**
  * Waits up to `waitMs` for a fresh envoy-prestop record. Resolves with when it was recorded, or undefined when
- * none came: the pod is not terminating.
+ * none came: the pod is not terminating. `read` is how the record is looked at (the tests watch it).
  */
-export async function waitForEnvoyPrestop(readyFile: string, hookStartedAt: number, waitMs: number, signal: AbortSignal): Promise<number | undefined> {
+export async function waitForEnvoyPrestop(
+  readyFile: string,
+  hookStartedAt: number,
+  waitMs: number,
+  signal: AbortSignal,
+  read: (readyFile: string) => Promise<number | undefined> = readEnvoyPrestop,
+): Promise<number | undefined> {
   const deadline = hookStartedAt + waitMs;
   for (;;) {
-    const at = await readEnvoyPrestop(readyFile);
+    const at = await read(readyFile);
     if (isFresh(at, hookStartedAt)) return at;
     if (Date.now() >= deadline) return undefined;
     await sleep(Math.min(RECORD_POLL_MS, Math.max(0, deadline - Date.now())), undefined, { signal });

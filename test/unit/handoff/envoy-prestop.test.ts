@@ -44,9 +44,16 @@ describe('envoy-prestop record file', () => {
   it('waits for a record that arrives during the wait', async () => {
     const path = readyFile();
     const started = Date.now();
-    setTimeout(() => void recordEnvoyPrestop(path), 150);
-    const at = await waitForEnvoyPrestop(path, started, 5_000, new AbortController().signal);
+    let looks = 0;
+    // The record is made once the wait has looked and found none: it arrives during the wait.
+    const look = async (file: string): Promise<number | undefined> => {
+      const at = await readEnvoyPrestop(file);
+      if ((looks += 1) === 1) await recordEnvoyPrestop(path);
+      return at;
+    };
+    const at = await waitForEnvoyPrestop(path, started, 5_000, new AbortController().signal, look);
     expect(at).toBeGreaterThanOrEqual(started);
+    expect(looks).toBe(2);
   });
 
   it('gives up at the end of the wait when none comes, ignoring a stale record', async () => {
