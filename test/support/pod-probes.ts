@@ -1,7 +1,7 @@
 // Probes for a pod run inside a sandbox (test/dropin/pod.ts and the bench's peer pods): a port that
 // accepts, an idle keep-alive connection, and bounds on waits the processes give no event for.
 import { connect, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { pollUntil } from './poll.js';
 
 /** How long a start-up condition may take to hold. */
 const START_BOUND_MS = 20_000;
@@ -28,12 +28,8 @@ export function portOpen(port: number): Promise<boolean> {
 }
 
 /** Polls a start-up condition the process offers no event for; bounded. */
-export async function until(probe: () => Promise<boolean>, what: string, everyMs = 20): Promise<void> {
-  const deadline = Date.now() + START_BOUND_MS;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${START_BOUND_MS} ms`);
-    await sleep(everyMs);
-  }
+export function until(probe: () => Promise<boolean>, what: string, everyMs = 20): Promise<void> {
+  return pollUntil(what, probe, { timeoutMs: START_BOUND_MS, everyMs });
 }
 
 /** `promise`, or an error naming `what` once `boundMs` have passed. */

@@ -1,26 +1,18 @@
-// Waiting on what containers show from outside (a log line, an HTTP answer, a state): each wait
-// polls a condition until it holds, bounded by a deadline that names what never happened.
+// Waiting on what containers show from outside (a log line, an HTTP answer, a state), on the
+// shared poll.
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from '../../support/http.js';
+import { pollFor } from '../../support/poll.js';
 import { podman, podmanRun } from './podman-run.js';
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+/** Polls `probe`; an error it throws counts as not yet (podman may fail while a container starts), and is named at the deadline. */
+export function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`);
-    await sleep(25);
-  }
+  const tolerant = (): Promise<T | undefined> => probe().catch((error: unknown) => ((last = error), undefined));
+  return pollFor(what, tolerant, { timeoutMs, everyMs: 25, lastSeen: () => (last === undefined ? undefined : `last error: ${(last as Error).message}`) });
 }
 
-/** Waits until the server on 127.0.0.1:`port` answers `path` with 200; fails at once if `container` exits. */
+/** Waits until the server on 127.0.0.1:`port` answers `path` with 200; if `container` exited, the error at the deadline carries its log. */
 export async function waitForHttp(container: string, port: number, path: string): Promise<void> {
   await waitFor(`${container} answering ${path} on 127.0.0.1:${port}`, async () => {
     const answer = await request({ port }, path).catch(() => undefined);

@@ -7,12 +7,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { IContainer } from 'kubernetes-models/v1';
 import { startAdminTap } from '../real-envoy/admin-tap.js';
 import { ensureEnvoyBinary } from '../real-envoy/binary.js';
 import { remapBootstrap, withConfigPath } from '../real-envoy/pod-bootstrap.js';
 import { freePort } from '../ports.js';
+import { pollUntil } from '../poll.js';
 import { adminUp, withAdminAt } from '../real-envoy/process.js';
 import { type Address, addressFlag, type Bootstrap, type Cluster, type Listener, listeners, type Remap, statPrefix } from './bootstrap.js';
 import { PortMap } from './chart-pod.js';
@@ -120,10 +120,7 @@ export async function startChartPodEnvoy(options: ChartPodEnvoyOptions): Promise
       // The admin API answers before the workers listen on their sockets: a connection then is refused.
       const deadline = Date.now() + 15_000;
       for (const [name, port] of Object.entries(envoy.listeners)) {
-        while (!(await accepts(port))) {
-          if (Date.now() > deadline) throw new Error(`envoy's listener ${name} on port ${port} accepted no connection in 15 s`);
-          await sleep(20);
-        }
+        await pollUntil(`envoy's listener ${name} on port ${port} accepting`, () => accepts(port), { timeoutMs: Math.max(0, deadline - Date.now()) });
       }
     },
   };

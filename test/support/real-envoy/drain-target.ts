@@ -2,11 +2,11 @@
 // admin tap, and a fresh ready-file path. Listeners: `ingress` (answers 200 to anything), `stats`
 // (/stats/prometheus) and `ready` (health check on /ready), all HTTP, on ephemeral loopback ports.
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { tempDir } from '../cli.js';
 import { type AdminCall, type AdminFault, startAdminTap } from './admin-tap.js';
 import { type ChartEnvoy, type ChartEnvoyOptions, startChartEnvoy } from './chart-envoy.js';
 import { get } from './process.js';
+import { pollUntil } from '../poll.js';
 
 export interface DrainTarget {
   readonly envoy: ChartEnvoy;
@@ -59,12 +59,8 @@ export async function startDrainTarget(options: ChartEnvoyOptions = {}): Promise
     },
     stat,
     async waitForStat(name, predicate, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
       let value: number | undefined;
-      while (!predicate((value = await stat(name)))) {
-        if (Date.now() > deadline) throw new Error(`${name} is still ${value} after ${timeoutMs} ms`);
-        await sleep(10);
-      }
+      await pollUntil(`${name} as expected`, async () => predicate((value = await stat(name))), { timeoutMs, everyMs: 10, lastSeen: () => `still ${value}` });
     },
     async state() {
       return (JSON.parse((await get(envoy.adminAddress, '/server_info')).body) as { state: string }).state;

@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../ports.js';
+import { pollFor, pollUntil } from '../poll.js';
 import type { Address, Bootstrap, Cluster, Listener } from '../chart/bootstrap.js';
 import { ensureEnvoyBinary } from './binary.js';
 
@@ -60,8 +60,8 @@ export async function startRealEnvoy(options: RealEnvoyOptions): Promise<RealEnv
 
   try {
     const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000);
-    const adminAddress = await waitFor(deadline, () => exit, () => adminAddressOf(bootstrap.admin?.address, adminPathFile));
-    const ports = await waitFor(deadline, () => exit, () => listenerPorts(adminAddress));
+    const adminAddress = await whileRunning('envoy admin address', deadline, () => exit, () => adminAddressOf(bootstrap.admin?.address, adminPathFile));
+    const ports = await whileRunning('envoy listeners', deadline, () => exit, () => listenerPorts(adminAddress));
     return { child, adminAddress, ports, exited, log: () => stderr, stop };
   } catch (error) {
     await stop(0);
@@ -69,15 +69,12 @@ export async function startRealEnvoy(options: RealEnvoyOptions): Promise<RealEnv
   }
 }
 
-/** Polls `probe` until it returns a value: Envoy offers no event for "admin up" beyond its own answers. */
-async function waitFor<T>(deadline: number, exited: () => unknown, probe: () => Promise<T | undefined>): Promise<T> {
-  for (;;) {
+/** Polls `probe` until it returns a value (Envoy offers no event for "admin up" beyond its own answers); fails at once if Envoy exits. */
+function whileRunning<T>(what: string, deadline: number, exited: () => unknown, probe: () => Promise<T | undefined>): Promise<T> {
+  return pollFor(what, async () => {
     if (exited() !== undefined) throw new Error(`envoy exited before it was ready: ${JSON.stringify(exited())}`);
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('envoy was not ready in time');
-    await sleep(20);
-  }
+    return probe().catch(() => undefined);
+  }, { timeoutMs: Math.max(0, deadline - Date.now()) });
 }
 
 async function adminAddressOf(address: Address | undefined, adminPathFile: string): Promise<string | undefined> {
@@ -144,13 +141,10 @@ async function withFreeAdminPort(bootstrap: Bootstrap): Promise<Bootstrap> {
 
 /** Resolves once the admin API answers GET /ready (200 or 503: it is up); throws after `timeoutMs`. */
 export async function adminUp(adminAddress: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  await pollUntil(`Envoy's admin API at ${adminAddress} answering`, async () => {
     const status = await get(adminAddress, '/ready').then((answer) => answer.status, () => 0);
-    if (status === 200 || status === 503) return;
-    if (Date.now() > deadline) throw new Error(`Envoy's admin API at ${adminAddress} did not answer within ${timeoutMs} ms`);
-    await sleep(20);
-  }
+    return status === 200 || status === 503;
+  }, { timeoutMs });
 }
 
 /** The bootstrap with its admin API at `address`, and every cluster endpoint that named the old admin address naming the new one. */

@@ -1,19 +1,15 @@
 // Conditions on a pod (a real Envoy) that tests wait for before acting on it. Envoy offers no push,
 // so waits poll its admin API with generous deadlines: a slow machine makes a test slower, never wrong.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { get } from '../real-envoy/process.js';
 import type { Traffic } from './traffic.js';
+import { pollUntil } from '../poll.js';
 
 /** How long a pod must stay idle before it counts as idle for good: a few turns of the event loop. */
 const QUIET_MS = 20;
 
-/** Polls `condition` until it holds; throws, naming `what`, after `timeoutMs`. */
-export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(2);
-  }
+/** Polls `condition` until it holds; throws, naming `what`, after `timeoutMs`. Looks often: pods change fast. */
+export function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  return pollUntil(what, condition, { timeoutMs, everyMs: 2 });
 }
 
 /** A stat's live value from Envoy's admin API; NaN (never equal to anything) when Envoy has no such stat. */

@@ -1,0 +1,36 @@
+// Waiting on what gives no event of its own (Envoy's admin API, a container's state, a port that
+// starts accepting, a file another process writes): poll it until it holds, bounded by a deadline
+// whose error names what never happened. A slow machine makes a wait longer, never wrong.
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface PollOptions {
+  /** Give up after this long (default 15 s). */
+  readonly timeoutMs?: number;
+  /** Pause between looks (default 20 ms). */
+  readonly everyMs?: number;
+  /** What the last look saw, for the error at the deadline. */
+  readonly lastSeen?: () => string | undefined;
+}
+
+/**
+ * Polls `probe` until it returns something other than undefined, and returns that. A probe that
+ * throws ends the wait with its error: a probe that expects passing failures catches them itself.
+ */
+export async function pollFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, options: PollOptions = {}): Promise<T> {
+  const { timeoutMs = 15_000, everyMs = 20, lastSeen } = options;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) {
+      const seen = lastSeen?.();
+      throw new Error(`${what}: not within ${timeoutMs} ms${seen === undefined ? '' : ` (${seen})`}`);
+    }
+    await sleep(everyMs);
+  }
+}
+
+/** Polls `condition` until it holds. */
+export async function pollUntil(what: string, condition: () => boolean | Promise<boolean>, options: PollOptions = {}): Promise<void> {
+  await pollFor(what, async () => ((await condition()) ? true : undefined), options);
+}
