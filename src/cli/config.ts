@@ -69,6 +69,8 @@ export interface ShutdownConfig {
   readonly readyFile: string | undefined;
   readonly connections: ConnectionSource;
   readonly ignoreListeners: ReadonlySet<string>;
+  /** Listeners served only by these connection managers are not counted either (the drop-ins' stats and health listeners). */
+  readonly ignoreConnectionManagers?: ReadonlySet<string>;
   readonly adminTimeoutMs: number;
   /** Drain only once the manager has seen Envoy's own preStop hook: the pod is really terminating. */
   readonly requireEnvoyPrestop: boolean;

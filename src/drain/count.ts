@@ -1,6 +1,7 @@
 // Which number a drain decides on, from one reading of Envoy's stats. Pure: no clock, no I/O.
 import type { ConnectionReading } from '../envoy/envoy-control.js';
 import type { ConnectionSource } from '../envoy/stats.js';
+import { pairedReading } from '../envoy/pairing.js';
 
 export interface CountContext {
   readonly source: ConnectionSource;
@@ -31,24 +32,29 @@ export function liveConnections(reading: ConnectionReading): number {
 }
 
 /**
- * Connections that still carry work: on a listener whose HTTP connection manager has the
- * listener's own stat prefix, its requests in flight (an HTTP/2 stream counts as one) plus any
- * connection that is not HTTP; on any other listener, every connection (it cannot be told idle).
+ * Connections that still carry work: requests in flight (an HTTP/2 stream counts as one) plus every
+ * connection that cannot be told idle, as the pairing of listeners and connection managers says
+ * (pairing.ts). Without a pairing, every connection.
  */
 export function inFlight(reading: ConnectionReading): number | undefined {
-  let count = 0;
-  for (const [name, listener] of reading.listeners ?? []) {
-    // A listener without its live gauge: the count is unknown, never a guess.
-    if (listener.active === undefined) return undefined;
-    const http = reading.http?.get(name);
-    count += http === undefined ? listener.active : Math.max(0, listener.active - http.connections) + http.activeRequests;
-  }
-  return count;
+  if (reading.listeners === undefined) return undefined;
+  if (reading.pairing === undefined || reading.http === undefined) return liveOrUnknown(reading.listeners);
+  return pairedReading(reading)?.busy;
 }
 
-/** Requests ever received on the counted HTTP connection managers: its growth means requests still arrive. */
+/** Requests ever received by the connection managers of the counted listeners: its growth means requests still arrive. */
 export function requestsReceived(reading: ConnectionReading): number | undefined {
-  return reading.http === undefined ? undefined : sumOf(reading.http, (h) => h.requests);
+  return pairedReading(reading)?.requests;
+}
+
+/** A listener without its live gauge: the count is unknown, never a guess. */
+function liveOrUnknown(listeners: NonNullable<ConnectionReading['listeners']>): number | undefined {
+  let count = 0;
+  for (const { active } of listeners.values()) {
+    if (active === undefined) return undefined;
+    count += active;
+  }
+  return count;
 }
 
 function sumOf<T>(map: ReadonlyMap<string, T>, value: (item: T) => number): number {

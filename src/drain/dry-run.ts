@@ -23,7 +23,7 @@ export interface DryRunReport {
 }
 
 export async function runDryRun(config: ShutdownConfig, sources: OptionSources, output: OutputFormat, signal: AbortSignal): Promise<ExitCode> {
-  const { report: now } = await withEnvoy(config, 'if-available', (envoy) =>
+  const { report: now } = await withEnvoy({ ...config, ignoreIdleConnections: true }, 'if-available', (envoy) =>
     gatherStatus({ envoy, readyFile: config.readyFile, source: config.connections }, undefined, config.checkIntervalMs, signal),
   );
   const described = describeShutdownConfig(config);

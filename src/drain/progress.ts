@@ -4,6 +4,7 @@
 // reading by reading without a clock or a socket.
 import type { ConnectionReading } from '../envoy/envoy-control.js';
 import type { ConnectionSource } from '../envoy/stats.js';
+import { describePairing, type Pairing } from '../envoy/pairing.js';
 import { countToDecideOn, inFlight, liveConnections, requestsReceived } from './count.js';
 import { type DrainPolicy, decideDrain, earliestFinishMs, envoyGone, newConnectionsBetween } from './policy.js';
 
@@ -40,6 +41,8 @@ export interface DrainState {
   readonly requests: number | undefined;
   /** server.uptime at the first good reading: a total gauge is trusted only from a later flush. */
   readonly flushBaselineS: number | undefined;
+  /** The pairing of listeners and connection managers last reported, to say once when it changes. */
+  readonly pairing: Pairing | undefined;
   readonly lastProgressAt: number;
   /** One-time log lines already written. */
   readonly said: ReadonlySet<'minimum' | 'quiet' | 'idle' | 'flush-wait'>;
@@ -59,6 +62,7 @@ export const INITIAL_STATE: DrainState = {
   accepted: undefined,
   requests: undefined,
   flushBaselineS: undefined,
+  pairing: undefined,
   lastProgressAt: -Infinity,
   said: new Set(),
   events: [],
@@ -79,6 +83,7 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
   }
   const { counts } = reading;
   const events: DrainEvent[] = [];
+  if (counts.pairing !== undefined && counts.pairing !== state.pairing) events.push(pairingEvent(counts.pairing, elapsedMs));
   const said = new Set(state.said);
   const flushBaselineS = state.flushBaselineS ?? counts.uptimeS;
   let { lastNewConnectionMs, accepted, requests } = state;
@@ -120,9 +125,16 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
     accepted,
     requests,
     flushBaselineS,
+    pairing: counts.pairing ?? state.pairing,
     said,
     events,
   };
+}
+
+function pairingEvent(pairing: Pairing, elapsedMs: number): DrainEvent {
+  const report = describePairing(pairing);
+  if (!report.known) return { level: 'warn', fields: { why: report.why, elapsedMs }, msg: "listeners' connection managers unknown: every connection counts as busy" };
+  return { level: 'info', fields: { listeners: report.listeners, elapsedMs }, msg: "listeners paired with their connection managers from envoy's configuration" };
 }
 
 /** Whether the drain is over at `elapsedMs`, with the milestone and progress lines due now. */

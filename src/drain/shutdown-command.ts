@@ -154,6 +154,7 @@ export function describeShutdownConfig(config: ShutdownConfig): Record<string, s
     ignoreIdleConnections: String(config.ignoreIdleConnections),
     connections: config.connections,
     ignoreListeners: [...config.ignoreListeners],
+    ...(config.ignoreConnectionManagers === undefined ? {} : { ignoreConnectionManagers: [...config.ignoreConnectionManagers] }),
     readyFile: config.readyFile ?? 'none',
     adminTimeout: formatDuration(config.adminTimeoutMs),
     requireEnvoyPrestop: String(config.requireEnvoyPrestop),

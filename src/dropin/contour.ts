@@ -14,12 +14,15 @@ import { parseListenPort, parseReadyFile } from '../shared/parsers.js';
 import { hookLogMirror } from '../cli/hook-log.js';
 import { onTerminationSignal } from '../shared/signals.js';
 import { durationFlag, intFlag, stringFlag, type FlagValues } from './go-flags.js';
+import { dropinIdlePolicy } from './idle.js';
 import type { Peer } from './peer.js';
 
 export const CONTOUR = {
   readyPath: '/shutdown',
   /** Connection managers Contour never counts: the admin API and its stats and health listeners. */
   ignoredPrefixes: ['admin', 'envoy-admin', 'stats', 'health', 'stats-health'],
+  /** The stats and health listener of `contour bootstrap` (0.0.0.0:8002, or [::]:8002), as Envoy names its stats: counted out even when Envoy's configuration cannot be read. */
+  statsListeners: ['0.0.0.0_8002', '[__]_8002'],
 } as const;
 
 export const contour: Peer = {
@@ -70,8 +73,13 @@ export function contourManagerConfig(values: FlagValues): ManagerConfig {
   };
 }
 
-/** Contour's drain: no minimum beyond the check delay, no timeout, HTTP connection managers only. */
-export function contourShutdownConfig(values: FlagValues): ShutdownConfig {
+/**
+ * Contour's drain: no minimum beyond the check delay, no timeout. Unlike Contour, which counts
+ * HTTP connection managers only, every listener's connections count, TCP proxy and TLS passthrough
+ * ones included, except those of its stats and health listener; idle ones stop counting after a
+ * quiet period (idle.ts).
+ */
+export function contourShutdownConfig(values: FlagValues, env: NodeJS.ProcessEnv = process.env): ShutdownConfig {
   const admin = stringFlag(values, 'admin-address');
   if (!admin.startsWith('/')) throw new UsageError(`--admin-address must be the absolute path of Envoy's admin Unix socket, got ${JSON.stringify(admin)}`);
   return {
@@ -82,11 +90,11 @@ export function contourShutdownConfig(values: FlagValues): ShutdownConfig {
     // Contour sleeps this between polls; here it is the slowest cadence (reads come faster near the end).
     checkIntervalMs: Math.max(FAST_READ_INTERVAL_MS, durationFlag(values, 'check-interval')),
     healthCheckFailureDelayMs: 0,
-    quietPeriodMs: 0,
-    ignoreIdleConnections: false,
+    ...dropinIdlePolicy(env),
     readyFile: parseReadyFile(stringFlag(values, 'ready-file')),
-    connections: 'http',
-    ignoreListeners: new Set(CONTOUR.ignoredPrefixes),
+    connections: 'listeners',
+    ignoreListeners: new Set(CONTOUR.statsListeners),
+    ignoreConnectionManagers: new Set(CONTOUR.ignoredPrefixes),
     adminTimeoutMs: parseDuration(DEFAULTS.adminTimeout),
     requireEnvoyPrestop: false,
     envoyPrestopWaitMs: 0,

@@ -12,6 +12,7 @@ import type { ManagerConfig } from '../manager/manager-config.js';
 import { hookLogMirror } from '../cli/hook-log.js';
 import { onTerminationSignal } from '../shared/signals.js';
 import { durationFlag, intFlag, type FlagValues } from './go-flags.js';
+import { dropinIdlePolicy } from './idle.js';
 import type { Peer } from './peer.js';
 
 /** Envoy Gateway's fixed values: neither command has a flag for them. */
@@ -26,6 +27,11 @@ export const EG = {
    * contains "19001", "19003", "admin" or "worker", which also hides user listeners.
    */
   infraListeners: ['0.0.0.0_19001', '0.0.0.0_19003', '[__]_19001', '[__]_19003'],
+  /**
+   * The connection managers of those listeners in the bootstrap Envoy Gateway renders: found in
+   * Envoy's configuration whatever their address, so a listener they alone serve is never counted.
+   */
+  infraConnectionManagers: ['eg-stats-http', 'eg-ready-http'],
 } as const;
 
 /** How long the hook gives each loopback address to accept a connection before trying the next. */
@@ -74,8 +80,11 @@ export function egManagerConfig(values: FlagValues): ManagerConfig {
   };
 }
 
-/** Envoy Gateway's drain, with its semantics: no bound is refused, whatever the controller renders. */
-export function egShutdownConfig(values: FlagValues, adminAddress: AdminAddress): ShutdownConfig {
+/**
+ * Envoy Gateway's drain, with its semantics: no bound is refused, whatever the controller renders.
+ * Idle connections stop counting after a quiet period (idle.ts), where Envoy Gateway waits for them.
+ */
+export function egShutdownConfig(values: FlagValues, adminAddress: AdminAddress, env: NodeJS.ProcessEnv = process.env): ShutdownConfig {
   const drainTimeoutMs = Math.max(0, durationFlag(values, 'drain-timeout'));
   return {
     adminAddress,
@@ -84,12 +93,12 @@ export function egShutdownConfig(values: FlagValues, adminAddress: AdminAddress)
     exitAtConnections: intFlag(values, 'exit-at-connections'),
     checkIntervalMs: 1_000,
     healthCheckFailureDelayMs: Math.max(0, durationFlag(values, 'health-check-failure-delay')),
-    quietPeriodMs: 0,
-    ignoreIdleConnections: false,
+    ...dropinIdlePolicy(env),
     readyFile: EG.readyFile,
     // Live listener gauges: released as the last connection closes, not at the next stats flush.
     connections: 'listeners',
     ignoreListeners: new Set(EG.infraListeners),
+    ignoreConnectionManagers: new Set(EG.infraConnectionManagers),
     adminTimeoutMs: parseDuration(DEFAULTS.adminTimeout),
     requireEnvoyPrestop: false,
     envoyPrestopWaitMs: 0,

@@ -36,8 +36,8 @@ export interface AdminClientOptions {
 export interface EnvoyAdmin {
   /** `POST <path>`, expecting 200. `timeoutMs` shortens the bound of this call only. */
   post(path: string, signal?: AbortSignal, timeoutMs?: number): Promise<string>;
-  /** `GET <path>`, expecting 200; returns the body. `timeoutMs` shortens the bound of this call only. */
-  get(path: string, signal?: AbortSignal, timeoutMs?: number): Promise<string>;
+  /** `GET <path>`, expecting 200; returns the body. `timeoutMs` shortens the bound of this call only, `maxBytes` sets its size bound. */
+  get(path: string, signal?: AbortSignal, timeoutMs?: number, maxBytes?: number): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -48,11 +48,11 @@ export async function createAdminClient(options: AdminClientOptions): Promise<En
   const target = address.kind === 'unix' ? { socketPath: address.path, host: 'localhost' } : { host: address.host, port: address.port };
   const where = formatAdminAddress(address);
   const bound = (callTimeoutMs: number | undefined): number => Math.max(1, Math.min(timeoutMs, callTimeoutMs ?? timeoutMs));
-  const call = (method: 'GET' | 'POST', path: string, signal: AbortSignal | undefined, callTimeoutMs: number | undefined): Promise<string> =>
-    callAdmin({ agent, ...target }, where, method, path, bound(callTimeoutMs), signal);
+  const call = (method: 'GET' | 'POST', path: string, signal: AbortSignal | undefined, callTimeoutMs: number | undefined, maxBytes = MAX_ADMIN_BODY_BYTES): Promise<string> =>
+    callAdmin({ agent, ...target }, where, { method, path, maxBytes }, bound(callTimeoutMs), signal);
   return {
     post: (path, signal, callTimeoutMs) => call('POST', path, signal, callTimeoutMs),
-    get: (path, signal, callTimeoutMs) => call('GET', path, signal, callTimeoutMs),
+    get: (path, signal, callTimeoutMs, maxBytes) => call('GET', path, signal, callTimeoutMs, maxBytes),
     close: () => {
       agent.destroy();
       return Promise.resolve();
@@ -67,7 +67,13 @@ interface Target {
   readonly socketPath?: string;
 }
 
-async function callAdmin(target: Target, where: string, method: 'GET' | 'POST', path: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<string> {
+interface Call {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly maxBytes: number;
+}
+
+async function callAdmin(target: Target, where: string, { method, path, maxBytes }: Call, timeoutMs: number, signal: AbortSignal | undefined): Promise<string> {
   const deadline = AbortSignal.timeout(timeoutMs);
   const combined = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
   const what = `${method} ${path} to Envoy admin at ${where}`;
@@ -76,7 +82,7 @@ async function callAdmin(target: Target, where: string, method: 'GET' | 'POST', 
   try {
     const response = await send(target, method, path, combined);
     status = response.statusCode ?? 0;
-    body = await readCapped(response, status === 200 ? MAX_ADMIN_BODY_BYTES : ERROR_BODY_BYTES);
+    body = await readCapped(response, status === 200 ? maxBytes : ERROR_BODY_BYTES);
   } catch (error) {
     if (signal?.aborted === true) throw signal.reason;
     if (deadline.aborted) {
@@ -93,7 +99,7 @@ async function callAdmin(target: Target, where: string, method: 'GET' | 'POST', 
     throw new AdminError('ESM_ADMIN_STATUS', `${what} answered ${status}: ${firstLine}`, status < 500);
   }
   if (!body.complete) {
-    throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${what} answered with more than ${MAX_ADMIN_BODY_BYTES} bytes: not the answer expected, not read`, false);
+    throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${what} answered with more than ${maxBytes} bytes: not the answer expected, not read`, false);
   }
   return body.text;
 }

@@ -1,17 +1,21 @@
 // The things a drain needs from Envoy, expressed over its admin API.
-import { AdminError } from '../shared/errors.js';
+import { AdminError, errorMessage } from '../shared/errors.js';
 import type { AdminAddress } from './address.js';
 import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
 import { countByHttpPrefix, HTTP_STATS_PATTERN, type HttpCounts } from './http-stats.js';
+import { LISTENER_CONFIG_PATH, parseListenerConfig, type ListenerTopology } from './listener-config.js';
+import { ignoredListeners, type IgnoreRules, type Pairing } from './pairing.js';
 import {
   type ConnectionSource,
   type ListenerCounts,
-  HTTP_STATS_FILTER,
+  LISTENER_CHANGES_PATTERN,
+  type Stat,
   countByListener,
+  listenerChanges,
+  listenerNames,
   parseStatsJson,
   sumAccepted,
   sumActive,
-  sumHttpActive,
   totalConnections,
   uptimeSeconds,
 } from './stats.js';
@@ -30,8 +34,12 @@ export interface ConnectionReading {
   readonly accepted?: number;
   /** With `total`: server.uptime, which moves only at a stats flush, as server.total_connections does. */
   readonly uptimeS?: number;
-  /** Per HTTP connection manager stat prefix (never the admin API's, nor ignored ones), when asked for. */
+  /** Per HTTP connection manager stat prefix (never the admin API's), when asked for. */
   readonly http?: ReadonlyMap<string, HttpCounts>;
+  /** With `http`: the listeners left out that /stats reports (a connection manager may serve them and a counted one). */
+  readonly ignored?: ReadonlySet<string>;
+  /** With `http`: which connection managers serve which listener, as Envoy's configuration says, or why that is unknown. */
+  readonly pairing?: Pairing;
 }
 
 /** `timeoutMs` shortens --admin-timeout for one call (never lengthens it). */
@@ -45,8 +53,8 @@ export interface EnvoyControl {
 
 export interface ConnectionCounting {
   readonly source: ConnectionSource;
-  /** Listener names (stat prefixes) never counted, matched exactly; with `http`, connection managers' stat prefixes. */
-  readonly ignoreListeners: ReadonlySet<string>;
+  /** Listeners never counted, matched exactly. */
+  readonly ignore: IgnoreRules;
   /** Also read the listeners' accepted-connection counters: `required` for --quiet-period, `if-available` for a report. */
   readonly countAccepted: AcceptedCounting;
   /** Also read the HTTP connection managers' request stats (for --ignore-idle-connections). */
@@ -59,11 +67,10 @@ export interface ConnectionCounting {
  * sum as a floor, and server.uptime tells it when a flush happened.
  */
 export function statsFilter(counting: Pick<ConnectionCounting, 'source' | 'countRequests'>): string {
-  if (counting.source === 'http') return HTTP_STATS_FILTER;
   const parts = [
     ...(counting.source === 'total' ? ['server\\.(total_connections|uptime)'] : []),
     'listener\\..*\\.downstream_cx_(active|total)',
-    ...(counting.countRequests === true ? [HTTP_STATS_PATTERN] : []),
+    ...(counting.countRequests === true ? [HTTP_STATS_PATTERN, LISTENER_CHANGES_PATTERN] : []),
   ];
   return parts.length === 1 ? `^${parts[0]}$` : `^(${parts.join('|')})$`;
 }
@@ -74,9 +81,23 @@ export function statsFilter(counting: Pick<ConnectionCounting, 'source' | 'count
  */
 export type AcceptedCounting = 'no' | 'if-available' | 'required';
 
+/** The listeners' configuration is read with a shorter bound than a count: a slow one must not hold up the reads behind it. */
+export const LISTENER_CONFIG_TIMEOUT_MS = 2_000;
+/** The most of /config_dump read: a few KB a listener; past this the pairing is unknown, never a guess. */
+export const MAX_LISTENER_CONFIG_BYTES = 4 * 1024 * 1024;
+
 export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounting): EnvoyControl {
+  // The pairing tells idle connections, and which listeners the ignore rules name (by configuration name or connection manager).
+  const pairs = counting.countRequests === true || counting.ignore.connectionManagers.size > 0 || counting.ignore.listeners.size > 0;
   // Sent unencoded, as Envoy's own docs write it; Envoy decodes either form.
-  const statsPath = `/stats?filter=${statsFilter(counting)}&format=json`;
+  const statsPath = `/stats?filter=${statsFilter({ source: counting.source, countRequests: pairs })}&format=json`;
+  // Read at the first count and again whenever Envoy's listener counters move; a failure is not retried until then.
+  let paired: { readonly changes: number | undefined; readonly pairing: Pairing } | undefined;
+  const pairingFor = async (stats: readonly Stat[], signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<Pairing> => {
+    const changes = listenerChanges(stats);
+    if (paired === undefined || paired.changes !== changes) paired = { changes, pairing: await readPairing(admin, changes, signal, timeoutMs) };
+    return paired.pairing;
+  };
   return {
     async failHealthCheck(signal, timeoutMs) {
       await admin.post(HEALTHCHECK_FAIL_PATH, signal, timeoutMs);
@@ -86,16 +107,17 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
     },
     async readConnections(signal, timeoutMs) {
       const stats = parseStatsJson(await admin.get(statsPath, signal, timeoutMs));
-      if (counting.source === 'http') return { connections: sumHttpActive(stats, counting.ignoreListeners) };
+      const pairing = pairs ? await pairingFor(stats, signal, timeoutMs) : undefined;
+      const ignored = ignoredListeners(listenerNames(stats), counting.ignore, pairing?.known === true ? pairing.topology : undefined);
       const total = counting.source === 'total' ? totalConnections(stats) : undefined;
       const extra = {
         ...(total === undefined ? {} : optional('uptimeS', uptimeSeconds(stats))),
-        ...(counting.countRequests === true ? { http: countByHttpPrefix(stats, counting.ignoreListeners) } : {}),
+        ...(counting.countRequests === true && pairing !== undefined ? { http: countByHttpPrefix(stats), ignored, pairing } : {}),
       };
       const required = counting.countAccepted === 'required';
       let listeners: Map<string, ListenerCounts>;
       try {
-        listeners = countByListener(stats, counting.ignoreListeners);
+        listeners = countByListener(stats, ignored);
       } catch (error) {
         // A report, or `total` without a quiet period, goes on with the total alone (no live floor).
         if (total === undefined || required) throw error;
@@ -124,6 +146,24 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   };
 }
 
+/**
+ * Envoy's listener configuration, bounded in time and size. Whatever goes wrong makes the pairing
+ * unknown (every connection counts as busy), never the count: the drain goes on.
+ */
+async function readPairing(admin: EnvoyAdmin, changes: number | undefined, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<Pairing> {
+  let topology: ListenerTopology;
+  try {
+    topology = parseListenerConfig(await admin.get(LISTENER_CONFIG_PATH, signal, Math.min(timeoutMs ?? LISTENER_CONFIG_TIMEOUT_MS, LISTENER_CONFIG_TIMEOUT_MS), MAX_LISTENER_CONFIG_BYTES));
+  } catch (error) {
+    if (signal?.aborted === true) throw error;
+    return { known: false, why: errorMessage(error) };
+  }
+  if (topology.dynamic && changes === undefined) {
+    return { known: false, why: 'the listeners come from LDS, and /stats has no listener_manager.listener_* counters to tell when they change (a stats_matcher?)' };
+  }
+  return { known: true, topology };
+}
+
 function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
   return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
 }
@@ -134,6 +174,8 @@ export interface EnvoyConnection {
   readonly adminTimeoutMs: number;
   readonly connections: ConnectionSource;
   readonly ignoreListeners: ReadonlySet<string>;
+  /** Listeners served only by these connection managers are not counted either (the drop-ins' own stats and health listeners). */
+  readonly ignoreConnectionManagers?: ReadonlySet<string>;
   /** Read the request stats too, to tell idle connections (`shutdown --ignore-idle-connections`). */
   readonly ignoreIdleConnections?: boolean;
 }
@@ -143,7 +185,8 @@ export async function withEnvoy<T>(config: EnvoyConnection, countAccepted: Accep
   const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
   try {
     const countRequests = config.ignoreIdleConnections === true;
-    return await use(createEnvoyControl(admin, { source: config.connections, ignoreListeners: config.ignoreListeners, countAccepted, countRequests }));
+    const ignore = { listeners: config.ignoreListeners, connectionManagers: config.ignoreConnectionManagers ?? new Set<string>() };
+    return await use(createEnvoyControl(admin, { source: config.connections, ignore, countAccepted, countRequests }));
   } finally {
     await admin.close();
   }

@@ -19,15 +19,16 @@ const FIELD = { cx_active: 'connections', rq_active: 'activeRequests', rq_total:
 
 /**
  * Groups `http.<prefix>.downstream_(cx_active|rq_active|rq_total)` by stat prefix, leaving out the
- * admin API's own (our polling request lives there) and every prefix in `ignore` (exact names).
+ * admin API's own: our polling request lives there. Which listeners each one serves is the
+ * pairing's business (pairing.ts).
  */
-export function countByHttpPrefix(stats: readonly Stat[], ignore: ReadonlySet<string>): Map<string, HttpCounts> {
+export function countByHttpPrefix(stats: readonly Stat[]): Map<string, HttpCounts> {
   const byPrefix = new Map<string, HttpCounts>();
   for (const { name, value } of stats) {
     const match = /^http\.(.+)\.downstream_(cx_active|rq_active|rq_total)$/.exec(name);
     if (match === null) continue;
     const prefix = match[1] as string;
-    if (prefix === 'admin' || ignore.has(prefix)) continue;
+    if (prefix === 'admin') continue;
     const counts = byPrefix.get(prefix) ?? { connections: 0, activeRequests: 0, requests: 0 };
     byPrefix.set(prefix, { ...counts, [FIELD[match[2] as keyof typeof FIELD]]: value });
   }

@@ -17,14 +17,12 @@ export const TOTAL_STATS_FILTER = '^(server\\.(total_connections|uptime)|listene
 /** Seconds since Envoy started, set only at a stats flush: when it moves, the flush gauges are new. */
 export const UPTIME_STAT = 'server.uptime';
 
-/** Live gauges of every HTTP connection manager (`http.<stat_prefix>.downstream_cx_active`): Contour's count. */
-export const HTTP_STATS_FILTER = '^http\\..*\\.downstream_cx_active$';
+/** Counters that move whenever a listener is added, changed or removed: the pairing is read again then. */
+export const LISTENER_CHANGES_PATTERN = 'listener_manager\\.listener_(added|modified|removed|in_place_updated)';
+const LISTENER_CHANGE_STAT = /^listener_manager\.listener_(added|modified|removed|in_place_updated)$/;
 
-/**
- * Where a connection count comes from: see --connections. `http` is not offered on our command
- * line: it counts only HTTP connection managers, which is what Contour's shutdown waits for.
- */
-export type ConnectionSource = 'total' | 'listeners' | 'http';
+/** Where a connection count comes from: see --connections. */
+export type ConnectionSource = 'total' | 'listeners';
 export const CONNECTION_SOURCES: readonly ConnectionSource[] = ['total', 'listeners'];
 
 /** The admin listener's own stats scope: our polling connection lives here, never count it. */
@@ -41,7 +39,7 @@ const LISTENER_STATS_HINT =
 
 /** The stats a count is made of: their values must be counts, and each may appear once. */
 function isCountedStat(name: string): boolean {
-  return name === TOTAL_CONNECTIONS_STAT || name === UPTIME_STAT || LISTENER_STAT.test(name) || HTTP_STAT.test(name);
+  return name === TOTAL_CONNECTIONS_STAT || name === UPTIME_STAT || LISTENER_STAT.test(name) || HTTP_STAT.test(name) || LISTENER_CHANGE_STAT.test(name);
 }
 
 /**
@@ -110,7 +108,7 @@ export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<stri
     const match = LISTENER_STAT.exec(name);
     if (match === null) continue;
     const listener = match[1] as string;
-    if (listener === ADMIN_LISTENER || listener.startsWith(`${ADMIN_LISTENER}.`)) continue;
+    if (isAdminListener(listener)) continue;
     if (PER_THREAD_COPY.test(listener)) continue;
     dataPlaneStats += 1;
     if (ignore.has(listener)) continue;
@@ -122,20 +120,23 @@ export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<stri
 }
 
 /**
- * Sums `http.<prefix>.downstream_cx_active` over every connection manager whose stat prefix is not
- * in `ignore` (exact). None at all means the reading is unknown: Envoy's admin listener always has one.
+ * How often Envoy's listeners changed (added, modified, removed) since it started; undefined when
+ * /stats did not report those counters (a stats_matcher may filter them out).
  */
-export function sumHttpActive(stats: readonly Stat[], ignore: ReadonlySet<string>): number {
-  let total = 0;
-  let seen = 0;
-  for (const { name, value } of stats) {
-    const match = /^http\.(.+)\.downstream_cx_active$/.exec(name);
-    if (match === null) continue;
-    seen += 1;
-    if (!ignore.has(match[1] as string)) total += value;
+export function listenerChanges(stats: readonly Stat[]): number | undefined {
+  let changes: number | undefined;
+  for (const { name, value } of stats) if (LISTENER_CHANGE_STAT.test(name)) changes = (changes ?? 0) + value;
+  return changes;
+}
+
+/** The data-plane listeners /stats reports (never the admin listener, nor per-thread copies). */
+export function listenerNames(stats: readonly Stat[]): Set<string> {
+  const names = new Set<string>();
+  for (const { name } of stats) {
+    const listener = LISTENER_STAT.exec(name)?.[1];
+    if (listener !== undefined && !isAdminListener(listener) && !PER_THREAD_COPY.test(listener)) names.add(listener);
   }
-  if (seen === 0) throw malformed('/stats has no http.*.downstream_cx_active gauge');
-  return total;
+  return names;
 }
 
 /** Live connections on every counted listener; fails when one of them has no live gauge. */
@@ -156,6 +157,10 @@ export function sumAccepted(counts: ReadonlyMap<string, ListenerCounts>): number
     total += accepted;
   }
   return total;
+}
+
+function isAdminListener(listener: string): boolean {
+  return listener === ADMIN_LISTENER || listener.startsWith(`${ADMIN_LISTENER}.`);
 }
 
 function isCount(value: unknown): value is number {

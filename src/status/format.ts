@@ -1,10 +1,12 @@
 // The status report as text for a person. Pure.
 import { formatDuration } from '../shared/duration.js';
+import type { PairingReport } from '../envoy/pairing.js';
 import type { StatusReport } from './status.js';
 
 export function formatStatus(report: StatusReport): string {
   const rows: Array<[string, string]> = [['envoy', envoyLine(report)]];
   if (report.connections !== null) rows.push(['connections', connectionsLine(report.connections)]);
+  if (report.connections !== null && 'pairing' in report.connections && report.connections.pairing !== undefined) rows.push(['served by', pairingLine(report.connections.pairing)]);
   if (report.newConnections !== null) rows.push(['new', `${report.newConnections.count} in the last ${formatDuration(roundTo(report.newConnections.intervalMs))}`]);
   rows.push(['drain', drainLine(report.drain)]);
   rows.push(['last drain', lastDrainLine(report.lastDrain)]);
@@ -20,7 +22,14 @@ function connectionsLine(connections: NonNullable<StatusReport['connections']>):
   if (connections.total === null) return `unknown: ${connections.error}`;
   const split = Object.entries(connections.listeners ?? {}).map(([name, active]) => `${name} ${active}`);
   const detail = split.length === 0 ? '' : ` (${split.join(', ')})`;
-  return `${connections.total} ${connections.source === 'total' ? 'in server.total_connections' : 'active on counted listeners'}${detail}`;
+  const busy = connections.inFlight === undefined ? '' : `; ${connections.inFlight} carrying a request or not HTTP`;
+  return `${connections.total} ${connections.source === 'total' ? 'in server.total_connections' : 'active on counted listeners'}${detail}${busy}`;
+}
+
+function pairingLine(pairing: PairingReport): string {
+  if (!pairing.known) return `unknown, every connection counts as busy: ${pairing.why}`;
+  const listeners = Object.entries(pairing.listeners).map(([name, serves]) => `${name} -> ${[...serves.connectionManagers, ...(serves.notHttp === true ? ['(not HTTP)'] : [])].join(' + ') || '(nothing)'}`);
+  return listeners.join(', ') || 'no listeners';
 }
 
 function drainLine(drain: StatusReport['drain']): string {

@@ -8,7 +8,8 @@ import { gatherStatus, type Baseline } from './status.js';
 export async function runStatus(config: StatusConfig, signal: AbortSignal, write: (text: string) => void = (text) => process.stdout.write(text)): Promise<ExitCode> {
   let ok = true;
   try {
-    await withEnvoy(config, 'if-available', async (envoy) => {
+    // Requests are read too: the report says which connections carry one, and which manager serves which listener.
+    await withEnvoy({ ...config, ignoreIdleConnections: true }, 'if-available', async (envoy) => {
       const from = { envoy, readyFile: config.readyFile, source: config.connections };
       let baseline: Baseline | undefined;
       do {

@@ -4,6 +4,7 @@ import { readDrainState, type DrainInProgress, type DrainStateReading } from '..
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import type { ConnectionReading, EnvoyControl } from '../envoy/envoy-control.js';
 import type { ListenerCounts } from '../envoy/stats.js';
+import { describePairing, pairedReading, type PairingReport } from '../envoy/pairing.js';
 import { errorMessage } from '../shared/errors.js';
 import { readReadyReport, type ReadyReport } from '../handoff/ready-file.js';
 
@@ -15,7 +16,14 @@ export interface StatusReport {
    * with `error`: Envoy answered, but not with a count (a `shutdown` would wait to its timeout).
    */
   readonly connections:
-    | { readonly source: string; readonly total: number; readonly listeners?: Readonly<Record<string, number>> }
+    | {
+        readonly source: string;
+        readonly total: number;
+        readonly listeners?: Readonly<Record<string, number>>;
+        /** Connections carrying a request, plus every one that cannot be told idle: what a drain ignoring idle connections counts. */
+        readonly inFlight?: number;
+        readonly pairing?: PairingReport;
+      }
     | { readonly source: string; readonly total: null; readonly error: string }
     | null;
   /** New connections accepted on the counted listeners since the previous reading. */
@@ -54,7 +62,13 @@ export async function gatherStatus(from: StatusSource, baseline: Baseline | unde
       await sleep(intervalMs, undefined, { signal });
     }
     const reading = await from.envoy.readConnections(signal);
-    connections = { source: from.source, total: reading.connections, ...(reading.listeners === undefined ? {} : { listeners: activeByListener(reading.listeners) }) };
+    const busy = pairedReading(reading)?.busy;
+    connections = {
+      source: from.source,
+      total: reading.connections,
+      ...(reading.listeners === undefined ? {} : { listeners: activeByListener(reading.listeners) }),
+      ...(busy === undefined || reading.pairing === undefined ? {} : { inFlight: busy, pairing: describePairing(reading.pairing) }),
+    };
     const current = toBaseline(reading);
     if (next !== undefined && current !== undefined) {
       newConnections = { count: Math.max(0, current.accepted - next.accepted), intervalMs: current.at - next.at };

@@ -4,7 +4,8 @@ import { contourExitCode, contourManagerConfig, contourShutdownConfig, contour }
 import { peerCalled } from '../../src/dropin/dispatch.js';
 import { egExitCode, egManagerConfig, egShutdownConfig, envoyGateway } from '../../src/dropin/envoy-gateway.js';
 import { parseFlags } from '../../src/dropin/go-flags.js';
-import { countByListener, sumActive, sumHttpActive } from '../../src/envoy/stats.js';
+import { countByListener, sumActive } from '../../src/envoy/stats.js';
+import { ignoredListeners } from '../../src/envoy/pairing.js';
 import { readDrainState, writeDrainState } from '../../src/handoff/drain-state.js';
 import { ExitCode } from '../../src/shared/errors.js';
 import { ownIdentity } from '../../src/shared/process-identity.js';
@@ -33,11 +34,18 @@ describe('Envoy Gateway', () => {
     expect(egManagerConfig(egFlags('shutdown-manager', ['--ready-timeout=40s'])).readyTimeoutMs).toBe(40_000);
   });
 
-  it('drain: defaults 60s/10s/0/0s, 1 s cadence, live listener gauges without its own 19001/19003 listeners', () => {
-    expect(egShutdownConfig(egFlags('shutdown', []), LOCAL)).toMatchObject({
+  it('drain: defaults 60s/10s/0/0s, 1 s cadence, live listener gauges without its own 19001/19003 listeners, idle ones ignored after 2s quiet', () => {
+    expect(egShutdownConfig(egFlags('shutdown', []), LOCAL, {})).toMatchObject({
       drainTimeoutMs: 60_000, minDrainMs: 10_000, exitAtConnections: 0, healthCheckFailureDelayMs: 0, checkIntervalMs: 1_000,
-      readyFile: '/tmp/shutdown-ready', connections: 'listeners', requireEnvoyPrestop: false,
+      readyFile: '/tmp/shutdown-ready', connections: 'listeners', requireEnvoyPrestop: false, quietPeriodMs: 2_000, ignoreIdleConnections: true,
     });
+  });
+
+  it("takes our own variables to turn idle connections' exclusion off or change the quiet period, and refuses a bad one", () => {
+    expect(egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS: 'false' })).toMatchObject({ quietPeriodMs: 0, ignoreIdleConnections: false });
+    expect(egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_QUIET_PERIOD: '5s' })).toMatchObject({ quietPeriodMs: 5_000, ignoreIdleConnections: true });
+    expect(() => egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_QUIET_PERIOD: '0s' })).toThrow(/needs ENVOY_SHUTDOWN_QUIET_PERIOD above 0/);
+    expect(() => egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_QUIET_PERIOD: 'soon' })).toThrow(/ENVOY_SHUTDOWN_QUIET_PERIOD/);
   });
 
   it('accepts what the controller may render that our own CLI would refuse: a minimum above the timeout, a delay beyond it, 0s', () => {
@@ -47,7 +55,7 @@ describe('Envoy Gateway', () => {
   });
 
   it('counts a user listener named with 19001 and skips only its stats and readiness listeners', () => {
-    const { ignoreListeners } = egShutdownConfig(egFlags('shutdown', []), LOCAL);
+    const { ignoreListeners, ignoreConnectionManagers } = egShutdownConfig(egFlags('shutdown', []), LOCAL, {});
     const stats = [
       { name: 'listener.0.0.0.0_19001.downstream_cx_active', value: 4 },
       { name: 'listener.[__]_19003.downstream_cx_active', value: 2 },
@@ -56,7 +64,16 @@ describe('Envoy Gateway', () => {
       { name: 'listener.0.0.0.0_10080.worker_0.downstream_cx_active', value: 1 },
       { name: 'listener.admin.downstream_cx_active', value: 1 },
     ];
-    expect(sumActive(countByListener(stats, ignoreListeners))).toBe(4);
+    const rules = { listeners: ignoreListeners, connectionManagers: ignoreConnectionManagers ?? new Set<string>() };
+    expect(sumActive(countByListener(stats, ignoredListeners(['0.0.0.0_19001', '[__]_19003', 'tenant-19001', '0.0.0.0_10080'], rules, undefined)))).toBe(4);
+  });
+
+  it('finds its stats and readiness listeners in Envoy\'s configuration by their connection managers, wherever they listen', () => {
+    const { ignoreListeners, ignoreConnectionManagers } = egShutdownConfig(egFlags('shutdown', []), LOCAL, {});
+    const serves = (prefix: string) => ({ names: [prefix], connectionManagers: new Set([prefix]), opaque: false });
+    const topology = { dynamic: false, byStatName: new Map([['10.0.0.1_19001', serves('eg-stats-http')], ['stats', serves('eg-ready-http')], ['0.0.0.0_10080', serves('http-10080')]]) };
+    const rules = { listeners: ignoreListeners, connectionManagers: ignoreConnectionManagers ?? new Set<string>() };
+    expect([...ignoredListeners(topology.byStatName.keys(), rules, topology)]).toEqual(['10.0.0.1_19001', 'stats']);
   });
 
   it('exits 0 when drained, on the timeout and with Envoy unreachable; 1 when the ready file failed', () => {
@@ -70,10 +87,10 @@ describe('Contour', () => {
     expect(contourManagerConfig(contourFlags('shutdown-manager', ['--serve-port=8091', '--ready-file', '/admin/done']))).toMatchObject({ port: 8091, readyFile: '/admin/done' });
   });
 
-  it('drain: the admin socket, no timeout, the check delay as the minimum, 5 s cadence, HTTP managers only', () => {
-    expect(contourShutdownConfig(contourFlags('shutdown', []))).toMatchObject({
+  it('drain: the admin socket, no timeout, the check delay as the minimum, 5 s cadence, every listener but its stats one, idle ones ignored after 2s quiet', () => {
+    expect(contourShutdownConfig(contourFlags('shutdown', []), {})).toMatchObject({
       adminAddress: { kind: 'unix', path: '/admin/admin.sock' }, drainTimeoutMs: Number.POSITIVE_INFINITY, minDrainMs: 0, checkIntervalMs: 5_000,
-      exitAtConnections: 0, readyFile: '/admin/ok', connections: 'http', healthCheckFailureDelayMs: 0,
+      exitAtConnections: 0, readyFile: '/admin/ok', connections: 'listeners', healthCheckFailureDelayMs: 0, quietPeriodMs: 2_000, ignoreIdleConnections: true,
     });
     expect(contourShutdownConfig(contourFlags('shutdown', ['--check-delay=2s', '--min-open-connections=3', '--check-interval=0s']))).toMatchObject({ minDrainMs: 2_000, exitAtConnections: 3, checkIntervalMs: 25 });
   });
@@ -82,16 +99,21 @@ describe('Contour', () => {
     expect(() => contourShutdownConfig(contourFlags('shutdown', ['--admin-address=127.0.0.1:9001']))).toThrow(/Unix socket/);
   });
 
-  it('counts HTTP connection managers except its admin, stats and health ones; none at all is unknown', () => {
-    const { ignoreListeners } = contourShutdownConfig(contourFlags('shutdown', []));
-    const stats = [
-      { name: 'http.admin.downstream_cx_active', value: 1 },
-      { name: 'http.stats.downstream_cx_active', value: 5 },
-      { name: 'http.ingress_http.downstream_cx_active', value: 2 },
-      { name: 'http.ingress_https.downstream_cx_active', value: 3 },
-    ];
-    expect(sumHttpActive(stats, ignoreListeners)).toBe(5);
-    expect(() => sumHttpActive([], ignoreListeners)).toThrow(/no http/);
+  it('leaves out the listeners its admin, stats and health connection managers alone serve; counts TCP proxy listeners, which Contour does not', () => {
+    const { ignoreListeners, ignoreConnectionManagers } = contourShutdownConfig(contourFlags('shutdown', []), {});
+    const http = (prefix: string) => ({ names: [prefix], connectionManagers: new Set([prefix]), opaque: false });
+    const topology = {
+      dynamic: true,
+      byStatName: new Map([
+        ['0.0.0.0_8002', http('stats')],
+        ['ingress_http', http('ingress_http')],
+        ['ingress_https', { names: ['ingress_https'], connectionManagers: new Set(['ingress_https']), opaque: true }],
+      ]),
+    };
+    const rules = { listeners: ignoreListeners, connectionManagers: ignoreConnectionManagers ?? new Set<string>() };
+    expect([...ignoredListeners(topology.byStatName.keys(), rules, topology)]).toEqual(['0.0.0.0_8002']);
+    // Without Envoy's configuration, the stats listener is still known by its address.
+    expect([...ignoredListeners(['[__]_8002', 'ingress_http'], rules, undefined)]).toEqual(['[__]_8002']);
   });
 
   it('a drain without a timeout is still seen running beside the ready file (JSON writes Infinity as null)', async () => {

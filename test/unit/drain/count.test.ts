@@ -38,39 +38,56 @@ describe('countToDecideOn with --connections listeners', () => {
 });
 
 describe('idle connections', () => {
+  // Listener stats names unlike their connection managers', as generated configurations have them.
+  const topology = {
+    dynamic: false,
+    byStatName: new Map([
+      ['0.0.0.0_10080', { names: ['default/eg/http'], connectionManagers: new Set(['http-10080']), opaque: false }],
+      ['0.0.0.0_10443', { names: ['default/eg/grpc'], connectionManagers: new Set(['grpc_api']), opaque: false }],
+      ['raw', { names: ['raw'], connectionManagers: new Set<string>(), opaque: true }],
+    ]),
+  };
   const reading: ConnectionReading = {
     connections: 9,
-    listeners: listeners({ ingress: 5, grpc: 2, raw: 2 }),
-    // ingress: 5 HTTP connections, 1 request in flight; grpc's manager has another prefix; raw has none.
-    http: http({ ingress: [5, 1, 40], grpc_api: [2, 0, 7] }),
+    listeners: listeners({ '0.0.0.0_10080': 5, '0.0.0.0_10443': 2, raw: 2 }),
+    // 10080: 5 HTTP connections, 1 request in flight; 10443: 2 idle; raw: a TCP proxy, never idle.
+    http: http({ 'http-10080': [5, 1, 40], grpc_api: [2, 0, 7] }),
+    ignored: new Set(),
+    pairing: { known: true, topology },
   };
 
-  it('once ignored, counts requests in flight, and every connection of a listener whose HTTP manager it cannot match', () => {
-    expect(inFlight(reading)).toBe(1 + 2 + 2);
-    expect(countToDecideOn(reading, { source: 'listeners', flushBaselineS: undefined, idleIgnored: true })).toBe(5);
-    expect(countToDecideOn(reading, { source: 'total', flushBaselineS: undefined, idleIgnored: true })).toBe(5); // live gauges: no flush needed
+  it('once ignored, counts requests in flight and every connection that is not HTTP, by the pairing Envoy reported', () => {
+    expect(inFlight(reading)).toBe(1 + 0 + 2);
+    expect(countToDecideOn(reading, { source: 'listeners', flushBaselineS: undefined, idleIgnored: true })).toBe(3);
+    expect(countToDecideOn(reading, { source: 'total', flushBaselineS: undefined, idleIgnored: true })).toBe(3); // live gauges: no flush needed
     expect(countToDecideOn(reading, { source: 'listeners', flushBaselineS: undefined, idleIgnored: false })).toBe(9);
   });
 
-  it('counts an HTTP/2 connection with three streams as three, and a non-HTTP connection beside HTTP ones as busy', () => {
-    expect(inFlight({ connections: 2, listeners: listeners({ ingress: 2 }), http: http({ ingress: [1, 3, 3] }) })).toBe(1 + 3);
+  it('counts every connection as busy when the pairing is unknown, whatever the names', () => {
+    expect(inFlight({ ...reading, pairing: { known: false, why: 'refused' } })).toBe(9);
+    const sameNames = { connections: 2, listeners: listeners({ ingress: 2 }), http: http({ ingress: [2, 0, 3] }), pairing: { known: false, why: 'x' } } as const;
+    expect(inFlight(sameNames)).toBe(2);
   });
 
-  it('sums the requests ever received, for the quiet period', () => {
+  it('counts an HTTP/2 connection with three streams as three, and a non-HTTP connection beside HTTP ones as busy', () => {
+    const one = { dynamic: false, byStatName: new Map([['l', { names: ['l'], connectionManagers: new Set(['h']), opaque: true }]]) };
+    expect(inFlight({ connections: 2, listeners: listeners({ l: 2 }), http: http({ h: [1, 3, 3] }), pairing: { known: true, topology: one } })).toBe(1 + 3);
+  });
+
+  it('sums the requests ever received by the counted listeners\' managers, for the quiet period', () => {
     expect(requestsReceived(reading)).toBe(47);
     expect(requestsReceived({ connections: 0 })).toBeUndefined();
   });
 
-  it("leaves out the admin API's own requests and ignored prefixes", () => {
+  it("leaves out the admin API's own requests", () => {
     const stats = [
       { name: 'http.admin.downstream_rq_active', value: 1 },
-      { name: 'http.stats.downstream_rq_active', value: 1 },
       { name: 'http.ingress.downstream_rq_active', value: 2 },
       { name: 'http.ingress.downstream_cx_active', value: 3 },
       { name: 'http.ingress.downstream_rq_total', value: 9 },
       { name: 'http.ingress.downstream_cx_total', value: 9 },
     ];
-    expect(Object.fromEntries(countByHttpPrefix(stats, new Set(['stats'])))).toEqual({ ingress: { connections: 3, activeRequests: 2, requests: 9 } });
+    expect(Object.fromEntries(countByHttpPrefix(stats))).toEqual({ ingress: { connections: 3, activeRequests: 2, requests: 9 } });
   });
 });
 
@@ -79,7 +96,7 @@ describe('statsFilter', () => {
     expect(statsFilter({ source: 'listeners' })).toBe(LISTENER_STATS_FILTER);
     expect(statsFilter({ source: 'total' })).toBe(TOTAL_STATS_FILTER);
     expect(statsFilter({ source: 'listeners', countRequests: true })).toBe(
-      '^(listener\\..*\\.downstream_cx_(active|total)|http\\..*\\.downstream_(cx_active|rq_active|rq_total))$',
+      '^(listener\\..*\\.downstream_cx_(active|total)|http\\..*\\.downstream_(cx_active|rq_active|rq_total)|listener_manager\\.listener_(added|modified|removed|in_place_updated))$',
     );
   });
 });

@@ -1,0 +1,26 @@
+// What both drop-ins add to their peer's drain: an idle keep-alive connection (a client's pool, a
+// metrics scraper) no longer holds Envoy to the drain timeout, or, under Contour, which has none,
+// to the pod's grace period. Once the peer's minimum drain is over and no new connection or
+// request arrived for the quiet period, only connections carrying a request count. Our own
+// variables turn it off or change the quiet period: a peer's pod sets none of them.
+import { ENV, fromEnv } from '../cli/config.js';
+import { SHUTDOWN_OPTIONS } from '../cli/shutdown-options.js';
+import { UsageError } from '../shared/errors.js';
+
+export const DROPIN_QUIET_PERIOD_MS = 2_000;
+
+export interface IdlePolicy {
+  readonly quietPeriodMs: number;
+  readonly ignoreIdleConnections: boolean;
+}
+
+export function dropinIdlePolicy(env: NodeJS.ProcessEnv): IdlePolicy {
+  const ignoreText = env[ENV.ignoreIdleConnections];
+  const quietText = env[ENV.quietPeriod];
+  const ignoreIdleConnections = ignoreText === undefined ? true : fromEnv(ENV.ignoreIdleConnections, ignoreText, SHUTDOWN_OPTIONS.ignoreIdleConnections.parse);
+  const quietPeriodMs = quietText === undefined ? (ignoreIdleConnections ? DROPIN_QUIET_PERIOD_MS : 0) : fromEnv(ENV.quietPeriod, quietText, SHUTDOWN_OPTIONS.quietPeriod.parse);
+  if (ignoreIdleConnections && quietPeriodMs === 0) {
+    throw new UsageError(`${ENV.ignoreIdleConnections} needs ${ENV.quietPeriod} above 0: a connection is idle once no request arrived for that long`);
+  }
+  return { quietPeriodMs, ignoreIdleConnections };
+}

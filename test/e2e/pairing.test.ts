@@ -1,0 +1,162 @@
+// The drain learns which connection manager serves which listener from real Envoy's own
+// configuration, never from their names: a bootstrap shaped like the generated ones (a listener
+// named by its address, its connection manager by something else; a stats listener a scraper keeps
+// calling) ends early with idle pooled connections, and a /config_dump that cannot be read, for
+// whatever reason, makes every connection busy with one log line saying why.
+import { Agent, request } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import type { Bootstrap } from '../support/chart/bootstrap.js';
+import { runCli, startCli, tempDir } from '../support/cli.js';
+import { startAdminTap, type AdminFault } from '../support/real-envoy/admin-tap.js';
+import { startRealEnvoy, type RealEnvoy } from '../support/real-envoy/process.js';
+import { idleHttp1, idleHttp2, type IdleConnection } from '../support/traffic/side-clients.js';
+
+const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+const ROUTER = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };
+
+function httpChain(prefix: string, http2 = false): object {
+  return {
+    filters: [
+      {
+        name: 'envoy.filters.network.http_connection_manager',
+        typed_config: {
+          '@type': HCM,
+          stat_prefix: prefix,
+          ...(http2 ? { codec_type: 'AUTO' } : {}),
+          http_filters: [ROUTER],
+          route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok\n' } } }] }] },
+        },
+      },
+    ],
+  };
+}
+
+/**
+ * `listener_0` has no stat prefix (its stats are named by its address) and the connection manager
+ * `ingress_http`, as Envoy's getting-started configuration; `stats` is where a scraper calls, its
+ * connection manager `eg-stats-http`; `tcp` is a TCP proxy, never idle.
+ */
+const BOOTSTRAP = {
+  admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+  static_resources: {
+    listeners: [
+      { name: 'listener_0', address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [httpChain('ingress_http', true)] },
+      { name: 'stats', stat_prefix: 'stats-listener', address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [httpChain('eg-stats-http')] },
+    ],
+  },
+} as unknown as Bootstrap;
+
+const DRAIN = ['--connections', 'listeners', '--min-drain-duration', '1s', '--quiet-period', '1s', '--ignore-idle-connections', '--check-interval', '200ms'];
+
+type Defer = (cleanup: () => unknown) => void;
+
+/** Runs `body` with its own cleanups, run in reverse however it ends: the fault cases run concurrently. */
+async function withCleanups(body: (defer: Defer) => Promise<void>): Promise<void> {
+  const cleanups: Array<() => unknown> = [];
+  try {
+    await body((cleanup) => cleanups.push(cleanup));
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  }
+}
+
+async function envoyWithIdleClients(defer: Defer): Promise<{ envoy: RealEnvoy; ready: string }> {
+  const envoy = await startRealEnvoy({ bootstrap: BOOTSTRAP, args: ['--drain-strategy', 'immediate', '--drain-time-s', '30'] });
+  defer(() => envoy.stop());
+  const dir = tempDir();
+  defer(dir.cleanup);
+  const port = envoy.ports['listener_0'] as number;
+  const idle: IdleConnection[] = [await idleHttp1(port), await idleHttp2(port)];
+  defer(() => Promise.all(idle.map((c) => c.close())));
+  return { envoy, ready: `${dir.path}/ready` };
+}
+
+/** A metrics scraper: a keep-alive GET every 100 ms on the stats listener, at most 300 times, until stopped. */
+function scrape(port: number): { stop(): Promise<number> } {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  let stopped = false;
+  let answered = 0;
+  const loop = (async () => {
+    for (let i = 0; i < 300 && !stopped; i += 1) {
+      await new Promise<void>((resolve) => {
+        const req = request({ host: '127.0.0.1', port, path: '/metrics', agent }, (res) => {
+          res.resume().on('end', () => {
+            answered += 1;
+            resolve();
+          });
+        });
+        req.on('error', () => resolve());
+        req.end();
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      agent.destroy();
+      return answered;
+    },
+  };
+}
+
+describe('pairing listeners and connection managers from real Envoy', () => {
+  it('ends early with idle HTTP/1.1 and HTTP/2 pooled connections and a scraper, though no listener shares a name with its connection manager', () => withCleanups(async (defer) => {
+    const { envoy, ready } = await envoyWithIdleClients(defer);
+    const scraper = scrape(envoy.ports['stats'] as number);
+    defer(() => scraper.stop());
+    // The stats listener is named by its configuration name: Envoy's configuration says which stats are its.
+    const result = await runCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, ...DRAIN, '--drain-timeout', '15s', '--ignore-listener', 'stats']);
+    expect(await scraper.stop()).toBeGreaterThan(0);
+
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const finished = result.logs.find((l) => l.msg === 'shutdown finished');
+    expect(finished).toMatchObject({ result: 'drained', connections: 0 });
+    // Minimum drain (1 s) + quiet period (1 s) + 1 s.
+    expect(finished?.['elapsedMs']).toBeLessThan(3_000);
+    const paired = result.logs.find((l) => l.msg === "listeners paired with their connection managers from envoy's configuration");
+    expect(paired?.['listeners']).toEqual({ '127.0.0.1_0': { connectionManagers: ['ingress_http'] }, 'stats-listener': { connectionManagers: ['eg-stats-http'] } });
+    expect(result.logs.find((l) => l.msg === 'no request for the quiet period: counting only connections with a request in flight')).toMatchObject({ connections: 2, inFlight: 0 });
+  }));
+
+  it('status says which connection manager serves each listener and how many connections carry a request', () => withCleanups(async (defer) => {
+    const { envoy, ready } = await envoyWithIdleClients(defer);
+    const result = await runCli(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--interval', '100ms', '--output', 'json']);
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as { connections: Record<string, unknown> };
+    expect(report.connections).toMatchObject({
+      total: 2,
+      listeners: { '127.0.0.1_0': 2 },
+      inFlight: 0,
+      pairing: { known: true, listeners: { '127.0.0.1_0': { connectionManagers: ['ingress_http'] } } },
+    });
+    const text = await runCli(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--ignore-listener', 'stats', '--interval', '100ms']);
+    expect(text.stdout).toMatch(/^served by\s+127\.0\.0\.1_0 -> ingress_http, stats-listener -> eg-stats-http$/m);
+  }));
+
+  const faults: Array<[string, AdminFault, RegExp]> = [
+    ['refused (403)', { kind: 'status', status: 403 }, /answered 403/],
+    ['a server error', { kind: 'status', status: 503 }, /answered 503/],
+    ['slow', { kind: 'delay', ms: 10_000 }, /no answer within 2000 ms/],
+    ['malformed', { kind: 'answer', status: 200, body: '{"configs": "nope"}' }, /without a "configs" list/],
+    ['cut off', { kind: 'garbage' }, /not JSON/],
+    ['huge', { kind: 'flood' }, /more than 4194304 bytes/],
+  ];
+  it.concurrent.each(faults)('a /config_dump that is %s: every connection counts as busy, one log line says why, the drain goes on to its timeout', (_what, fault, why) => withCleanups(async (defer) => {
+    const { envoy, ready } = await envoyWithIdleClients(defer);
+    const tap = await startAdminTap(envoy.adminAddress);
+    defer(() => tap.close());
+    tap.setFault(fault, '/config_dump');
+    const hook = startCli(['shutdown', '--admin-address', tap.adminAddress, '--ready-file', ready, ...DRAIN, '--drain-timeout', '4s']);
+    const result = await hook.result;
+
+    expect(result.code, result.stdout + result.stderr).toBe(3);
+    const unknown = result.logs.filter((l) => l.msg === "listeners' connection managers unknown: every connection counts as busy");
+    expect(unknown).toHaveLength(1);
+    expect(String(unknown[0]?.['why'])).toMatch(why);
+    expect(result.logs.find((l) => l.msg === 'shutdown finished')).toMatchObject({ result: 'timeout', connections: 2 });
+    // Read once at the start, not again: the listeners did not change.
+    expect(tap.calls.filter((c) => c.path === '/config_dump')).toHaveLength(1);
+  }));
+});

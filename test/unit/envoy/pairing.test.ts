@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { ListenerServes, ListenerTopology } from '../../../src/envoy/listener-config.js';
+import { describePairing, ignoredListeners, pairedCounts, type Pairing } from '../../../src/envoy/pairing.js';
+
+const serves = (managers: string[], extra: Partial<ListenerServes> = {}): ListenerServes => ({ names: ['n'], connectionManagers: new Set(managers), opaque: false, ...extra });
+const known = (entries: Record<string, ListenerServes>): Pairing => ({ known: true, topology: { dynamic: false, byStatName: new Map(Object.entries(entries)) } });
+const active = (counts: Record<string, number | undefined>) => new Map(Object.entries(counts).map(([name, n]) => [name, { active: n, accepted: undefined }]));
+const http = (counts: Record<string, [connections: number, inFlight: number, requests: number]>) =>
+  new Map(Object.entries(counts).map(([prefix, [connections, activeRequests, requests]]) => [prefix, { connections, activeRequests, requests }]));
+
+describe('pairedCounts', () => {
+  it('judges listeners that share a connection manager together', () => {
+    const pairing = known({ a: serves(['shared']), b: serves(['shared', 'b_only']) });
+    // 4 + 3 connections; the shared manager has 5 of them (1 busy), b_only 2 (idle).
+    expect(pairedCounts(active({ a: 4, b: 3 }), new Set(), http({ shared: [5, 1, 10], b_only: [2, 0, 4] }), pairing)).toEqual({ busy: 1, requests: 14 });
+  });
+
+  it('counts connections not (yet) in any connection manager as busy: a TCP chain, listener filters', () => {
+    const pairing = known({ mixed: serves(['h'], { opaque: true }) });
+    expect(pairedCounts(active({ mixed: 5 }), new Set(), http({ h: [3, 0, 1] }), pairing)?.busy).toBe(2);
+  });
+
+  it('never goes below the requests in flight when the gauges were read mid-change', () => {
+    expect(pairedCounts(active({ l: 1 }), new Set(), http({ h: [2, 1, 1] }), known({ l: serves(['h']) }))?.busy).toBe(1);
+  });
+
+  it('counts all as busy: a listener missing from the configuration, an unreadable chain, a manager without stats, a manager shared with an ignored listener', () => {
+    const cases: Array<[Pairing, ReadonlySet<string>]> = [
+      [known({}), new Set()],
+      [known({ l: serves(['h'], { unreadable: 'x' }) }), new Set()],
+      [known({ l: serves(['missing']) }), new Set()],
+      [known({ l: serves(['h']), stats: serves(['h']) }), new Set(['stats'])],
+    ];
+    for (const [pairing, ignored] of cases) {
+      expect(pairedCounts(active({ l: 3 }), ignored, http({ h: [3, 0, 9] }), pairing)?.busy).toBe(3);
+    }
+  });
+
+  it("leaves out requests of managers that serve only ignored listeners (a scraper's)", () => {
+    const pairing = known({ l: serves(['h']), stats: serves(['eg-stats-http']) });
+    expect(pairedCounts(active({ l: 1 }), new Set(['stats']), http({ h: [1, 0, 2], 'eg-stats-http': [1, 0, 500] }), pairing)).toEqual({ busy: 0, requests: 2 });
+  });
+
+  it('without a pairing, every connection is busy and every request counts', () => {
+    expect(pairedCounts(active({ l: 2 }), new Set(), http({ h: [2, 0, 3], s: [1, 0, 4] }), { known: false, why: 'x' })).toEqual({ busy: 2, requests: 7 });
+  });
+
+  it('is unknown when a counted listener has no live gauge', () => {
+    expect(pairedCounts(active({ l: undefined }), new Set(), http({}), known({}))).toBeUndefined();
+  });
+});
+
+describe('ignoredListeners', () => {
+  const topology: ListenerTopology = {
+    dynamic: false,
+    byStatName: new Map([
+      ['0.0.0.0_19001', { ...serves(['eg-stats-http']), names: ['envoy-gateway-proxy-stats-0.0.0.0-19001'] }],
+      ['both', serves(['eg-stats-http', 'user'])],
+      ['tcp', serves(['eg-stats-http'], { opaque: true })],
+    ]),
+  };
+  it('matches stats names and configuration names exactly, and listeners served only by the given managers', () => {
+    const rules = { listeners: new Set(['tenant-1']), connectionManagers: new Set(['eg-stats-http']) };
+    expect([...ignoredListeners(['0.0.0.0_19001', 'both', 'tcp', 'tenant-1', 'tenant-19001'], rules, topology)]).toEqual(['0.0.0.0_19001', 'tenant-1']);
+    expect([...ignoredListeners(['0.0.0.0_19001'], { listeners: new Set(['envoy-gateway-proxy-stats-0.0.0.0-19001']), connectionManagers: new Set() }, topology)]).toEqual(['0.0.0.0_19001']);
+  });
+});
+
+describe('describePairing', () => {
+  it('says which managers serve each listener, and why a pairing is unknown', () => {
+    expect(describePairing(known({ l: serves(['h']), t: serves([], { opaque: true }) }))).toEqual({ known: true, listeners: { l: { connectionManagers: ['h'] }, t: { connectionManagers: [], notHttp: true } } });
+    expect(describePairing({ known: false, why: 'refused' })).toEqual({ known: false, why: 'refused' });
+  });
+});
