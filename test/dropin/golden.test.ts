@@ -59,6 +59,8 @@ const ct = (manager: readonly string[] | undefined, hook: readonly string[] | un
 });
 
 const DRAIN_START = ['POST /healthcheck/fail', 'POST /drain_listeners'];
+/** Our own variable, which a peer's pod never sets: idle connections count as the peer counts them. */
+const COUNT_IDLE = { ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS: 'false' };
 
 export const GOLDEN: readonly Row[] = [
   {
@@ -74,9 +76,15 @@ export const GOLDEN: readonly Row[] = [
     expect: { hookExit: 0, hookAtMs: [15_000, 18_000], ready: { status: 200, body: '', atMs: [15_000, 18_000] }, firstCalls: DRAIN_START, readyFile: true },
   },
   {
-    id: 'G2+G4 issue acceptance: released as the last connection closes after the minimum',
-    from: 'drainTimeout 60s, minDrainDuration 10s',
-    pod: eg([...EG_MANAGER, '--ready-timeout=70s'], [...EG_HOOK, '--drain-timeout=60s', '--min-drain-duration=10s'], { idleOn: [10080], closeIdleAfterMs: 11_000 }),
+    id: 'G2+G4 an idle pooled connection no longer holds the drain past the minimum (Envoy Gateway waits for it to close)',
+    from: 'drainTimeout 60s, minDrainDuration 10s; quiet period 2s',
+    pod: eg([...EG_MANAGER, '--ready-timeout=70s'], [...EG_HOOK, '--drain-timeout=60s', '--min-drain-duration=10s'], { idleOn: [10080] }),
+    expect: { hookExit: 0, hookAtMs: [10_000, 13_000], ready: { status: 200, body: '' }, firstCalls: DRAIN_START, readyFile: true },
+  },
+  {
+    id: 'G2+G4 with idle connections counted (our variable): released as the last connection closes after the minimum',
+    from: 'drainTimeout 60s, minDrainDuration 10s; ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS=false',
+    pod: eg([...EG_MANAGER, '--ready-timeout=70s'], [...EG_HOOK, '--drain-timeout=60s', '--min-drain-duration=10s'], { idleOn: [10080], closeIdleAfterMs: 11_000, hookEnv: COUNT_IDLE }),
     expect: { hookExit: 0, hookAtMs: [11_000, 14_000], ready: { status: 200, body: '' }, releasedWithinMsOfClose: 1_000, firstCalls: DRAIN_START, readyFile: true },
   },
   {
@@ -112,26 +120,26 @@ export const GOLDEN: readonly Row[] = [
   {
     id: 'G4 "--flag value" syntax; a user listener named with 19001 is counted (EG skips it), the stats listener is not',
     from: 'cobra syntax; EG substring match on 19001',
-    pod: eg(EG_MANAGER, [...EG_HOOK, '--drain-timeout', '3s', '--min-drain-duration', '1s'], { idleOn: [10081, 19001, 19003] }),
+    pod: eg(EG_MANAGER, [...EG_HOOK, '--drain-timeout', '3s', '--min-drain-duration', '1s'], { idleOn: [10081, 19001, 19003], hookEnv: COUNT_IDLE }),
     expect: { hookExit: 0, hookAtMs: [3_000, 5_500], ready: { status: 200, body: '' }, readyFile: true },
   },
   {
     id: 'G4 stats and readiness listeners alone are not counted',
     from: 'EG skips its 19001 and 19003 listeners',
-    pod: eg(undefined, [...EG_HOOK, '--drain-timeout=30s', '--min-drain-duration=1s'], { idleOn: [19001, 19003] }),
+    pod: eg(undefined, [...EG_HOOK, '--drain-timeout=30s', '--min-drain-duration=1s'], { idleOn: [19001, 19003], hookEnv: COUNT_IDLE }),
     expect: { hookExit: 0, hookAtMs: [1_000, 3_500], readyFile: true },
   },
   {
     id: 'G4 --exit-at-connections',
     from: 'EG flag the controller never renders',
-    pod: eg(undefined, [...EG_HOOK, '--exit-at-connections=1', '--min-drain-duration=1s', '--drain-timeout=30s'], { idleOn: [10080] }),
+    pod: eg(undefined, [...EG_HOOK, '--exit-at-connections=1', '--min-drain-duration=1s', '--drain-timeout=30s'], { idleOn: [10080], hookEnv: COUNT_IDLE }),
     expect: { hookExit: 0, hookAtMs: [1_000, 3_500], readyFile: true },
   },
   {
     id: 'G3 IPv6 gateway: admin on [::1]:19000 only',
     from: 'EG bootstrap with ipFamily IPv6; the hook dials localhost',
     pod: eg(EG_MANAGER, [...EG_HOOK, '--drain-timeout=30s', '--min-drain-duration=1s'], { adminHost: '::1' }),
-    expect: { hookExit: 0, hookAtMs: [1_000, 3_500], ready: { status: 200, body: '' }, firstCalls: DRAIN_START, readyFile: true },
+    expect: { hookExit: 0, hookAtMs: [2_000, 4_500], ready: { status: 200, body: '' }, firstCalls: DRAIN_START, readyFile: true },
   },
   {
     id: 'G3 admin API unreachable: exit 0 and the ready file, as Envoy Gateway',
@@ -146,10 +154,10 @@ export const GOLDEN: readonly Row[] = [
     expect: { ready: { status: 500, atMs: [2_000, 4_000] }, readyFile: false },
   },
   {
-    id: 'C1+C2 defaults: HTTP connections counted, TCP passthrough not; released as the last closes',
+    id: 'C1+C2 defaults: a TCP passthrough connection is counted (Contour cuts it), an idle HTTP one not after the quiet period; released as the last closes',
     from: 'Contour dataplane.go and examples/contour/03-envoy.yaml',
-    pod: ct(C_MANAGER, C_HOOK, { idleOn: [8080, 8443], closeIdleAfterMs: 1_500 }),
-    expect: { hookExit: 0, hookAtMs: [1_500, 3_000], ready: { status: 200, body: 'OK' }, releasedWithinMsOfClose: 1_000, firstCalls: DRAIN_START, readyFile: true, healthzBody: 'OK' },
+    pod: ct(C_MANAGER, C_HOOK, { idleOn: [8080, 8443], closeIdleAfterMs: 3_000 }),
+    expect: { hookExit: 0, hookAtMs: [3_000, 4_500], ready: { status: 200, body: 'OK' }, releasedWithinMsOfClose: 1_000, firstCalls: DRAIN_START, readyFile: true, healthzBody: 'OK' },
   },
   {
     id: 'C2 --check-delay, --check-interval, --min-open-connections',
@@ -161,7 +169,7 @@ export const GOLDEN: readonly Row[] = [
     id: 'C2 --drain-delay: health checks fail only after it',
     from: 'flag Contour documents',
     pod: ct(C_MANAGER, [...C_HOOK, '--drain-delay=1s']),
-    expect: { hookExit: 0, hookAtMs: [1_000, 3_000], ready: { status: 200, body: 'OK' }, healthCheckFailAtMs: [1_000, 2_500], readyFile: true },
+    expect: { hookExit: 0, hookAtMs: [3_000, 5_000], ready: { status: 200, body: 'OK' }, healthCheckFailAtMs: [1_000, 2_500], readyFile: true },
   },
   {
     id: 'C1+C2 --serve-port, --ready-file, --admin-address, deprecated --admin-port, global --log-format',
@@ -171,7 +179,7 @@ export const GOLDEN: readonly Row[] = [
       ['/bin/contour', '--log-format=json', 'envoy', 'shutdown', '--admin-address=/admin/admin.sock', '--ready-file=/admin/done', '--admin-port=9001'],
       { managerPort: 8091, readyFile: '/admin/done' },
     ),
-    expect: { hookExit: 0, hookAtMs: [0, 2_500], ready: { status: 200, body: 'OK' }, firstCalls: DRAIN_START, readyFile: true, hookLogsJson: true },
+    expect: { hookExit: 0, hookAtMs: [2_000, 4_500], ready: { status: 200, body: 'OK' }, firstCalls: DRAIN_START, readyFile: true, hookLogsJson: true },
   },
 ];
 

@@ -22,15 +22,15 @@ describe("the image runs the peers' generated shutdown-manager containers", () =
     expect(await mainProcessIds(pod.manager)).toEqual({ uid: 65532, gid: 65532, capEff: '0000000000000000' });
 
     // Both preStop hooks at once: Envoy's httpGet /shutdown/ready (held), the manager's exec.
-    const envoyHook = inPod(pod.pid, { idle: [10080], closeAfterMs: 3_000, gets: [{ port: 19002, path: '/shutdown/ready' }] });
+    const envoyHook = inPod(pod.pid, { idle: [10080], closeAfterMs: 15_000, gets: [{ port: 19002, path: '/shutdown/ready' }] });
     const execHook = podmanRun(['exec', pod.manager, 'envoy-gateway', 'envoy', 'shutdown', '--drain-timeout=30s', '--min-drain-duration=2s'], 60_000);
     const [held, exec] = await Promise.all([envoyHook, execHook]);
     expect(exec.code).toBe(0);
     const answer = held.answers[0] as { status: number; body: string; atMs: number };
     expect(answer).toMatchObject({ status: 200, body: '' });
-    // Released once the idle connection closed (after the 2 s minimum), not at the 30 s timeout.
-    expect(answer.atMs).toBeGreaterThanOrEqual(held.closedAtMs ?? Number.NaN);
-    expect(answer.atMs - (held.closedAtMs ?? 0)).toBeLessThan(2_000);
+    // Released after the 2 s minimum and the 2 s quiet period though the idle connection is still open, not at the 30 s timeout.
+    expect(answer.atMs).toBeGreaterThanOrEqual(2_000);
+    expect(held.closedAtMs).toBeUndefined(); // the client had not closed it yet
 
     // The hook's lines reach the container log (PID 1's stdout), as under Envoy Gateway.
     expect(await logs(pod.manager)).toMatch(/"peer":"envoy-gateway".*"msg":"shutdown finished"/);

@@ -17,6 +17,8 @@ export interface PodScenario {
   readonly manager?: readonly string[];
   /** The manager container's preStop exec; undefined: none (Envoy's hook alone). */
   readonly hook?: readonly string[];
+  /** Variables the container sets for the hook besides PATH (a peer's pod sets none of ours). */
+  readonly hookEnv?: Readonly<Record<string, string>>;
   /** Envoy Gateway: where Envoy binds its admin API (an IPv6 gateway uses ::1). */
   readonly adminHost?: '127.0.0.1' | '::1';
   /** Idle keep-alive connections held open on these ports (one request answered on each first). */
@@ -73,7 +75,7 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
     const idle = await Promise.all((scenario.idleOn ?? []).map((port) => idleConnection(port, port !== 8443 /* the TCP proxy: a connection, no HTTP */)));
     const startedAt = Date.now();
     const ready = manager === undefined ? undefined : httpGet('127.0.0.1', scenario.managerPort, scenario.readyPath, startedAt);
-    const hook = scenario.hook === undefined ? undefined : exec(scenario.hook, children);
+    const hook = scenario.hook === undefined ? undefined : exec(scenario.hook, children, scenario.hookEnv);
     let idleClosedAtMs: number | undefined;
     if (scenario.closeIdleAfterMs !== undefined) {
       void sleep(scenario.closeIdleAfterMs).then(() => {
@@ -108,9 +110,9 @@ interface Running {
 }
 
 /** Execs argv as a container runtime does: argv[0] looked up on PATH (/esm-bin) unless absolute. */
-function exec(argv: readonly string[], children: ChildProcess[]): Running {
+function exec(argv: readonly string[], children: ChildProcess[], env: Readonly<Record<string, string>> = {}): Running {
   const [file, ...args] = argv as [string, ...string[]];
-  const child = spawn(file, args, { env: { PATH: '/esm-bin:/usr/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file, args, { env: { ...env, PATH: '/esm-bin:/usr/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   let err = '';
