@@ -25,8 +25,8 @@ Connection sources (--connections):
              to its timeout because of it.
   listeners  the sum of the live listener.<name>.downstream_cx_active gauges, updated as
              connections open and close, without the admin listener and per-worker copies, minus
-             each --ignore-listener (an exact stats or configuration name: your stats and
-             readiness listeners). Faster and safer: recommended.
+             each --ignore-listener (an exact stats name: your stats and readiness listeners).
+             Faster and safer: recommended.
 
 Timeouts must nest: --min-drain-duration <= --drain-timeout < the manager's --ready-timeout
 < the pod's terminationGracePeriodSeconds.

@@ -132,8 +132,8 @@ export const SHUTDOWN_OPTIONS = {
     env: 'ENVOY_SHUTDOWN_IGNORE_LISTENERS',
     defaultDoc: 'none',
     parse: collectListenerNames,
-    help: 'never count this listener (its stats name or its name in Envoy\'s configuration, exact), in --connections listeners and in new connections (--quiet-period, status); repeatable, comma-separated in the env var',
-    doc: 'Never count this listener: its stats name (`listener.<name>.*`: its `stat_prefix`, else its address such as `0.0.0.0_10080`) or its name in Envoy\'s configuration, matched exactly. Repeatable; comma-separated in the variable. With `total` it only leaves the listener out of the new connections a `--quiet-period` counts; with `total` and no quiet period it does nothing, so the flag is refused and the variable gets one warning line.',
+    help: 'never count this listener (its stats name, exact), in --connections listeners and in new connections (--quiet-period, status); repeatable, comma-separated in the env var',
+    doc: 'Never count this listener: its stats name (`listener.<name>.*`: its `stat_prefix`, else its address such as `0.0.0.0_10080`), matched exactly. Repeatable; comma-separated in the variable. With `total` it only leaves the listener out of the new connections a `--quiet-period` counts; with `total` and no quiet period it does nothing, so the flag is refused and the variable gets one warning line.',
   },
   adminTimeout: {
     flags: '--admin-timeout <duration>',

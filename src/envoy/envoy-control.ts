@@ -87,8 +87,8 @@ export const LISTENER_CONFIG_TIMEOUT_MS = 2_000;
 export const MAX_LISTENER_CONFIG_BYTES = 4 * 1024 * 1024;
 
 export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounting): EnvoyControl {
-  // The pairing tells idle connections, and which listeners the ignore rules name (by configuration name or connection manager).
-  const pairs = counting.countRequests === true || counting.ignore.connectionManagers.size > 0 || counting.ignore.listeners.size > 0;
+  // The pairing tells idle connections, and which listeners the drop-ins' connection managers alone serve.
+  const pairs = counting.countRequests === true || counting.ignore.connectionManagers.size > 0;
   // Sent unencoded, as Envoy's own docs write it; Envoy decodes either form.
   const statsPath = `/stats?filter=${statsFilter({ source: counting.source, countRequests: pairs })}&format=json`;
   // Read at the first count and again whenever Envoy's listener counters move; a failure is not retried until then.

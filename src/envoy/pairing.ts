@@ -11,8 +11,9 @@ import type { ListenerCounts } from './stats.js';
 /** The pairing a reading was judged with: known from Envoy's configuration, or unknown and why. */
 export type Pairing = { readonly known: true; readonly topology: ListenerTopology } | { readonly known: false; readonly why: string };
 
-/** Listeners never counted: by stats scope or configuration name, or by the connection managers that serve them. */
+/** Listeners never counted: by stats name, or by the connection managers that serve them. */
 export interface IgnoreRules {
+  /** Stats names (`listener.<name>.*`), matched exactly. */
   readonly listeners: ReadonlySet<string>;
   /** A listener whose every chain ends in one of these connection managers is not counted. */
   readonly connectionManagers: ReadonlySet<string>;
@@ -23,7 +24,7 @@ export function ignoredListeners(seen: Iterable<string>, rules: IgnoreRules, top
   const ignored = new Set<string>();
   for (const statName of seen) {
     const serves = topology?.byStatName.get(statName);
-    const byName = rules.listeners.has(statName) || (serves?.names.some((name) => rules.listeners.has(name)) ?? false);
+    const byName = rules.listeners.has(statName);
     const byManager =
       serves !== undefined &&
       !serves.opaque &&

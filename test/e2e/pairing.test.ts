@@ -106,8 +106,7 @@ describe('pairing listeners and connection managers from real Envoy', () => {
     const { envoy, ready } = await envoyWithIdleClients(defer);
     const scraper = scrape(envoy.ports['stats'] as number);
     defer(() => scraper.stop());
-    // The stats listener is named by its configuration name: Envoy's configuration says which stats are its.
-    const result = await runCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, ...DRAIN, '--drain-timeout', '15s', '--ignore-listener', 'stats']);
+    const result = await runCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, ...DRAIN, '--drain-timeout', '15s', '--ignore-listener', 'stats-listener']);
     expect(await scraper.stop()).toBeGreaterThan(0);
 
     expect(result.code, result.stdout + result.stderr).toBe(0);
@@ -122,7 +121,7 @@ describe('pairing listeners and connection managers from real Envoy', () => {
 
   it('status says which connection manager serves each listener and how many connections carry a request', () => withCleanups(async (defer) => {
     const { envoy, ready } = await envoyWithIdleClients(defer);
-    const result = await runCli(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--interval', '100ms', '--output', 'json']);
+    const result = await runCli(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats-listener', '--interval', '100ms', '--output', 'json']);
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { connections: Record<string, unknown> };
     expect(report.connections).toMatchObject({
@@ -131,7 +130,7 @@ describe('pairing listeners and connection managers from real Envoy', () => {
       inFlight: 0,
       pairing: { known: true, listeners: { '127.0.0.1_0': { connectionManagers: ['ingress_http'] } } },
     });
-    const text = await runCli(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--ignore-listener', 'stats', '--interval', '100ms']);
+    const text = await runCli(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--ignore-listener', 'stats-listener', '--interval', '100ms']);
     expect(text.stdout).toMatch(/^served by\s+127\.0\.0\.1_0 -> ingress_http, stats-listener -> eg-stats-http$/m);
   }));
 
