@@ -1,7 +1,8 @@
 // Builds the test fixtures that run as their own processes (test/support/*-main.ts)
-// into test/.build/, and fetches the pinned real Envoy, once per test run. The product itself is built by `npm run build`,
-// which `npm test` runs first, so tests always exercise the real bundle; the single executable
-// is repackaged from that bundle here whenever it is missing or older. The container tests' images
+// into test/.build/, and fetches the pinned real Envoy and the protocol tests' HTTP/3 client, once
+// per test run. The product itself is built by `npm run build`, which `npm test` runs first, so
+// tests always exercise the real bundle; the single executable is repackaged from that bundle here
+// whenever it is missing or older. The container tests' images
 // are built here too (podman's layer cache makes an unchanged rebuild take about 2 s), and whatever
 // containers, pods and volumes this run labelled are removed when it ends.
 import { build } from 'esbuild';
@@ -13,6 +14,7 @@ import { buildTestImages } from './image/support/images.js';
 import { removeRun } from './image/support/podman-run.js';
 import { packagePaths } from './support/package/paths.js';
 import { ensureEnvoyBinary } from './support/real-envoy/binary.js';
+import { aioquicPython } from './support/protocols/h3.js';
 import { ensureSystemPackages } from './support/system-packages.js';
 
 const SUPPORT = 'test/support';
@@ -27,6 +29,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await buildFixtures();
   // No fall-back to a stand-in: a missing or mismatched Envoy fails the whole run with its reason.
   await ensureEnvoyBinary();
+  // The protocol tests' HTTP/3 client (aioquic, pinned by hash), made once outside the repository.
+  await aioquicPython();
   // No podman, no run: the image, pod and sidecar-less tests fail here with one reason, never skip.
   const images = await buildTestImages((line) => console.log(line));
   const runId = `${process.pid}${Date.now().toString(36)}`;

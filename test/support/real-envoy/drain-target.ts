@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { tempDir } from '../cli.js';
 import { type AdminCall, type AdminFault, startAdminTap } from './admin-tap.js';
 import { type ChartEnvoy, type ChartEnvoyOptions, startChartEnvoy } from './chart-envoy.js';
-import { get } from './process.js';
+import { get, type RealEnvoy } from './process.js';
 import { pollUntil } from '../poll.js';
 
-export interface DrainTarget {
-  readonly envoy: ChartEnvoy;
+export interface DrainTarget<E extends RealEnvoy = ChartEnvoy> {
+  readonly envoy: E;
   /** The tap's address: give this to the binary under test. */
   readonly adminAddress: string;
   /** Every admin request the binary made, in order, with Envoy's status. */
@@ -39,7 +39,11 @@ export async function realEnvoyAndReadyFile(defer: (cleanup: () => unknown) => v
 
 /** Real Envoy behind its tap; close() stops both. */
 export async function startDrainTarget(options: ChartEnvoyOptions = {}): Promise<DrainTarget> {
-  const envoy = await startChartEnvoy(options);
+  return drainTargetOf(await startChartEnvoy(options));
+}
+
+/** A started Envoy (of any bootstrap) behind a tap of its own; close() stops both. */
+export async function drainTargetOf<E extends RealEnvoy>(envoy: E): Promise<DrainTarget<E>> {
   const tap = await startAdminTap(envoy.adminAddress).catch(async (error: unknown) => {
     await envoy.stop();
     throw error;
@@ -48,7 +52,7 @@ export async function startDrainTarget(options: ChartEnvoyOptions = {}): Promise
     const answer = await get(envoy.adminAddress, `/stats?filter=^${name.replace(/\./g, '\\.')}$&format=json`);
     return (JSON.parse(answer.body) as { stats: Array<{ value: number }> }).stats[0]?.value;
   };
-  const target: DrainTarget = {
+  const target: DrainTarget<E> = {
     envoy,
     adminAddress: tap.adminAddress,
     calls: tap.calls,
