@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 export const AIOQUIC_VERSION = '1.7.2';
@@ -33,7 +33,8 @@ const PINS = createHash('sha256').update(REQUIREMENTS).digest('hex');
 /** Outside the repository (a fresh work tree keeps it), one folder per set of pins. */
 const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'esm-aioquic', `${AIOQUIC_VERSION}-${PINS.slice(0, 12)}`);
 /** The environment's interpreter; its presence beside a matching STAMP means the environment is complete. */
-export const AIOQUIC_PYTHON = join(CACHE, 'bin', 'python');
+export const AIOQUIC_PYTHON = join(CACHE, 'venv', 'bin', 'python');
+const PIP_QUIET = ['-q', '--disable-pip-version-check', '--no-input'];
 const STAMP = join(CACHE, 'pins.sha256');
 
 export class AioquicSetupError extends Error {}
@@ -43,15 +44,19 @@ export function ensureAioquic({ log = (line) => process.stderr.write(`${line}\n`
   if (existsSync(AIOQUIC_PYTHON) && existsSync(STAMP) && readFileSync(STAMP, 'utf8').trim() === PINS) return AIOQUIC_PYTHON;
   log(`installing aioquic==${AIOQUIC_VERSION} (a QUIC / HTTP/3 client for the tests), pinned by sha256, into ${CACHE}`);
   rmSync(CACHE, { recursive: true, force: true });
-  mkdirSync(dirname(CACHE), { recursive: true });
+  mkdirSync(CACHE, { recursive: true });
   try {
     run(python(), ['-c', `import sys; v = "%d.%d" % sys.version_info[:2]; sys.exit(0 if v == "${PYTHON_VERSION}" else "needs CPython ${PYTHON_VERSION} (the pinned wheels are built for it), found " + v)`]);
-    // Made where it stays: a venv's scripts name its own path.
-    run(python(), ['-m', 'venv', CACHE]);
     const requirements = join(CACHE, 'requirements.txt');
     writeFileSync(requirements, `${REQUIREMENTS}\n`);
-    // --no-deps with every dependency listed: nothing is resolved, everything is checked by hash.
-    run(AIOQUIC_PYTHON, ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', '--no-input', '--require-hashes', '--only-binary=:all:', '--no-deps', '-r', requirements]);
+    // Every wheel fetched and checked by hash before anything is made; --no-deps with every
+    // dependency listed: nothing is resolved.
+    const wheels = join(CACHE, 'wheels');
+    run(python(), ['-m', 'pip', 'download', ...PIP_QUIET, '--require-hashes', '--only-binary=:all:', '--no-deps', '-d', wheels, '-r', requirements]);
+    // Made where it stays: a venv's scripts name its own path.
+    run(python(), ['-m', 'venv', join(CACHE, 'venv')]);
+    run(AIOQUIC_PYTHON, ['-m', 'pip', 'install', ...PIP_QUIET, '--require-hashes', '--no-index', '--find-links', wheels, '--no-deps', '-r', requirements]);
+    rmSync(wheels, { recursive: true, force: true });
     const version = run(AIOQUIC_PYTHON, ['-c', 'import aioquic; print(aioquic.__version__)']).trim();
     if (version !== AIOQUIC_VERSION) throw fail(`the environment imports aioquic ${version}`);
     writeFileSync(STAMP, `${PINS}\n`);
