@@ -8,6 +8,7 @@ import { runCli } from '../support/cli.js';
 
 const README = readFileSync('README.md', 'utf8');
 const SUBCOMMANDS = ['shutdown', 'shutdown-manager', 'status', 'install'];
+const PROTOCOL_TESTS = ['test/e2e/protocols-http.test.ts', 'test/e2e/protocols-streams.test.ts'];
 
 describe('README', () => {
   it.each(Object.values(ENV))('documents %s', (name) => {
@@ -34,6 +35,18 @@ describe('README', () => {
     const ci = readFileSync('.ci/run', 'utf8');
     expect(ci).toMatch(/^npm test$/m);
     expect(ci).toMatch(/^if ! npm ci /m);
+  });
+
+  it("backs every row of the protocol table with a test on real Envoy, named by the row's first cell", () => {
+    const start = README.indexOf('| protocol (test) |');
+    expect(start).toBeGreaterThan(0);
+    const rows = README.slice(start, README.indexOf('\n\n', start)).split('\n').slice(2);
+    const tests = PROTOCOL_TESTS.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/^\s+it\('([^']+)'/gm)].map((match) => match[1] as string));
+    expect(rows.length).toBe(tests.length);
+    for (const row of rows) {
+      const protocol = row.split('|')[1]?.trim() ?? '';
+      expect(tests.filter((name) => name.startsWith(`${protocol}:`)), row).toHaveLength(1);
+    }
   });
 
   it('documents every exit code the help texts list', async () => {
