@@ -2,12 +2,12 @@
 // named unlike their connection managers (as generated and hand-written configurations are), so
 // nothing can pair a listener with its connection manager by name:
 //
-// | listener      | listener stats          | filter chain(s)                                          | connection manager / tcp_proxy |
-// |---------------|-------------------------|----------------------------------------------------------|--------------------------------|
-// | `listener_0`  | `127.0.0.1_<port>` (none set) | HTTP/1.1, h2c, WebSocket upgrade, gRPC              | HCM `ingress_http`             |
-// | `tcp`         | `tcp_in`                | tcp_proxy to the echo server                             | `tcp_echo`                     |
-// | `tls`         | `tls_in`                | tls_inspector; SNI `passthrough.test` → tcp_proxy; SNI `terminated.test` → TLS + HCM | `tls_passthrough`, HCM `ingress_https` |
-// | `quic`        | `quic_in`               | UDP, QUIC transport, HTTP/3                              | HCM `ingress_h3`               |
+// | listener     | its stats (`listener.<x>.*`)          | filter chain(s)                                    | connection manager / tcp_proxy        |
+// |--------------|---------------------------------------|----------------------------------------------------|---------------------------------------|
+// | `listener_0` | `127.0.0.1_0` (no stat_prefix: the address as configured, port 0) | HTTP/1.1, h2c, WebSocket upgrade, gRPC | HCM `ingress_http` |
+// | `tcp`        | `tcp_in`                              | tcp_proxy to the echo server                       | `tcp_echo`                            |
+// | `tls`        | `tls_in`                              | tls_inspector; SNI `passthrough.test` → tcp_proxy; SNI `terminated.test` → TLS + HCM | `tls_passthrough`, HCM `ingress_https` |
+// | `quic`       | `quic_in`                             | UDP, QUIC transport, HTTP/3                        | HCM `ingress_h3`                      |
 import type { Bootstrap, Cluster, Filter } from '../chart/bootstrap.js';
 import type { Backends } from './backends.js';
 import type { Certificate } from './certs.js';

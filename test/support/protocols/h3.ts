@@ -22,7 +22,7 @@ export interface H3Client {
   readonly events: readonly H3Event[];
   /** Sends `GET path` on a new stream. */
   get(path: string): void;
-  /** Resolves with the first event (from `after` on) matching `predicate`; rejects if the client exits first or after `timeoutMs`. */
+  /** Resolves with the first event so far or to come matching `predicate`; rejects if the client exits first or after `timeoutMs`. */
   waitFor(predicate: (event: H3Event) => boolean, timeoutMs?: number): Promise<H3Event>;
   /** Closes the connection and waits for the client to exit. */
   close(): Promise<void>;

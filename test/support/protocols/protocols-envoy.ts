@@ -17,8 +17,6 @@ export interface ProtocolsEnvoy {
   readonly backends: Backends;
   /** Where clients connect: `listener_0` (HTTP, TCP), `tcp`, `tls` (TCP), `quic` (UDP). */
   readonly ports: { readonly http: number; readonly tcp: number; readonly tls: number; readonly quic: number };
-  /** Listener stat names (`listener.<name>.*`) by listener. */
-  readonly listenerStats: { readonly http: string; readonly tcp: string; readonly tls: string; readonly quic: string };
   /** Every live listener and connection manager gauge, by full stat name (`listener.tcp_in.downstream_cx_active`). */
   gauges(): Promise<Gauges>;
   /** Resolves with the gauges once `holds` says yes. */
@@ -30,13 +28,13 @@ export type Gauges = ReadonlyMap<string, number>;
 
 const GAUGES = '^(listener\\..*\\.downstream_cx_active|http\\..*\\.downstream_(cx|rq)_active)$';
 
-export async function startProtocolsEnvoy(defer: (cleanup: () => unknown) => void, drainTimeS = ENVOY_DRAIN_TIME_S): Promise<ProtocolsEnvoy> {
+export async function startProtocolsEnvoy(defer: (cleanup: () => unknown) => void): Promise<ProtocolsEnvoy> {
   const dir = tempDir('esm-protocols-');
   defer(dir.cleanup);
   const certificates = { passthrough: makeCertificate(dir.path, SNI.passthrough), terminated: makeCertificate(dir.path, SNI.terminated), quic: makeCertificate(dir.path, SNI.quic) };
   const backends = await startBackends(certificates.passthrough);
   defer(() => backends.close());
-  const envoy = await startRealEnvoy({ bootstrap: protocolsBootstrap(backends, certificates), args: ['--drain-strategy', 'immediate', '--drain-time-s', String(drainTimeS)] });
+  const envoy = await startRealEnvoy({ bootstrap: protocolsBootstrap(backends, certificates), args: ['--drain-strategy', 'immediate', '--drain-time-s', String(ENVOY_DRAIN_TIME_S)] });
   const target = await drainTargetOf(envoy);
   defer(() => target.close());
   const port = (name: string): number => {
@@ -54,7 +52,6 @@ export async function startProtocolsEnvoy(defer: (cleanup: () => unknown) => voi
     target,
     backends,
     ports: { http, tcp: port('tcp'), tls: port('tls'), quic: port('quic') },
-    listenerStats: { http: '127.0.0.1_0', tcp: 'tcp_in', tls: 'tls_in', quic: 'quic_in' },
     gauges,
     waitForGauges: (what, holds) => {
       let last: Gauges | undefined;
