@@ -1,10 +1,11 @@
-// The drain an idle row goes through, and the proof that Envoy's drain is in force while the idle
-// connection under test has been told nothing: a fresh connection of the same protocol gets its
-// drain signal (Connection: close, a GOAWAY) on its first response.
+// The drain an idle row goes through (our `shutdown`, which must not wait for the idle connection),
+// and the proof that Envoy's drain is in force while the idle connection under test has been told
+// nothing: a fresh connection of the same protocol gets its drain signal (Connection: close, a
+// GOAWAY) on its first response.
 import { once } from 'node:events';
 import { expect } from 'vitest';
-import { get } from '../real-envoy/process.js';
 import { idleHttp1, http2Connection } from './clients.js';
+import { drainStartedAt, IDLE_DRAIN_BOUND_MS, startShutdown } from './drain-run.js';
 import { connectH3 } from './h3.js';
 import type { ProtocolsEnvoy } from './protocols-envoy.js';
 
@@ -14,13 +15,16 @@ export type Probe =
   | { readonly kind: 'http3'; readonly port: number; readonly servername: string };
 
 /**
- * Drains Envoy the way our `shutdown` starts a drain (health check failed, then a graceful drain
- * that leaves Envoy running), then shows with `probe` that the drain is in force.
+ * Runs our `shutdown` with idle connections ignored: with only idle connections left it must end,
+ * drained, within the minimum drain + quiet period + 1 s of starting Envoy's drain. Then shows with
+ * `probe` that Envoy's drain is in force.
  */
 export async function drainIdle(envoy: ProtocolsEnvoy, defer: (cleanup: () => unknown) => void, probe: Probe): Promise<void> {
-  for (const path of ['/healthcheck/fail', '/drain_listeners?graceful&skip_exit']) {
-    expect((await get(envoy.target.adminAddress, path, 'POST')).status).toBe(200);
-  }
+  const cli = startShutdown(envoy, defer);
+  const result = await cli.result;
+  expect(result.code).toBe(0);
+  expect(result.exitedAt - drainStartedAt(envoy)).toBeLessThanOrEqual(IDLE_DRAIN_BOUND_MS);
+  expect(result.logs.find((line) => line.msg === 'shutdown finished')?.['result']).toBe('drained');
   await expectDrainSignal(probe, defer);
 }
 
