@@ -4,7 +4,7 @@
 // protocol table (section "Idle connections") is these tests' findings.
 import { afterEach, describe, expect, it } from 'vitest';
 import { busyHttp1, http2Connection, idleHttp1 } from '../support/protocols/clients.js';
-import { pastQuietPeriod, startShutdown } from '../support/protocols/drain-run.js';
+import { IDLE_DRAIN_BOUND_MS, pastQuietPeriod, startShutdown } from '../support/protocols/drain-run.js';
 import { startGrpcStream } from '../support/protocols/grpc.js';
 import { drainIdle } from '../support/protocols/idle-rows.js';
 import { type ProtocolsEnvoy, startProtocolsEnvoy } from '../support/protocols/protocols-envoy.js';
@@ -122,7 +122,7 @@ describe('HTTP on real Envoy, listener and connection manager named apart', () =
     expect(result.exitedAt).toBeGreaterThanOrEqual(closedAt);
   });
 
-  it('gRPC server streaming: the call holds the drain, gets no GOAWAY while it runs, and ends with grpc-status 0', async () => {
+  it('gRPC server streaming: the call holds the drain, gets no GOAWAY while it runs, and ends with grpc-status 0; the channel left idle does not hold the drain', async () => {
     const envoy = await startProtocolsEnvoy(defer);
     const grpc = await startGrpcStream(envoy.ports.http);
     defer(() => grpc.close());
@@ -142,9 +142,11 @@ describe('HTTP on real Envoy, listener and connection manager named apart', () =
     call.finish();
     expect(await grpc.status).toBe('0');
     expect(grpc.goaways).toEqual([]);
-    await grpc.close(); // a one-call client: the channel goes with the call
+    // The channel stays open, as a gRPC client keeps it: idle now, it no longer holds the drain.
     const result = await cli.result;
     expect(result.code).toBe(0);
     expect(result.exitedAt).toBeGreaterThanOrEqual(finishedAt);
+    expect(result.exitedAt - finishedAt).toBeLessThan(IDLE_DRAIN_BOUND_MS);
+    expect(grpc.session.closed).toBe(false);
   });
 });
