@@ -95,6 +95,12 @@ describe('values validation', () => {
     expect(result.stderr).toContain('shutdown.terminationGracePeriodSeconds (100 s) must be longer than the ready timeout (130 s)');
   });
 
+  it('refuses a liveness path of /, which the readiness listener answers as readiness', async () => {
+    const result = await helmTemplate({ set: ['readinessListener.livenessPath=/'] });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('readinessListener.livenessPath must not be /');
+  });
+
   it('refuses Unix-socket and ready-file paths that cannot be mounted as separate emptyDirs', async () => {
     const result = await helmTemplate({
       set: ['admin.unixSocket.enabled=true', 'admin.unixSocket.path=/var/run/shared/admin.sock', 'shutdownManager.readyFile=/var/run/shared/ready'],

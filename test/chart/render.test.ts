@@ -8,7 +8,7 @@ import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { parseDuration } from '../../src/shared/duration.js';
 import { parseAdminAddress } from '../../src/envoy/address.js';
-import { addressFlag, healthCheckPath, listenerKind, listeners, statPrefix, type Bootstrap } from '../support/chart/bootstrap.js';
+import { addressFlag, healthCheckPaths, httpProtocolOptions, listenerKind, listeners, statPrefix, type Bootstrap } from '../support/chart/bootstrap.js';
 import { CASES, type ChartCase } from '../support/chart/cases.js';
 import { RELEASE, renderChart, type K8sObject } from '../support/chart/helm.js';
 import { findObjects, flagValue, mountHolding, readPod, releaseObjects, secretValue, validateAgainstKubernetes, type RenderedPod } from '../support/chart/manifests.js';
@@ -255,11 +255,15 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     const readiness = envoy.readinessProbe?.httpGet;
     const readyListener = listenerOnPort(bootstrap, probePort(envoy, readiness?.port));
     expect(readyListener?.stat_prefix).toBe('ready');
-    expect(readyListener && healthCheckPath(readyListener)).toBe(readiness?.path);
+    // The probes' path, and `/`: what load balancers check unless told otherwise.
+    expect(readyListener && healthCheckPaths(readyListener)).toEqual([readiness?.path, '/']);
+    // HAProxy's `option httpchk` and older balancers send HTTP/1.0 without a Host header.
+    expect(readyListener && httpProtocolOptions(readyListener)).toEqual({ accept_http_10: true, default_host_for_http_10: 'ready' });
     expect(envoy.startupProbe?.httpGet).toEqual(readiness);
     const liveness = envoy.livenessProbe?.httpGet;
     expect(listenerOnPort(bootstrap, probePort(envoy, liveness?.port))?.stat_prefix).toBe('ready');
     expect(liveness?.path).not.toBe(readiness?.path);
+    expect(liveness?.path).not.toBe('/');
     // The stats listener serves Prometheus and is what the pod annotations point at.
     const annotations = rendered.deployment.spec?.template.metadata?.annotations ?? {};
     expect(listenerOnPort(bootstrap, Number(annotations['prometheus.io/port']))?.stat_prefix).toBe('stats');
@@ -307,6 +311,11 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     const bound = [...listeners(bootstrap).map((l) => l.address.socket_address?.port_value), Number(rendered.sidecarEnv['ENVOY_SHUTDOWN_PORT'])];
     expect([...declared].sort()).toEqual([...bound].sort());
     expect(new Set(declared).size).toBe(declared.length);
+  });
+
+  it("starts Envoy without a hot-restart socket, which hostNetwork pods on one node would share", () => {
+    expect(rendered.envoy.args).toContain('--disable-hot-restart');
+    expect(rendered.envoy.args).not.toContain('--base-id');
   });
 
   it('rolls the pods when the bootstrap changes', () => {

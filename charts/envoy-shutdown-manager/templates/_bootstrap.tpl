@@ -57,6 +57,11 @@ static_resources:
                 "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
                 stat_prefix: {{ $ready }}
                 codec_type: AUTO
+                # Load balancers' default checks are often HTTP/1.0 without a Host header (HAProxy's
+                # `option httpchk`, older hardware balancers): Envoy would answer them 426.
+                http_protocol_options:
+                  accept_http_10: true
+                  default_host_for_http_10: {{ $ready }}
                 route_config:
                   name: {{ $ready }}
                   virtual_hosts:
@@ -71,7 +76,9 @@ static_resources:
                             body:
                               inline_string: "live\n"
                 http_filters:
-                  # Readiness: 200 until POST /healthcheck/fail, 503 from then on.
+                  # Readiness: 200 until POST /healthcheck/fail, 503 from then on, on the chart's path
+                  # and on `/`, the path balancers check unless told otherwise (any method).
+                  {{- range uniq (list .Values.readinessListener.path "/") }}
                   - name: envoy.filters.http.health_check
                     typed_config:
                       "@type": type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck
@@ -79,7 +86,8 @@ static_resources:
                       headers:
                         - name: ":path"
                           string_match:
-                            exact: {{ .Values.readinessListener.path | quote }}
+                            exact: {{ . | quote }}
+                  {{- end }}
                   - name: envoy.filters.http.router
                     typed_config:
                       "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router

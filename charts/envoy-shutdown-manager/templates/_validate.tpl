@@ -222,6 +222,9 @@ in one pass. Renders nothing when the values are consistent.
 {{- if eq $v.readinessListener.path $v.readinessListener.livenessPath }}
 {{- $errors = append $errors (printf "readinessListener.path and readinessListener.livenessPath must differ (both are %s): liveness must not fail when the drain starts" $v.readinessListener.path) }}
 {{- end }}
+{{- if eq $v.readinessListener.livenessPath "/" }}
+{{- $errors = append $errors "readinessListener.livenessPath must not be /: the readiness listener answers readiness on / (a load balancer's default check), and liveness must not fail when the drain starts" }}
+{{- end }}
 
 {{- /* Availability. */}}
 {{- $pdb := $v.podDisruptionBudget }}

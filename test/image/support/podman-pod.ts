@@ -8,9 +8,9 @@
 //
 // What has to differ from a cluster, and only that: the pod shares the host's network (podman's
 // bridge is off limits here), so every fixed port becomes a free loopback port of this machine,
-// every 0.0.0.0 becomes 127.0.0.1, the manager listens on 127.0.0.1, and Envoy gets
-// --use-dynamic-base-id (its hot-restart socket is an abstract socket of the network namespace,
-// which every Envoy on the host shares here, and each pod has its own in a cluster).
+// every 0.0.0.0 becomes 127.0.0.1, and the manager listens on 127.0.0.1. Envoy runs with the
+// rendered args only: the chart's --disable-hot-restart is what lets pods share one network
+// namespace (the hot-restart socket is an abstract socket of the namespace), as with hostNetwork.
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,7 +74,7 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
       ...Object.entries(containerEnv(c, rendered, ports)).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
       ...(c.volumeMounts ?? []).flatMap((m) => mountArgs(volumes.get(m.name) ?? missing(c, m.name), m.mountPath, m.readOnly === true)),
       image,
-      ...(c.command ?? []).slice(1), ...(c.args ?? []), ...(isEnvoy(c) ? ['--use-dynamic-base-id'] : []),
+      ...(c.command ?? []).slice(1), ...(c.args ?? []),
     ];
     return podman(args, 60_000).then(() => id);
   };
@@ -119,10 +119,6 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
 
 function missing(c: { name: string }, what: string): never {
   throw new Error(`${c.name}: ${what} is neither a ConfigMap, an emptyDir nor an image the test can run`);
-}
-
-function isEnvoy(c: IContainer): boolean {
-  return c.command?.[0]?.endsWith('/envoy') === true;
 }
 
 /** A volume as podman mounts it: a named volume or host directory, or an image (read-only). */

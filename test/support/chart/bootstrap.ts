@@ -81,8 +81,8 @@ export function listenerKind(listener: Listener): 'http' | 'tcp' {
   return http ? 'http' : 'tcp';
 }
 
-/** The path Envoy's HTTP health check filter answers on this listener, if it has one. */
-export function healthCheckPath(listener: Listener): string | undefined {
+/** The paths Envoy's HTTP health check filters answer on this listener, in filter order. */
+export function healthCheckPaths(listener: Listener): string[] {
   const paths = networkFilters(listener).flatMap((filter) => {
     if (!isFilter(filter, HCM, '.HttpConnectionManager')) return [];
     const httpFilters = (filter.typed_config?.['http_filters'] ?? []) as readonly Filter[];
@@ -98,8 +98,13 @@ export function healthCheckPath(listener: Listener): string | undefined {
         return path;
       });
   });
-  if (paths.length > 1) throw new Error(`listener ${listener.name}: more than one health check path`);
-  return paths[0];
+  return paths;
+}
+
+/** The HTTP connection manager's `http_protocol_options` of a listener (its first HCM). */
+export function httpProtocolOptions(listener: Listener): Record<string, unknown> | undefined {
+  const hcm = networkFilters(listener).find((filter) => isFilter(filter, HCM, '.HttpConnectionManager'));
+  return hcm?.typed_config?.['http_protocol_options'] as Record<string, unknown> | undefined;
 }
 
 /** An Envoy Address as the shutdown binary spells it: unix:/path, host:port or [v6]:port. */

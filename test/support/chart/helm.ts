@@ -33,6 +33,8 @@ export interface RenderOptions {
   readonly set?: readonly string[];
   /** `.Capabilities.KubeVersion` for `helm template` (helm 3.10 assumes v1.25.0; its lint cannot be told). */
   readonly kubeVersion?: string;
+  /** The release name (default RELEASE). */
+  readonly release?: string;
 }
 
 /** Runs helm with its cache, config and data directories in a throw-away place: no repos, no plugins. */
@@ -88,7 +90,7 @@ export async function helmTemplate(options: RenderOptions = {}, chartDir: string
   const { args, cleanup } = valuesArgs(options);
   try {
     const kube = options.kubeVersion === undefined ? [] : ['--kube-version', options.kubeVersion];
-    return await helm(['template', RELEASE, chartDir, '--namespace', NAMESPACE, ...kube, ...args, ...extra]);
+    return await helm(['template', options.release ?? RELEASE, chartDir, '--namespace', NAMESPACE, ...kube, ...args, ...extra]);
   } finally {
     cleanup();
   }

@@ -55,7 +55,8 @@ export async function startPodEnvoy(bootstrapRendered: Bootstrap, envoy: IContai
   const ports: Record<string, number> = {};
   for (const listener of listeners(bootstrap)) ports[statPrefix(listener)] = listener.address.socket_address?.port_value ?? 0;
   return {
-    command: [binary, ...withConfigPath(envoy.args ?? [], configPath), '--use-dynamic-base-id'],
+    // The rendered args only: the chart's --disable-hot-restart lets pods share this network namespace.
+    command: [binary, ...withConfigPath(envoy.args ?? [], configPath)],
     bootstrap,
     adminAddress: tap.adminAddress,
     listeners: ports,

@@ -38,15 +38,25 @@ export function renderedPod(render: RenderOptions = {}): Promise<RenderedPod> {
   return pod;
 }
 
+/** Envoy's flags that take no value among those the chart renders. */
+const SWITCHES = new Set(['--disable-hot-restart']);
+
 /** Envoy's rendered arguments without `--config-path` and `--log-level`, which the starter sets. */
 export function chartEnvoyArgs(rendered: RenderedPod, drainTimeS?: number): string[] {
   const args = [...(rendered.envoy.args ?? [])];
   const out: string[] = [];
-  for (let i = 0; i < args.length; i += 2) {
-    const [flag, value] = [args[i] as string, args[i + 1]];
-    if (value === undefined || !flag.startsWith('--')) throw new Error(`Envoy's rendered args are not flag/value pairs: ${args.join(' ')}`);
-    if (flag === '--config-path' || flag === '--log-level') continue;
-    out.push(flag, flag === '--drain-time-s' && drainTimeS !== undefined ? String(drainTimeS) : value);
+  let i = 0;
+  while (i < args.length) {
+    const flag = args[i] as string;
+    if (SWITCHES.has(flag)) {
+      out.push(flag);
+      i += 1;
+      continue;
+    }
+    const value = args[i + 1];
+    if (value === undefined || !flag.startsWith('--')) throw new Error(`Envoy's rendered args are not flags with values: ${args.join(' ')}`);
+    if (flag !== '--config-path' && flag !== '--log-level') out.push(flag, flag === '--drain-time-s' && drainTimeS !== undefined ? String(drainTimeS) : value);
+    i += 2;
   }
   if (drainTimeS !== undefined && !out.includes('--drain-time-s')) throw new Error('the chart no longer passes --drain-time-s');
   return out;
