@@ -7,7 +7,7 @@
 // Native sidecars go last, once every regular container has exited.
 import { request } from 'node:http';
 import type { Hook, PodContainer, PodmanPod } from './podman-pod.js';
-import { podman, podmanRun } from './podman.js';
+import { podman, podmanRun } from './podman-run.js';
 
 /** kubelet's one-time extension for a hook still running when the grace period ends. */
 const HOOK_EXTENSION_S = 2;

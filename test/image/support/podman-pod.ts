@@ -19,7 +19,8 @@ import { PortMap } from '../../support/chart/chart-pod.js';
 import type { Bootstrap } from '../../support/chart/bootstrap.js';
 import type { RenderedEnvoyPod } from '../../support/chart/manifests.js';
 import { envOf } from '../../support/chart/manifests.js';
-import { podman, type PodmanObjects } from './podman.js';
+import type { RunObjects as PodmanObjects } from './podman-objects.js';
+import { podman } from './podman-run.js';
 import { waitForHttp } from './wait.js';
 
 export type Hook = { readonly exec: readonly string[] } | { readonly httpGet: { readonly port: number; readonly path: string; readonly headers: Record<string, string> } };
@@ -48,18 +49,24 @@ export interface PodImages {
   readonly [rendered: string]: string;
 }
 
+export interface PodmanPodOptions {
+  /** Ports of the bootstrap that are outside the pod (an application the clusters point at): kept as they are. */
+  readonly outsidePorts?: readonly number[];
+}
+
 /**
  * Starts the pod; `objects` removes it, its containers and volumes. `images` maps each rendered
  * image to the one to run; the manager's rendered image must be the tag `npm run image` builds.
  */
-export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: PodmanObjects, images: PodImages): Promise<PodmanPod> {
+export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: PodmanObjects, images: PodImages, options: PodmanPodOptions = {}): Promise<PodmanPod> {
   const spec = rendered.podSpec;
   const grace = spec.terminationGracePeriodSeconds;
   if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
-  const ports = await PortMap.reserve(fixedPorts(spec, rendered.bootstrap));
+  const outside = new Set(options.outsidePorts ?? []);
+  const ports = await PortMap.reserve(fixedPorts(spec, rendered.bootstrap).filter((port) => !outside.has(port)));
   const bootstrapDir = mkdtempSync(join(tmpdir(), 'esm-bootstrap-'));
   objects.onRemove(() => rmSync(bootstrapDir, { recursive: true, force: true }));
-  const volumes = await podVolumes(spec, rendered, bootstrapDir, ports, objects, images);
+  const volumes = await podVolumes(spec, rendered, bootstrapDir, (bootstrap) => onHostPorts(bootstrap, ports, outside), objects, images);
 
   const name = objects.pod('pod');
   await podman(['pod', 'create', '--name', name, '--network', 'host', ...objects.labelArgs]);
@@ -130,7 +137,7 @@ function mountArgs(volume: PodVolume, mountPath: string, readOnly: boolean): str
 }
 
 /** Every volume as podman mounts it: the ConfigMap as a directory of its keys, each emptyDir as a named volume, an image volume as an image mount. */
-async function podVolumes(spec: IPodSpec, rendered: RenderedEnvoyPod, bootstrapDir: string, ports: PortMap, objects: PodmanObjects, images: PodImages): Promise<Map<string, PodVolume>> {
+async function podVolumes(spec: IPodSpec, rendered: RenderedEnvoyPod, bootstrapDir: string, onHost: (bootstrap: Bootstrap) => Bootstrap, objects: PodmanObjects, images: PodImages): Promise<Map<string, PodVolume>> {
   const volumes = new Map<string, PodVolume>();
   for (const volume of spec.volumes ?? []) {
     // kubernetes-models 4.5.1 predates image volumes (Kubernetes 1.31+).
@@ -140,7 +147,7 @@ async function podVolumes(spec: IPodSpec, rendered: RenderedEnvoyPod, bootstrapD
     else if (volume.configMap?.name === rendered.configMap.metadata?.name) {
       for (const key of Object.keys(rendered.configMap.data ?? {})) {
         // The bootstrap as JSON (YAML's subset), its ports remapped; the key name is kept.
-        writeFileSync(join(bootstrapDir, key), JSON.stringify(onHostPorts(rendered.bootstrap, ports)), { mode: 0o644 });
+        writeFileSync(join(bootstrapDir, key), JSON.stringify(onHost(rendered.bootstrap)), { mode: 0o644 });
       }
       chmodSync(bootstrapDir, 0o755);
       volumes.set(volume.name, { source: bootstrapDir });
@@ -158,11 +165,12 @@ function fixedPorts(spec: IPodSpec, bootstrap: Bootstrap): number[] {
   return ports;
 }
 
-/** A copy of the bootstrap with each port on this machine's free one and each wildcard address on loopback. */
-export function onHostPorts(bootstrap: Bootstrap, ports: PortMap): Bootstrap {
+/** A copy of the bootstrap with each port (but those outside the pod) on this machine's free one and each wildcard address on loopback. */
+export function onHostPorts(bootstrap: Bootstrap, ports: PortMap, outside: ReadonlySet<number> = new Set()): Bootstrap {
   const copy = JSON.parse(JSON.stringify(bootstrap)) as Bootstrap;
   walk(copy, (object) => {
-    if (typeof object['port_value'] === 'number') object['port_value'] = ports.port(object['port_value']);
+    const port = object['port_value'];
+    if (typeof port === 'number' && !outside.has(port)) object['port_value'] = ports.port(port);
     if (object['address'] === '0.0.0.0') object['address'] = '127.0.0.1';
     if (object['address'] === '::') object['address'] = '::1';
   });

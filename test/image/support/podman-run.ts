@@ -3,7 +3,8 @@
 import { spawn } from 'node:child_process';
 import { imageScripts } from './scripts.js';
 
-const { podman: script } = await imageScripts();
+// Loaded once, on first use (no top-level await: the fleet runner is bundled as CommonJS).
+const scripts = imageScripts();
 
 /** The label every object of one test run carries; its value is the run's id. */
 export const RUN_LABEL = 'envoy-shutdown-manager.test-run';
@@ -15,7 +16,8 @@ export interface PodmanResult {
 }
 
 /** Runs podman; resolves with its exit code and output whatever the code (a timeout kills it). */
-export function podmanRun(args: readonly string[], timeoutMs = 60_000): Promise<PodmanResult> {
+export async function podmanRun(args: readonly string[], timeoutMs = 60_000): Promise<PodmanResult> {
+  const { podman: script } = await scripts;
   return new Promise((resolve, reject) => {
     const child = spawn('podman', args, { env: script.podmanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

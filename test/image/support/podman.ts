@@ -1,9 +1,7 @@
-// The objects one test creates: every container, pod and volume gets a name unique to this test
-// run and the run's label, so the test removes it afterwards (also when it fails) and the global
-// teardown sweeps whatever a crashed test left behind.
-import { randomBytes } from 'node:crypto';
+// Podman for the tests: the images the global setup built, and the objects one test creates
+// (podman-objects.ts), labelled with this test run.
 import { inject } from 'vitest';
-import { podman, podmanRun, RUN_LABEL } from './podman-run.js';
+import { RunObjects } from './podman-objects.js';
 
 export { podman, podmanRun, type PodmanResult } from './podman-run.js';
 
@@ -12,58 +10,10 @@ export function testImages(): { manager: string; managerTag: string; envoy: stri
   return { manager: inject('managerImage'), managerTag: inject('managerImageTag'), envoy: inject('envoyImage'), runId: inject('podmanRunId') };
 }
 
-/** Names and removes what one test creates. */
-export class PodmanObjects {
-  private readonly containers: string[] = [];
-  private readonly pods: string[] = [];
-  private readonly volumes: string[] = [];
-  private readonly others: Array<() => void> = [];
-  private readonly prefix = `esm-${testImages().runId}-${randomBytes(3).toString('hex')}`;
-  private count = 0;
-
-  /** `--label` arguments that tie an object to this run. */
-  get labelArgs(): string[] {
-    return ['--label', `${RUN_LABEL}=${testImages().runId}`];
-  }
-
-  container(role: string): string {
-    return this.track(this.containers, role);
-  }
-
-  pod(role: string): string {
-    return this.track(this.pods, role);
-  }
-
-  async volume(role: string): Promise<string> {
-    const name = this.track(this.volumes, role);
-    await podman(['volume', 'create', ...this.labelArgs, name]);
-    return name;
-  }
-
-  /** Something else to undo once the containers are gone (a host directory they mounted). */
-  onRemove(cleanup: () => void): void {
-    this.others.push(cleanup);
-  }
-
-  /** Containers first (a pod's own are removed with it), then pods, then volumes; throws at the end, once, naming what stayed. */
-  async removeAll(): Promise<void> {
-    const problems: string[] = [];
-    const remove = async (args: string[]): Promise<void> => {
-      const result = await podmanRun(args, 30_000);
-      if (result.code !== 0 && !/no such|not found|no pod with name/i.test(result.stderr)) problems.push(`${args.join(' ')}: ${result.stderr.trim()}`);
-    };
-    for (const name of this.containers.splice(0)) await remove(['rm', '--force', '--time', '0', name]);
-    for (const name of this.pods.splice(0)) await remove(['pod', 'rm', '--force', '--time', '0', name]);
-    for (const name of this.volumes.splice(0)) await remove(['volume', 'rm', '--force', name]);
-    for (const cleanup of this.others.splice(0)) cleanup();
-    if (problems.length > 0) throw new Error(`podman objects left behind:\n${problems.join('\n')}`);
-  }
-
-  private track(list: string[], role: string): string {
-    this.count += 1;
-    const name = `${this.prefix}-${role}-${this.count}`;
-    list.push(name);
-    return name;
+/** Names and removes what one test creates, labelled with this test run. */
+export class PodmanObjects extends RunObjects {
+  constructor() {
+    super(testImages().runId);
   }
 }
 
@@ -73,5 +23,7 @@ declare module 'vitest' {
     managerImageTag: string;
     envoyImage: string;
     podmanRunId: string;
+    /** hey, built by the global setup (test/fleet/support/hey.ts). */
+    heyBinary: string;
   }
 }
