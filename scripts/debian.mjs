@@ -1,7 +1,8 @@
 // Installs the Debian packages the tests, the image and the packaging need when their commands are
 // missing, so `npm ci && npm test` stays the only set-up on a fresh Debian machine: strip (the single
 // executable), podman with runc (the image, pod and sidecar-less tests), openssl (the protocol tests'
-// certificates). Elsewhere, or without root, it says exactly what to install instead of trying.
+// certificates), haproxy (the fleet tests). Elsewhere, or without root, it says exactly what to
+// install instead of trying.
 //
 //   node scripts/debian.mjs        # installs what is missing, prints nothing when all is there
 import { spawnSync } from 'node:child_process';
@@ -17,6 +18,9 @@ const NEEDED = [
   { command: 'podman', pkg: 'podman' },
   { command: 'runc', pkg: 'runc' },
   { command: 'openssl', pkg: 'openssl' },
+  // The fleet tests' load balancer; they run their own haproxy processes (the package's service, if
+  // the machine starts one, has no frontends).
+  { command: 'haproxy', pkg: 'haproxy' },
 ];
 
 export class MissingPackagesError extends Error {}

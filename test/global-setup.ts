@@ -16,6 +16,7 @@ import { packagePaths } from './support/package/paths.js';
 import { ensureEnvoyBinary } from './support/real-envoy/binary.js';
 import { aioquicPython } from './support/protocols/h3.js';
 import { ensureSystemPackages } from './support/system-packages.js';
+import { ensureHey } from './fleet/support/hey.js';
 
 const SUPPORT = 'test/support';
 
@@ -33,6 +34,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await aioquicPython();
   // No podman, no run: the image, pod and sidecar-less tests fail here with one reason, never skip.
   const images = await buildTestImages((line) => console.log(line));
+  // hey, built from its pinned Go module into a cache outside the repository (once per machine).
+  project.provide('heyBinary', ensureHey());
   const runId = `${process.pid}${Date.now().toString(36)}`;
   project.provide('managerImage', images.manager);
   project.provide('managerImageTag', images.managerTag);

@@ -1,4 +1,4 @@
-// The Debian packages the run needs (strip, podman, runc), installed by scripts/debian.mjs when
+// The Debian packages the run needs (strip, podman, runc, haproxy), installed by scripts/debian.mjs when
 // missing: the global setup goes through here so `npm test` is the only set-up.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -1,0 +1,225 @@
+// One rolling update of a fleet of the chart's pods behind HAProxy, under load, inside the private
+// network namespace the fleet runner lives in (netns.ts): the application (a plain upstream),
+// N podman pods of the chart (the project's image and real Envoy 1.40, terminated as a 1.33 kubelet
+// does), HAProxy in front of them, and the clients: hey at a constant rate and HTTP/1.1 clients
+// through HAProxy's HTTP/1.1 frontend, HTTP/2 clients through its h2c frontend (h2c to the pods
+// too), long requests put in flight before each deletion, and idle pooled connections. Returns what
+// every client and HAProxy counted, and the rollout's timeline.
+import { freePort } from '../../support/ports.js';
+import { helmTemplate, parseManifests } from '../../support/chart/helm.js';
+import { readPod, type RenderedPod } from '../../support/chart/manifests.js';
+import { startUpstream } from '../../support/real-envoy/upstream.js';
+import { idleHttp1, idleHttp2, longRequest, type IdleConnection, type SideResult } from '../../support/traffic/side-clients.js';
+import { Traffic } from '../../support/traffic/traffic.js';
+import { terminatePod } from '../../image/support/podman-kubelet.js';
+import { RunObjects } from '../../image/support/podman-objects.js';
+import { startPodmanPod } from '../../image/support/podman-pod.js';
+import { type BalancerMode, type HealthCheck, HTTP1_BACKEND, slotName } from './haproxy-config.js';
+import { Haproxy, haproxyVersion, type ServerStats } from './haproxy.js';
+import { type HeyReport, HEY_VERSION, startHey } from './hey.js';
+import { CHART_STRATEGIES, type Strategy } from './rollout-plan.js';
+import { type FleetPod, rollout, type RolloutReport } from './rollout.js';
+
+export interface FleetInput {
+  readonly mode: BalancerMode;
+  /** `hostNetwork`: the chart's hostNetwork values (and their rollout strategy). */
+  readonly network: 'pod' | 'hostNetwork';
+  /** false: the pods have no preStop hooks (the control). */
+  readonly hooks: boolean;
+  readonly replicas: number;
+  readonly minDrainSeconds: number;
+  readonly healthCheck: HealthCheck;
+  /** Endpoints mode: how long after the deletion the balancer takes the pod out. */
+  readonly removeLagMs: number;
+  readonly images: { readonly manager: string; readonly managerTag: string; readonly envoy: string };
+  readonly runId: string;
+  readonly heyBinary: string;
+  /** How long a long request is held by the application. */
+  readonly longRequestMs: number;
+}
+
+export interface FleetOutput {
+  readonly input: Omit<FleetInput, 'images' | 'runId' | 'heyBinary'>;
+  readonly versions: { readonly haproxy: string; readonly hey: string };
+  readonly strategy: Strategy;
+  readonly rollout: Omit<RolloutReport, 'pods'>;
+  /** Per deleted pod: from its deletion until HAProxy took it out (null: it never did). */
+  readonly balancerLetGoMs: Readonly<Record<string, number | null>>;
+  /** N x the minimum drain. */
+  readonly floorMs: number;
+  readonly hey: HeyReport;
+  readonly clients: { readonly http1: ClientCount; readonly http2: ClientCount };
+  readonly longRequests: { readonly sent: number; readonly failures: readonly string[] };
+  readonly idleConnections: { readonly opened: number; readonly closedByServer: number };
+  readonly haproxy: { readonly totals: HaproxyTotals; readonly servers: readonly ServerStats[] };
+}
+
+export interface ClientCount {
+  readonly succeeded: number;
+  readonly failures: readonly string[];
+}
+
+/** HAProxy's error and retry counters, summed over every server of both backends, and the 5xx its frontends sent. */
+export interface HaproxyTotals {
+  readonly econ: number;
+  readonly eresp: number;
+  readonly wretr: number;
+  readonly wredis: number;
+  readonly srvAbrt: number;
+  readonly frontend5xx: number;
+}
+
+const TOKEN = 'fleet-test-hook-token-0123456789';
+/** The chart's listener port of the application. */
+const APP_PORT = 8080;
+/** Clients keep going this long after the last pod exited: a broken last pod shows. */
+const AFTER_ROLLOUT_MS = 500;
+
+/** The chart's listener, routed to the application with no route timeout (long requests). */
+function appValues(upstreamPort: number): Record<string, unknown> {
+  const hcm = {
+    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+    stat_prefix: 'ingress',
+    codec_type: 'AUTO',
+    route_config: { name: 'app', virtual_hosts: [{ name: 'app', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'app', timeout: '0s' } }] }] },
+    http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+  };
+  return {
+    listeners: [{ name: 'ingress', address: { socket_address: { address: '0.0.0.0', port_value: APP_PORT } }, filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] }] }],
+    clusters: [{ name: 'app', type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: 'app', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstreamPort } } } }] }] } }],
+  };
+}
+
+async function render(input: FleetInput, upstreamPort: number): Promise<RenderedPod> {
+  const values = {
+    hookToken: { value: TOKEN },
+    // A short drain for the test; the checks (or the endpoint follower) must let go well before it ends.
+    shutdown: { minDrainDuration: input.minDrainSeconds, quietPeriod: 0.5, checkInterval: 0.2, drainTimeout: 10 },
+    ...(input.network === 'hostNetwork' ? { hostNetwork: true } : {}),
+    ...appValues(upstreamPort),
+  };
+  const result = await helmTemplate({ values });
+  if (result.code !== 0) throw new Error(`helm template failed: ${result.stderr}`);
+  return readPod(parseManifests(result.stdout));
+}
+
+/** The strategy the chart rendered: the Deployment's rollingUpdate. */
+function renderedStrategy(rendered: RenderedPod): Strategy {
+  const rolling = rendered.deployment.spec?.strategy?.rollingUpdate;
+  const number = (value: number | string | undefined): number => {
+    if (typeof value !== 'number') throw new Error(`the chart's rollingUpdate uses ${String(value)}; the fleet test models whole numbers only`);
+    return value;
+  };
+  return { maxSurge: number(rolling?.maxSurge), maxUnavailable: number(rolling?.maxUnavailable) };
+}
+
+export async function runFleet(input: FleetInput): Promise<FleetOutput> {
+  const versions = { haproxy: haproxyVersion(), hey: HEY_VERSION };
+  const objects = new RunObjects(input.runId);
+  const upstream = await startUpstream();
+  const cleanups: Array<() => Promise<unknown>> = [() => upstream.close(), () => objects.removeAll()];
+  try {
+    const rendered = await render(input, upstream.port);
+    const strategy = renderedStrategy(rendered);
+    const expected = CHART_STRATEGIES[input.network === 'hostNetwork' ? 'hostNetwork' : 'default'];
+    if (strategy.maxSurge !== expected.maxSurge || strategy.maxUnavailable !== expected.maxUnavailable) throw new Error(`the chart renders ${JSON.stringify(strategy)} for ${input.network}, not ${JSON.stringify(expected)}`);
+    if (!input.hooks) {
+      for (const c of [rendered.envoy, rendered.sidecar]) delete c.lifecycle;
+    }
+    const images = { [rendered.sidecar.image ?? '']: input.images.manager, [rendered.envoy.image ?? '']: input.images.envoy };
+    if (`localhost/${rendered.sidecar.image}` !== input.images.managerTag) throw new Error(`the chart's manager image ${rendered.sidecar.image} is not ${input.images.managerTag}`);
+    const inPlace = input.network === 'hostNetwork';
+    const http1Port = await freePort();
+    const http2Port = await freePort();
+    const haproxy = await Haproxy.start({ mode: input.mode, slots: inPlace ? input.replicas : 2 * input.replicas, http1Port, http2Port, healthCheck: input.healthCheck });
+    cleanups.unshift(() => haproxy.stop());
+    const readyPort = rendered.bootstrap.static_resources?.listeners?.find((l) => l.name === 'ready')?.address.socket_address?.port_value;
+    if (readyPort === undefined) throw new Error('the rendered bootstrap has no ready listener');
+
+    const startPod = async (name: string, slot: number): Promise<FleetPod> => ({ name, slot, pod: await startPodmanPod(rendered, objects, images, { outsidePorts: [upstream.port] }) });
+    const admit = async (pod: FleetPod): Promise<void> => {
+      await haproxy.admit(pod.slot, { traffic: pod.pod.ports.port(APP_PORT), ready: pod.pod.ports.port(readyPort) });
+    };
+    const initial = await Promise.all(Array.from({ length: input.replicas }, (_, slot) => startPod(`old-${slot}`, slot)));
+    for (const pod of initial) await admit(pod);
+    if (input.mode === 'health-check') for (const pod of initial) await haproxy.waitUp(pod.slot, 10_000);
+
+    // The clients, all through HAProxy.
+    const hey = startHey(input.heyBinary, { url: `http://127.0.0.1:${http1Port}/`, workers: 8, ratePerWorker: 25, maxSeconds: 120, timeoutSeconds: 10 });
+    const http1 = await Traffic.start({ terminating: { host: '127.0.0.1', port: http1Port }, healthy: { host: '127.0.0.1', port: http1Port }, http1Clients: 3, http2Clients: 0, thinkTimeMs: 10 });
+    const http2 = await Traffic.start({ terminating: { host: '127.0.0.1', port: http2Port }, healthy: { host: '127.0.0.1', port: http2Port }, http1Clients: 0, http2Clients: 2, streamsPerSession: 2, thinkTimeMs: 10 });
+    const idle: IdleConnection[] = [await idleHttp1(http1Port), await idleHttp1(http1Port), await idleHttp2(http2Port)];
+    const long: Array<Promise<SideResult>> = [];
+    const deletedAt = new Map<string, { slot: number; at: number }>();
+
+    let report: RolloutReport;
+    try {
+      report = await rollout(initial, {
+        startPod,
+        admit,
+        remove: (pod) => haproxy.remove(pod.slot),
+        terminate: (pod) => terminatePod(pod.pod, { hooks: input.hooks }),
+        beforeDelete: async (pod) => {
+          deletedAt.set(pod.name, { slot: pod.slot, at: Date.now() });
+          // Enough long requests on each protocol that round robin puts some on every pod.
+          const batch = Array.from({ length: input.replicas }, () => [longRequest(http1Port, 'http1', `/slow/${input.longRequestMs}`, 30_000), longRequest(http2Port, 'http2', `/slow/${input.longRequestMs}`, 30_000)]).flat();
+          long.push(...batch);
+          await upstream.slowInFlight(batch.length);
+        },
+      }, { replicas: input.replicas, strategy, inPlace, removeLagMs: input.mode === 'endpoints' ? input.removeLagMs : undefined, timeoutMs: 120_000 });
+      await delay(AFTER_ROLLOUT_MS);
+    } finally {
+      // Stopped whatever happened, so their processes and sockets are gone.
+      await Promise.allSettled([hey.stop(), http1.stop(), http2.stop(), Promise.all(long)]);
+    }
+    const heyReport = await hey.stop();
+    const [stats1, stats2] = [await http1.stop(), await http2.stop()];
+    const longResults = await Promise.all(long);
+    const idleClosed = idle.filter((c) => c.closed()).length;
+    await Promise.all(idle.map((c) => c.close()));
+    const servers = await haproxy.stats();
+    const { pods: _pods, ...timeline } = report;
+    // When HAProxy stopped sending new requests to each deleted pod: its first DOWN (checks failed, or maintenance) after the deletion.
+    const balancerLetGoMs = Object.fromEntries(
+      [...deletedAt].map(([name, { slot, at }]) => {
+        const down = haproxy.stateChanges.find((c) => c.backend === HTTP1_BACKEND && c.server === slotName(slot) && c.state === 'DOWN' && c.at >= at);
+        return [name, down === undefined ? null : down.at - at];
+      }),
+    );
+    return {
+      input: { mode: input.mode, network: input.network, hooks: input.hooks, replicas: input.replicas, minDrainSeconds: input.minDrainSeconds, healthCheck: input.healthCheck, removeLagMs: input.removeLagMs, longRequestMs: input.longRequestMs },
+      versions,
+      strategy,
+      rollout: timeline,
+      balancerLetGoMs,
+      floorMs: input.replicas * input.minDrainSeconds * 1_000,
+      hey: heyReport,
+      clients: {
+        http1: { succeeded: stats1.requests.terminating + stats1.requests.healthy, failures: stats1.failures.map((f) => `${f.kind}: ${f.detail}`) },
+        http2: { succeeded: stats2.requests.terminating + stats2.requests.healthy, failures: stats2.failures.map((f) => `${f.kind}: ${f.detail}`) },
+      },
+      longRequests: { sent: longResults.length, failures: longResults.flatMap((r) => (r.failure === undefined ? [] : [`${r.protocol}: ${r.failure}`])) },
+      idleConnections: { opened: idle.length, closedByServer: idleClosed },
+      haproxy: { totals: totals(servers), servers: servers.filter((s) => s.server !== 'FRONTEND' && s.server !== 'BACKEND' && s.stot > 0) },
+    };
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  }
+}
+
+function totals(stats: readonly ServerStats[]): HaproxyTotals {
+  const servers = stats.filter((s) => s.server !== 'FRONTEND' && s.server !== 'BACKEND');
+  const sum = (pick: (s: ServerStats) => number, rows: readonly ServerStats[] = servers): number => rows.reduce((total, s) => total + pick(s), 0);
+  return {
+    econ: sum((s) => s.econ),
+    eresp: sum((s) => s.eresp),
+    wretr: sum((s) => s.wretr),
+    wredis: sum((s) => s.wredis),
+    srvAbrt: sum((s) => s.srvAbrt),
+    frontend5xx: sum((s) => s.hrsp5xx, stats.filter((s) => s.server === 'FRONTEND')),
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
