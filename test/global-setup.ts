@@ -66,7 +66,7 @@ export async function buildFixtures(): Promise<void> {
 }
 
 /** Runs `node scripts/package.mjs` (about a second) unless the executable is newer than the bundle. */
-async function packageIfStale(): Promise<void> {
+export async function packageIfStale(): Promise<void> {
   const { BUNDLE, EXECUTABLE } = await packagePaths();
   if (existsSync(EXECUTABLE) && statSync(EXECUTABLE).mtimeMs >= statSync(BUNDLE).mtimeMs) return;
   const result = spawnSync(process.execPath, ['scripts/package.mjs'], { stdio: 'inherit' });

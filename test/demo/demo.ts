@@ -6,6 +6,7 @@ import type { TimelineEvent } from '../support/kubelet/timeline.js';
 import { envoyVersion } from '../support/real-envoy/binary.js';
 import { startUpstream } from '../support/real-envoy/upstream.js';
 import { terminateUnderLoad, type ConnectionSample } from '../support/termination-run.js';
+import { fleetDemo } from './fleet-demo.js';
 
 const GRACE_SECONDS = 30;
 const DEPROGRAMMING_DELAY_MS = 2_000;
@@ -79,7 +80,8 @@ function chart(samples: readonly ConnectionSample[]): string {
   return samples.map((s) => `  ${String(s.t).padStart(6)} ms ${String(s.connections).padStart(4)} ${'#'.repeat(Math.round((s.connections / peak) * 40))}`).join('\n');
 }
 
-main().catch((error: unknown) => {
+// `npm run demo -- --fleet`: the rolling update of a fleet behind HAProxy instead (fleet-demo.ts).
+(process.argv.includes('--fleet') ? fleetDemo() : main()).catch((error: unknown) => {
   console.error(error);
   process.exitCode = 1;
 });
