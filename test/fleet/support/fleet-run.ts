@@ -164,7 +164,8 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
           // Enough long requests on each protocol that round robin puts some on every pod.
           const batch = Array.from({ length: input.replicas }, () => [longRequest(http1Port, 'http1', `/slow/${input.longRequestMs}`, 30_000), longRequest(http2Port, 'http2', `/slow/${input.longRequestMs}`, 30_000)]).flat();
           long.push(...batch);
-          await upstream.slowInFlight(batch.length);
+          // Held by the application, or (a pod already gone, in the control) failed: either way, no wait without end.
+          await Promise.race([upstream.slowInFlight(batch.length), Promise.all(batch)]);
         },
       }, { replicas: input.replicas, strategy, inPlace, removeLagMs: input.mode === 'endpoints' ? input.removeLagMs : undefined, timeoutMs: 120_000 });
       await delay(AFTER_ROLLOUT_MS);
