@@ -26,12 +26,15 @@ export async function runInPrivateNetns<T>(runner: string, payload: unknown, tim
       err += `\nkilled after ${timeoutMs} ms`;
       kill();
     }, timeoutMs);
+    // Its own process group does not go with ours: a test process that ends takes it along.
+    process.once('exit', kill);
     child.once('error', (error) => {
       clearTimeout(timer);
       fail(new Error(`cannot run unshare (util-linux), needed for a private network namespace: ${error.message}`));
     });
     child.once('exit', (exitCode) => {
       clearTimeout(timer);
+      process.off('exit', kill);
       // Whatever the script left running in its group goes with it.
       kill();
       done({ code: exitCode, stdout: out, stderr: err });
