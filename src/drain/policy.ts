@@ -41,6 +41,9 @@ export function endGameDelayMs(over: number, checkIntervalMs: number): number {
   return Math.min(checkIntervalMs, FAST_READ_INTERVAL_MS * END_GAME_GROWTH ** Math.max(0, over - 1));
 }
 
+/** With a quiet period, reads near the drain's earliest end come at least every quietPeriod / QUIET_READ_SHARE. */
+export const QUIET_READ_SHARE = 4;
+
 /**
  * With `--connections listeners`, once the drain could finish and at most HINT_MAX_OVER connections
  * hold it, the kernel's count of TCP sockets is read every HINT_POLL_MS with one connection above the
@@ -133,6 +136,12 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
   if (untilMayFinish > 0) {
     // Wake exactly when the drain may first finish.
     delay = Math.min(delay, untilMayFinish);
+    // A request or connection seen at a read is dated to that read: once new ones could still
+    // move the end past the minimum drain, reads come often enough that the quiet period is
+    // overrun by a share of itself at most, whatever the check interval.
+    if (policy.quietPeriodMs > 0 && now.elapsedMs + delay > policy.minDrainMs - policy.quietPeriodMs) {
+      delay = Math.min(delay, Math.max(FAST_READ_INTERVAL_MS, policy.quietPeriodMs / QUIET_READ_SHARE));
+    }
   } else if (now.connections !== undefined) {
     const over = now.connections - policy.exitAtConnections;
     const endGame = hinted ? safetyNetDelayMs(over, policy.checkIntervalMs) : endGameDelayMs(over, policy.checkIntervalMs);

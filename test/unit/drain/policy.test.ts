@@ -114,6 +114,16 @@ describe('nextReadDelay', () => {
     expect(nextReadDelay(quiet, at(4_000, 0, 3_000))).toBe(1_000);
     expect(nextReadDelay(quiet, at(8_000, 0, 3_000))).toBe(FAST_READ_INTERVAL_MS);
   });
+
+  it('reads at least every quarter of the quiet period while new traffic could still move the end, whatever the check interval', () => {
+    const slow: DrainPolicy = { ...policy, minDrainMs: 0, quietPeriodMs: 2_000, checkIntervalMs: 5_000 };
+    expect(nextReadDelay(slow, at(0, 3, 0))).toBe(500);
+    expect(nextReadDelay(slow, at(1_800, 3, 0))).toBe(200);
+    // A minimum drain far away: new traffic now cannot move the end, so reads keep the cadence.
+    const long: DrainPolicy = { ...slow, minDrainMs: 20_000 };
+    expect(nextReadDelay(long, at(1_000, 3, 0))).toBe(5_000);
+    expect(nextReadDelay(long, at(17_000, 3, 0))).toBe(500);
+  });
 });
 
 describe('nextReadDelay with the next stats flush timed', () => {
