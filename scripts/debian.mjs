@@ -1,6 +1,6 @@
 // Installs the Debian packages the tests, the image and the packaging need when their commands are
 // missing, so `npm ci && npm test` stays the only set-up on a fresh Debian machine: strip (the single
-// executable), podman with runc (the image, pod and sidecar-less tests), openssl (the protocol tests'
+// executable), podman with runc (the image, pod and sidecar-less tests), openssl (the protocol and peer-fixture tests'
 // certificates), haproxy (the fleet tests). Elsewhere, or without root, it says exactly what to
 // install instead of trying.
 //
