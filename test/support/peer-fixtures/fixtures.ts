@@ -66,7 +66,7 @@ function egTranslated(output: JsonObject, env: TestEnvironment): JsonObject {
   const section = (type: string, list: string, key: string): JsonObject[] =>
     arrayField(typed(configs, type) ?? {}, list)
       .filter(isObject)
-      .map((entry) => (key === '' ? entry : objectField(entry, key) ?? objectField(objectField(entry, 'active_state') ?? {}, key) ?? {}));
+      .map((entry) => withoutType(objectField(entry, key) ?? objectField(objectField(entry, 'active_state') ?? {}, key) ?? {}));
   const bootstrap = objectField(typed(configs, 'BootstrapConfigDump') ?? {}, 'bootstrap');
   if (bootstrap === undefined) throw new Error('no bootstrap in the config dump');
   const listeners = section('ListenersConfigDump', 'dynamic_listeners', 'listener');
@@ -74,6 +74,12 @@ function egTranslated(output: JsonObject, env: TestEnvironment): JsonObject {
   const clusters = section('ClustersConfigDump', 'dynamic_active_clusters', 'cluster');
   const endpoints = section('EndpointsConfigDump', 'dynamic_endpoint_configs', 'endpoint_config');
   return standalone(bootstrap, listeners, routes, clusters, env, endpoints);
+}
+
+/** A dumped resource is an Any (it names its `@type`); in a bootstrap it is the message itself. */
+function withoutType(resource: JsonObject): JsonObject {
+  const { ['@type']: _type, ...rest } = resource;
+  return rest;
 }
 
 /** `egctl experimental translate --type bootstrap`: the bootstrap under its one proxy's key. */
