@@ -34,6 +34,11 @@ export class PortMap {
     return new PortMap(ports);
   }
 
+  /** Ports already chosen elsewhere (e.g. a bridge into a pod's own network namespace). */
+  static of(ports: ReadonlyMap<number, number>): PortMap {
+    return new PortMap(ports);
+  }
+
   port(fixed: number): number {
     const port = this.ports.get(fixed);
     if (port === undefined) throw new Error(`port ${fixed} was not reserved: the rendered pod uses a port the test did not expect`);

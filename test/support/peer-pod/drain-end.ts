@@ -1,0 +1,45 @@
+// How a drop-in drain ended, from the hook's own lines in the manager container's log (JSON, or
+// the text lines Contour's `--log-format text` default gives): how long it took, and the bound it
+// must meet once only idle connections are left (its minimum drain plus its quiet period plus
+// 1 s, both as the hook logged them at its start).
+import { parseDuration } from '../../../src/shared/duration.js';
+
+export interface DrainEnd {
+  readonly result: unknown;
+  readonly elapsedMs: number;
+  readonly boundMs: number;
+  readonly started: Record<string, unknown> | undefined;
+}
+
+/** One second for the last reads, the ready file and the hook's own start. */
+const SLACK_MS = 1_000;
+
+export function drainEnd(log: string): DrainEnd {
+  const lines = log.split('\n').map(parseLine);
+  const started = lines.find((line) => line?.['msg'] === 'shutdown started');
+  const finished = lines.find((line) => line?.['msg'] === 'shutdown finished');
+  const duration = (field: string): number => parseDuration(String(started?.[field] ?? '0s'));
+  return {
+    result: finished?.['result'],
+    elapsedMs: Number(finished?.['elapsedMs'] ?? Number.NaN),
+    boundMs: duration('minDrainDuration') + duration('quietPeriod') + SLACK_MS,
+    started,
+  };
+}
+
+/** A JSON line, or a text line `<time> <LEVEL> <component>: <msg> key=value…` (values bare or JSON). */
+function parseLine(line: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    const text = /^\S+ +[A-Z]+ +(?:[\w-]+: )?(.*)$/.exec(line)?.[1];
+    if (text === undefined) return undefined;
+    const firstField = text.search(/ \w+=/);
+    const entry: Record<string, unknown> = { msg: firstField === -1 ? text : text.slice(0, firstField) };
+    for (const [, key, value] of text.slice(Math.max(firstField, 0)).matchAll(/ (\w+)=("(?:[^"\\]|\\.)*"|\S+)/g)) {
+      entry[key as string] = (value as string).startsWith('"') ? (JSON.parse(value as string) as unknown) : value;
+    }
+    return entry;
+  }
+}

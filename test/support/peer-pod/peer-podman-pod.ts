@@ -1,0 +1,149 @@
+// A pod as Envoy Gateway's or Contour's controller renders it (their own renderer's output, in
+// test/fixtures/peers/<peer>/pod/), run in podman with its own loopback only (`--network none`):
+// the rendered containers in their order, commands and args ($(VAR) expanded from the container's
+// environment as kubelet does), environment (downward API resolved), users, capabilities,
+// emptyDirs and hooks; the manager container from this project's image, Envoy from the test Envoy
+// image with the fixture's static bootstrap where the peer's bootstrap goes. What differs from a
+// cluster, and only that: no xDS (the bootstrap is static, so the xDS certificate and SDS volumes
+// are not mounted, and Contour's init container, which writes the bootstrap, is not run), and the
+// pod is reached through a bridge (netns-bridge.ts).
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
+import { PortMap } from '../chart/chart-pod.js';
+import type { Hook, PodContainer, PodmanPod } from '../../image/support/podman-pod.js';
+import { podman, type PodmanObjects } from '../../image/support/podman.js';
+import { waitForHttp } from '../../image/support/wait.js';
+import type { JsonObject } from '../peer-fixtures/proto-json.js';
+import type { End } from './forward.js';
+import { bridgePod, type PodBridge } from './netns-bridge.js';
+
+export interface PeerPodOptions {
+  readonly spec: IPodSpec;
+  /** The fixture's bootstrap, static. */
+  readonly bootstrap: JsonObject;
+  readonly images: { readonly manager: string; readonly envoy: string };
+  /** Where the pod's Envoy reaches its backend: each listed pod loopback port goes to that end here. */
+  readonly backends: ReadonlyArray<{ readonly inPod: number; readonly to: End }>;
+  /** The pod's ports to reach from here: listeners, the manager's port, probes and hooks. */
+  readonly ports: readonly number[];
+  /** Host directories Envoy's container sees at the same path, read-only (the test's certificate). */
+  readonly envoyMounts: readonly string[];
+}
+
+export interface PeerPod {
+  readonly pod: PodmanPod;
+  readonly bridge: PodBridge;
+  container(name: string): PodContainer;
+}
+
+/** The downward API fields the peers' pods read, as a cluster would fill them. */
+const FIELD_VALUES: Readonly<Record<string, string>> = { 'metadata.name': 'peer-pod-0', 'metadata.namespace': 'peer-system', 'spec.nodeName': 'node-0' };
+
+export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptions): Promise<PeerPod> {
+  const { spec } = options;
+  const grace = spec.terminationGracePeriodSeconds ?? 30;
+  const name = objects.pod('peer');
+  await podman(['pod', 'create', '--name', name, '--network', 'none', ...objects.labelArgs]);
+  const volumes = await emptyDirs(objects, spec, options.bootstrap);
+  const containers: PodContainer[] = [];
+  const probes: Array<{ id: string; port: number; path: string }> = [];
+  for (const c of spec.containers) {
+    const id = objects.container(c.name);
+    const envoy = c.command?.[0] === 'envoy';
+    const env = containerEnv(c);
+    const args = (c.args ?? []).map((arg) => expand(arg, env));
+    await podman([
+      'run', '--detach', '--pod', name, '--name', id, ...objects.labelArgs,
+      ...securityArgs(c, spec),
+      ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
+      ...(c.volumeMounts ?? []).flatMap((m) => { const source = volumes.get(m.name); return source === undefined ? [] : ['--volume', `${source}:${m.mountPath}${m.readOnly === true ? ':ro' : ''}`]; }),
+      ...(envoy ? options.envoyMounts.flatMap((dir) => ['--volume', `${dir}:${dir}:ro`]) : []),
+      ...(c.command === undefined ? [] : ['--entrypoint', JSON.stringify(c.command.slice(0, 1))]),
+      envoy ? options.images.envoy : options.images.manager,
+      ...(c.command ?? []).slice(1).map((arg) => expand(arg, env)),
+      ...(envoy ? withBootstrap(args, options.bootstrap) : args),
+    ], 60_000);
+    containers.push({ name: c.name, id, preStop: undefined });
+    const probe = c.readinessProbe?.httpGet ?? c.startupProbe?.httpGet;
+    if (probe !== undefined) probes.push({ id, port: Number(probe.port), path: probe.path ?? '/' });
+  }
+  const first = containers[0];
+  if (first === undefined) throw new Error('the rendered pod has no container');
+  const pid = (await podman(['inspect', '--format', '{{.State.Pid}}', first.id])).trim();
+  const bridge = await bridgePod(pid, { ports: options.ports, backends: options.backends });
+  objects.onRemove(() => bridge.close());
+  const hooked = containers.map((c, index) => ({ ...c, preStop: hookOf(spec.containers[index] as IContainer, bridge) }));
+  // kubelet's probes: the pod counts as started once every probed container answers.
+  await Promise.all(probes.map((probe) => waitForHttp(probe.id, bridge.port(probe.port), probe.path)));
+  const pod: PodmanPod = {
+    name,
+    terminationGracePeriodSeconds: grace,
+    containers: hooked,
+    sidecars: [],
+    ports: PortMap.of(new Map(options.ports.map((port) => [port, bridge.port(port)]))),
+    container: (wanted) => hooked.find((c) => c.name === wanted) ?? missing(wanted),
+  };
+  return { pod, bridge, container: pod.container };
+}
+
+function missing(name: string): never {
+  throw new Error(`no container ${name} in the rendered pod`);
+}
+
+/** Each emptyDir as a host directory (writable by the pod's users); Contour's config volume holds the bootstrap its init container would have written. */
+async function emptyDirs(objects: PodmanObjects, spec: IPodSpec, bootstrap: JsonObject): Promise<Map<string, string>> {
+  const dirs = new Map<string, string>();
+  const configVolume = spec.initContainers?.[0]?.volumeMounts?.find((m) => m.mountPath === '/config')?.name;
+  for (const volume of spec.volumes ?? []) {
+    if (volume.emptyDir === undefined) continue;
+    const dir = mkdtempSync(join(tmpdir(), `esm-peer-${volume.name}-`));
+    chmodSync(dir, 0o777);
+    objects.onRemove(() => rmSync(dir, { recursive: true, force: true }));
+    if (volume.name === configVolume) writeFileSync(join(dir, 'envoy.json'), JSON.stringify(bootstrap), { mode: 0o644 });
+    dirs.set(volume.name, dir);
+  }
+  return dirs;
+}
+
+/** Envoy's args with the fixture's bootstrap inline where the peer puts its own (`--config-yaml`); a `-c` path is left to the config volume. */
+function withBootstrap(args: readonly string[], bootstrap: JsonObject): string[] {
+  const at = args.indexOf('--config-yaml');
+  return at === -1 ? [...args] : [...args.slice(0, at + 1), JSON.stringify(bootstrap), ...args.slice(at + 2)];
+}
+
+function containerEnv(c: IContainer): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const variable of c.env ?? []) {
+    const field = variable.valueFrom?.fieldRef?.fieldPath;
+    env[variable.name] = variable.value ?? (field === undefined ? '' : FIELD_VALUES[field] ?? '');
+  }
+  // kubelet sets it in every pod of a cluster (the hook copies its lines to the container log only then).
+  env['KUBERNETES_SERVICE_HOST'] = '10.96.0.1';
+  return env;
+}
+
+/** kubelet's $(VAR) expansion in command and args. */
+function expand(arg: string, env: Readonly<Record<string, string>>): string {
+  return arg.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => env[name] ?? whole);
+}
+
+function securityArgs(c: IContainer, spec: IPodSpec): string[] {
+  const context = c.securityContext;
+  const user = context?.runAsUser ?? spec.securityContext?.runAsUser;
+  const group = context?.runAsGroup ?? spec.securityContext?.runAsGroup;
+  return [
+    ...(user === undefined ? [] : ['--user', group === undefined ? String(user) : `${user}:${group}`]),
+    ...(context?.readOnlyRootFilesystem === true ? ['--read-only', '--read-only-tmpfs=false'] : []),
+    ...(context?.capabilities?.drop ?? []).flatMap((cap) => ['--cap-drop', cap]),
+    ...(context?.allowPrivilegeEscalation === false ? ['--security-opt', 'no-new-privileges'] : []),
+  ];
+}
+
+function hookOf(c: IContainer, bridge: PodBridge): Hook | undefined {
+  const preStop = c.lifecycle?.preStop;
+  if (preStop?.exec?.command !== undefined) return { exec: preStop.exec.command };
+  if (preStop?.httpGet !== undefined) return { httpGet: { port: bridge.port(Number(preStop.httpGet.port)), path: preStop.httpGet.path ?? '/', headers: {} } };
+  return undefined;
+}
