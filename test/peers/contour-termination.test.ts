@@ -1,8 +1,8 @@
 // Contour's generated pod (its provisioner's DaemonSet: the manager container with this project's
 // image, Envoy with a fixture's configuration), terminated as a 1.33 kubelet does under HTTP/1.1
 // and HTTP/2 load with long requests, idle pooled connections and a scraper on its stats listener:
-// no request lost, and the drain ends within its minimum drain (none: Contour has no such setting)
-// + quiet period + 1 s once only idle connections are left.
+// no request lost, and the drain ends within its quiet period + 1 s of the last request the pod
+// answered (Contour has no minimum drain), once only idle connections are left.
 import { afterEach, describe, it } from 'vitest';
 import { PodmanObjects, testImages } from '../image/support/podman.js';
 import { PEER_CASES } from '../support/peer-pod/peer-cases.js';

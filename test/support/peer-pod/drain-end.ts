@@ -1,7 +1,7 @@
 // How a drop-in drain ended, from the hook's own lines in the manager container's log (JSON, or
 // the text lines Contour's `--log-format text` default gives): how long it took, and the bound it
-// must meet once only idle connections are left (its minimum drain plus its quiet period plus
-// 1 s, both as the hook logged them at its start).
+// must meet with only idle connections left: its quiet period plus 1 s after the later of its
+// minimum drain and the last request the pod answered (both durations as the hook logged them).
 import { parseDuration } from '../../../src/shared/duration.js';
 
 export interface DrainEnd {
@@ -14,7 +14,8 @@ export interface DrainEnd {
 /** One second for the last reads, the ready file and the hook's own start. */
 const SLACK_MS = 1_000;
 
-export function drainEnd(log: string): DrainEnd {
+/** `busyUntil`: Date.now() when the pod answered its last request; only idle connections after it. */
+export function drainEnd(log: string, busyUntil: number): DrainEnd {
   const lines = log.split('\n').map(parseLine);
   const started = lines.find((line) => line?.['msg'] === 'shutdown started');
   const finished = lines.find((line) => line?.['msg'] === 'shutdown finished');
@@ -22,7 +23,7 @@ export function drainEnd(log: string): DrainEnd {
   return {
     result: finished?.['result'],
     elapsedMs: Number(finished?.['elapsedMs'] ?? Number.NaN),
-    boundMs: duration('minDrainDuration') + duration('quietPeriod') + SLACK_MS,
+    boundMs: Math.max(duration('minDrainDuration'), busyUntil - Date.parse(String(started?.['time'] ?? ''))) + duration('quietPeriod') + SLACK_MS,
     started,
   };
 }
@@ -36,7 +37,7 @@ function parseLine(line: string): Record<string, unknown> | undefined {
     const text = /^\S+ +[A-Z]+ +(?:[\w-]+: )?(.*)$/.exec(line)?.[1];
     if (text === undefined) return undefined;
     const firstField = text.search(/ \w+=/);
-    const entry: Record<string, unknown> = { msg: firstField === -1 ? text : text.slice(0, firstField) };
+    const entry: Record<string, unknown> = { time: line.split(' ', 1)[0], msg: firstField === -1 ? text : text.slice(0, firstField) };
     for (const [, key, value] of text.slice(Math.max(firstField, 0)).matchAll(/ (\w+)=("(?:[^"\\]|\\.)*"|\S+)/g)) {
       entry[key as string] = (value as string).startsWith('"') ? (JSON.parse(value as string) as unknown) : value;
     }

@@ -48,6 +48,8 @@ export interface PeerTermination {
   readonly traffic: TrafficStats;
   readonly requestsBeforeTermination: number;
   readonly longRequests: readonly SideResult[];
+  /** Date.now() when the last request on the pod was answered (load or long request): from then on only idle connections were left. */
+  readonly busyUntil: number;
   /** Whether each idle connection was closed by the pod (true) before the test closed it. */
   readonly idleClosed: readonly boolean[];
   /** The drain was still held by them at RELEASE_IDLE_AFTER_MS: the test closed the idle connections. */
@@ -76,7 +78,7 @@ export async function terminatePeerUnderLoad(objects: PodmanObjects, options: Pe
     const running = traffic;
     await waitFor('steady load on the pod', () => running.stats.requests.terminating >= STEADY_LOAD_REQUESTS, 30_000);
     const path = `/slow/${LONG_REQUEST_MS}`;
-    const longRequests = Promise.all([longRequest(port, 'http1', path), longRequest(port, 'http2', path)]);
+    const longRequests = Promise.all([longRequest(port, 'http1', path), longRequest(port, 'http2', path)]).then((results) => ({ results, at: Date.now() }));
     await upstream.slowInFlight(2); // both are in flight, past Envoy
     const requestsBeforeTermination = traffic.stats.requests.terminating;
     traffic.terminationStarted(DEPROGRAMMING_DELAY_MS);
@@ -91,11 +93,14 @@ export async function terminatePeerUnderLoad(objects: PodmanObjects, options: Pe
     if (lettingGo > 0) await sleep(lettingGo);
     const idleClosed = idle.map((connection) => connection.closed());
     const manager = termination.containers['shutdown-manager'];
+    const stats = await traffic.stop();
+    const long = await longRequests;
     return {
       termination,
-      traffic: await traffic.stop(),
+      traffic: stats,
       requestsBeforeTermination,
-      longRequests: await longRequests,
+      longRequests: long.results,
+      busyUntil: Math.max(long.at, stats.lastRequestToTerminatingAt ?? 0),
       idleClosed,
       idleReleasedByTest,
       managerLog: manager === undefined ? '' : await logs(manager.id),
