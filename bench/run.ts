@@ -3,6 +3,7 @@
 // sections (the header, with the machine and the command of the last full run, is kept).
 import { performance } from 'node:perf_hooks';
 import { adminLoad } from './admin-load.js';
+import { arm64Emulated } from './arm64-emulated.js';
 import { executableSize } from './executable-size.js';
 import { hostileWaiters } from './hostile-waiters.js';
 import { idleConnections } from './idle-connections.js';
@@ -17,7 +18,7 @@ import { describeMachine } from './support/machine.js';
 import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
 import { type Scenario, progress } from './support/scenario.js';
 
-const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, peers, executableSize];
+const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, peers, executableSize, arm64Emulated];
 
 /** How a person would type this run again. */
 function commandLine(names: readonly string[]): string {

