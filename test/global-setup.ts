@@ -65,10 +65,13 @@ export async function buildFixtures(): Promise<void> {
   });
 }
 
-/** Runs `node scripts/package.mjs` (about a second) unless the executable is newer than the bundle. */
+/** Runs `node scripts/package.mjs` (a few seconds per architecture) for each executable older than the bundle. */
 export async function packageIfStale(): Promise<void> {
-  const { BUNDLE, EXECUTABLE } = await packagePaths();
-  if (existsSync(EXECUTABLE) && statSync(EXECUTABLE).mtimeMs >= statSync(BUNDLE).mtimeMs) return;
-  const result = spawnSync(process.execPath, ['scripts/package.mjs'], { stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`node scripts/package.mjs failed (exit ${result.status ?? result.signal})`);
+  const { BUNDLE, EXECUTABLE, ARM64_EXECUTABLE } = await packagePaths();
+  const stale = (path: string): boolean => !existsSync(path) || statSync(path).mtimeMs < statSync(BUNDLE).mtimeMs;
+  for (const [arch, executable] of [['x64', EXECUTABLE], ['arm64', ARM64_EXECUTABLE]] as const) {
+    if (!stale(executable)) continue;
+    const result = spawnSync(process.execPath, ['scripts/package.mjs', `--arch=${arch}`], { stdio: 'inherit' });
+    if (result.status !== 0) throw new Error(`node scripts/package.mjs --arch=${arch} failed (exit ${result.status ?? result.signal})`);
+  }
 }

@@ -17,6 +17,7 @@ export interface ElfDependencies {
 export type ReadAt = (offset: number, length: number) => Promise<Buffer>;
 
 export const EM_X86_64 = 62;
+export const EM_AARCH64 = 183;
 const PT_LOAD = 1;
 const PT_DYNAMIC = 2;
 const PT_INTERP = 3;

@@ -3,10 +3,13 @@
 import { open, realpath, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ElfError } from '../shared/errors.js';
-import { EM_X86_64, readElfDependencies, type ElfDependencies } from './elf.js';
+import { EM_AARCH64, EM_X86_64, readElfDependencies, type ElfDependencies } from './elf.js';
 
-/** The loader's default search path on Debian-style x86-64 systems (distroless included). */
-export const DEFAULT_LIBRARY_DIRS = ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib'];
+/** The loader's default search path on Debian-style systems (distroless included), by ELF machine. */
+export const DEFAULT_LIBRARY_DIRS: ReadonlyMap<number, readonly string[]> = new Map([
+  [EM_X86_64, ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib']],
+  [EM_AARCH64, ['/lib/aarch64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib']],
+]);
 
 export interface RuntimeFiles {
   /** The loader as the executable names it (PT_INTERP) and the real file behind it. */
@@ -28,16 +31,17 @@ export async function elfDependencies(path: string): Promise<ElfDependencies> {
   }
 }
 
-export async function findRuntimeFiles(executable: string, searchDirs: readonly string[] = DEFAULT_LIBRARY_DIRS): Promise<RuntimeFiles> {
+export async function findRuntimeFiles(executable: string, searchDirs?: readonly string[]): Promise<RuntimeFiles> {
   const root = await elfDependencies(executable);
   if (root.interpreter === undefined) throw new ElfError(`${executable} names no dynamic loader (PT_INTERP): it cannot be run through one`);
-  if (root.machine !== EM_X86_64) throw new ElfError(`${executable} is not an x86-64 executable`);
+  const dirs = searchDirs ?? DEFAULT_LIBRARY_DIRS.get(root.machine);
+  if (dirs === undefined) throw new ElfError(`${executable} is neither an x86-64 nor an arm64 executable`);
   const libraries = new Map<string, string>();
   const pending: Array<{ soname: string; from: string; runpath: string | undefined }> = root.needed.map((soname) => ({ soname, from: executable, runpath: root.runpath }));
   while (pending.length > 0) {
     const { soname, from, runpath } = pending.shift()!;
     if (libraries.has(soname)) continue;
-    const found = await locate(soname, expandRunpath(runpath, from), searchDirs);
+    const found = await locate(soname, root.machine, expandRunpath(runpath, from), dirs);
     libraries.set(soname, found);
     const deps = await elfDependencies(found);
     for (const next of deps.needed) pending.push({ soname: next, from: found, runpath: deps.runpath });
@@ -45,12 +49,12 @@ export async function findRuntimeFiles(executable: string, searchDirs: readonly 
   return { loader: { name: root.interpreter.split('/').at(-1) ?? root.interpreter, path: await realpath(root.interpreter) }, libraries };
 }
 
-async function locate(soname: string, runpathDirs: readonly string[], searchDirs: readonly string[]): Promise<string> {
+async function locate(soname: string, machine: number, runpathDirs: readonly string[], searchDirs: readonly string[]): Promise<string> {
   for (const dir of [...runpathDirs, ...searchDirs]) {
     const candidate = join(dir, soname);
     const info = await stat(candidate).catch(() => undefined);
     // The loader skips files of the wrong class or machine; so do we.
-    if (info?.isFile() === true && (await elfDependencies(candidate).then((d) => d.machine === EM_X86_64, () => false))) {
+    if (info?.isFile() === true && (await elfDependencies(candidate).then((d) => d.machine === machine, () => false))) {
       return realpath(candidate);
     }
   }

@@ -1,37 +1,78 @@
-// The single executable `npm run package` builds, run as the distroless image runs it: copied alone
-// into an empty directory, started there with an empty environment (no PATH, no Node, no
-// node_modules within reach), and as the non-root user 65532.
-import { readFileSync, statSync, writeFileSync, renameSync } from 'node:fs';
+// The single executables `npm run package` builds, run as the distroless image runs them: copied
+// alone into an empty directory, started there with an empty environment (no PATH, no Node, no
+// node_modules within reach), and (x86-64) as the non-root user 65532. The arm64 one runs the same
+// checks under qemu's user-mode emulation with Debian's arm64 loader and libraries, against the
+// same real Envoy on the host over loopback, and installs itself: slower, and it must be as right.
+import { openSync, readFileSync, readSync, closeSync, readdirSync, readlinkSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, tempDir, type RunningCli } from '../support/cli.js';
 import { type DrainTarget, startDrainTarget } from '../support/real-envoy/drain-target.js';
 import { request } from '../support/http.js';
 import { NON_ROOT_UID, executableCommand, isolatedCopy, volumeDir, type IsolatedExecutable } from '../support/package/executable.js';
+import { arm64Sysroot, emulatedCommand, inArm64Namespace } from '../support/package/emulated.js';
 import { packagePaths } from '../support/package/paths.js';
 
-const { EXECUTABLE } = await packagePaths();
+const { EXECUTABLE, ARM64_EXECUTABLE } = await packagePaths();
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+const SYSROOT = await arm64Sysroot();
+/** For the tests that run several emulated processes in a row: each is bounded by its own waits. */
+const EMULATED_TIMEOUT_MS = 240_000;
 
-let copy: IsolatedExecutable;
+interface Target {
+  readonly name: string;
+  readonly executable: string;
+  /** ELF e_machine: the file is what its name says. */
+  readonly machine: number;
+  readonly command: (copy: IsolatedExecutable, options?: { nonRoot?: boolean }) => string[];
+}
+
+const TARGETS: readonly Target[] = [
+  { name: 'x86-64', executable: EXECUTABLE, machine: 62, command: executableCommand },
+  { name: 'arm64 (emulated)', executable: ARM64_EXECUTABLE, machine: 183, command: (copy) => emulatedCommand(SYSROOT, copy.path, copy.dir) },
+];
+
+const copies = new Map<Target, IsolatedExecutable>();
 beforeAll(() => {
-  copy = isolatedCopy(EXECUTABLE);
+  for (const target of TARGETS) copies.set(target, isolatedCopy(target.executable));
 });
-afterAll(() => copy.cleanup());
+afterAll(() => {
+  for (const copy of copies.values()) copy.cleanup();
+});
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** Starts the copy with nothing in its environment, killed after the test if still running. */
-function run(args: string[], options: { nonRoot?: boolean } = {}): RunningCli {
-  const cli = startCli(args, {}, executableCommand(copy, options));
+/** Starts `command` with nothing in its environment, killed after the test if still running. */
+function start(command: string[], args: string[]): RunningCli {
+  const cli = startCli(args, {}, command);
   cleanups.push(() => {
     cli.child.kill('SIGKILL');
     return cli.result.catch(() => undefined);
   });
   return cli;
+}
+
+/** Starts the target's copy. */
+function runner(target: Target): (args: string[], options?: { nonRoot?: boolean }) => RunningCli {
+  return (args, options = {}) => {
+    const copy = copies.get(target);
+    if (copy === undefined) throw new Error(`no copy of ${target.executable}`);
+    return start(target.command(copy, options), args);
+  };
+}
+
+function elfMachine(path: string): number {
+  const fd = openSync(path, 'r');
+  try {
+    const header = Buffer.alloc(20);
+    readSync(fd, header, 0, 20, 0);
+    return header.readUInt16LE(18);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 async function drainingEnvoy(): Promise<DrainTarget> {
@@ -62,7 +103,13 @@ function writeReady(readyFile: string): void {
   renameSync(`${readyFile}.tmp`, readyFile);
 }
 
-describe('single executable, alone with an empty environment', () => {
+describe.each(TARGETS)('single executable for $name, alone with an empty environment', (target) => {
+  const run = runner(target);
+
+  it('is built for its architecture', () => {
+    expect(elfMachine(target.executable)).toBe(target.machine);
+  });
+
   it('prints help listing both subcommands', async () => {
     const result = await run(['--help']).result;
     expect(result.code).toBe(0);
@@ -70,6 +117,27 @@ describe('single executable, alone with an empty environment', () => {
     expect(result.stdout).toMatch(/^\s+shutdown-manager \[options\]/m);
     expect(result.stderr).toBe('');
   });
+
+  it('installs itself into a directory, and the installed copy drains Envoy through its own loader and libraries', async () => {
+    const dir = scratchDir();
+    const installed = await run(['install', dir]).result;
+    expect(installed.code, installed.stdout + installed.stderr).toBe(0);
+    const lib = join(dir, readlinkSync(join(dir, 'current')), 'lib');
+    const loader = target.machine === 183 ? 'ld-linux-aarch64.so.1' : 'ld-linux-x86-64.so.2';
+    expect(readdirSync(lib).sort()).toEqual([loader, 'libc.so.6', 'libdl.so.2', 'libgcc_s.so.1', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6'].sort());
+    for (const name of readdirSync(lib)) expect(elfMachine(join(lib, name)), name).toBe(target.machine);
+    const hook = JSON.parse(installed.stdout.trim().split('\n').at(-1) ?? '') as string[];
+    expect(hook).toEqual([join(dir, 'current/lib', loader), '--library-path', join(dir, 'current/lib'), join(dir, 'current/envoy-shutdown-manager'), 'shutdown']);
+
+    // The copy runs as a hook does: its loader is the program; arm64 through the namespace's binfmt_misc rule, with no sysroot.
+    const envoy = await drainingEnvoy();
+    const readyFile = join(scratchDir(), 'ready');
+    const command = target.machine === 183 ? inArm64Namespace(SYSROOT, hook.slice(0, -1)) : hook.slice(0, -1);
+    const result = await start(command, shutdownArgs(envoy, readyFile)).result;
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(readyFile, 'utf8'))).toMatchObject({ result: 'drained', exitCode: 0 });
+    // Emulated, install copies and hashes 100 MB and starts the copy: slow (tens of seconds on a busy machine), never wrong.
+  }, EMULATED_TIMEOUT_MS);
 
   it('prints the package version and nothing else (no SEA warning, no rejected code cache)', async () => {
     const result = await run(['--version']).result;
@@ -127,7 +195,9 @@ describe('the pinned Node binaries', () => {
   });
 });
 
-describe('single executable as a non-root user', () => {
+describe('x86-64 single executable as a non-root user', () => {
+  const run = runner(TARGETS[0] as Target);
+
   it('serves with no privileges: non-root user and group, no supplementary groups, no capabilities', async () => {
     const readyFile = join(scratchDir(volumeDir), 'ready');
     const cli = run(['shutdown-manager', '--port', '0', '--ready-file', readyFile], { nonRoot: true });
