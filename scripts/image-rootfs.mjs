@@ -5,7 +5,9 @@
 // executable names (PT_INTERP), a passwd and group with the nonroot user 65532, an empty /tmp that
 // any user may write (mode 1777, like a distroless base) and nothing else: no shell, no package
 // manager. Both image builds copy this directory into a FROM scratch stage: `npm run image` here,
-// and the Dockerfile's build stage, so what users build is what the tests run.
+// and the Dockerfile's build stage, so what users build is what the tests run. The same for the
+// arm64 executable: its loader and libraries are where an arm64 Debian keeps them, found and copied
+// by its own `install`, run under emulation with Debian's arm64 packages (scripts/emulation.mjs).
 //
 //   node scripts/image-rootfs.mjs [executable] [directory]    # defaults: dist/envoy-shutdown-manager dist/image/rootfs
 import { spawnSync } from 'node:child_process';
@@ -23,7 +25,12 @@ export const IMAGE_EXECUTABLE = '/usr/local/bin/envoy-shutdown-manager';
 export const PEER_LINKS = { '/usr/local/bin/envoy-gateway': 'envoy-shutdown-manager', '/bin/contour': '../usr/local/bin/envoy-shutdown-manager' };
 /** The image's only unprivileged user, as in distroless `:nonroot`. */
 export const NONROOT = 65532;
-const LIB_DIR = '/lib/x86_64-linux-gnu';
+/** Where Debian keeps each architecture's libraries, by ELF machine (e_machine). */
+const LIB_DIRS = new Map([
+  [62, '/lib/x86_64-linux-gnu'],
+  [183, '/lib/aarch64-linux-gnu'],
+]);
+const EM_AARCH64 = 183;
 
 const PASSWD = 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n';
 const GROUP = 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n';
@@ -35,7 +42,9 @@ export class RootfsError extends Error {}
  * `to` path. `libraries` are the real files (soname → path) the loader needs; `interpreter` is the
  * loader's path as the binaries name it. Shared by the manager's image and the tests' Envoy image.
  */
-export function layoutRootfs(into, { binaries, libraries, loader, interpreter }) {
+export function layoutRootfs(into, { binaries, libraries, loader, interpreter, machine = 62 }) {
+  const LIB_DIR = LIB_DIRS.get(machine);
+  if (LIB_DIR === undefined) throw new RootfsError(`no library directory for ELF machine ${machine}`);
   rmSync(into, { recursive: true, force: true });
   const at = (path) => join(into, path);
   for (const dir of ['etc', 'home/nonroot', 'usr/local/bin', LIB_DIR.slice(1), dirname(interpreter).slice(1)]) mkdirSync(at(dir), { recursive: true });
@@ -52,11 +61,15 @@ export function layoutRootfs(into, { binaries, libraries, loader, interpreter })
   for (const dir of ['.', 'etc', 'home', 'home/nonroot', 'usr', 'usr/local', 'usr/local/bin', 'lib', LIB_DIR.slice(1)]) chmodSync(at(dir), 0o755);
 }
 
-/** The manager's loader and libraries, exactly as `install` lays them out for a sidecar-less hook. */
-function installedRuntime(executable) {
+/**
+ * The manager's loader and libraries, exactly as `install` lays them out for a sidecar-less hook.
+ * `wrap` turns the install command into the one to run (the arm64 one: under emulation).
+ */
+function installedRuntime(executable, wrap = (command) => command) {
   const work = mkdtempSync(join(tmpdir(), 'esm-rootfs-'));
   try {
-    const result = spawnSync(executable, ['install', work], { env: {}, encoding: 'utf8', timeout: 60_000 });
+    const [command, ...args] = wrap([executable, 'install', work]);
+    const result = spawnSync(command, args, { env: {}, encoding: 'utf8', timeout: 300_000 });
     if (result.status !== 0) throw new RootfsError(`${executable} install failed (exit ${result.status ?? result.signal}): ${result.stdout}${result.stderr}`);
     const lib = join(work, 'current', 'lib');
     const loaderName = readdirSync(lib).find((name) => name.startsWith('ld-'));
@@ -69,7 +82,20 @@ function installedRuntime(executable) {
   }
 }
 
-/** The ELF program interpreter (PT_INTERP) an x86-64 executable names, e.g. /lib64/ld-linux-x86-64.so.2. */
+/** The ELF machine (e_machine) of a 64-bit little-endian ELF file: 62 x86-64, 183 arm64. */
+export function elfMachine(path) {
+  const fd = openSync(path, 'r');
+  try {
+    const header = Buffer.alloc(20);
+    readSync(fd, header, 0, 20, 0);
+    if (header.readUInt32BE(0) !== 0x7f454c46 || header[4] !== 2) throw new RootfsError(`${path} is not a 64-bit ELF file`);
+    return header.readUInt16LE(18);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The ELF program interpreter (PT_INTERP) an executable names, e.g. /lib64/ld-linux-x86-64.so.2. */
 export function elfInterpreter(path) {
   const fd = openSync(path, 'r');
   try {
@@ -94,11 +120,16 @@ export function elfInterpreter(path) {
   }
 }
 
-/** The manager image's root filesystem from the packaged executable. */
-export function managerRootfs(executable, into) {
-  const runtime = installedRuntime(executable);
+/**
+ * The manager image's root filesystem from the packaged executable (x86-64, or arm64: then its
+ * `install` runs under emulation, in the namespace `emulate` wraps a command into).
+ */
+export function managerRootfs(executable, into, { emulate } = {}) {
+  const machine = elfMachine(executable);
+  if (machine === EM_AARCH64 && emulate === undefined) throw new RootfsError(`${executable} is an arm64 executable: its install must run under emulation (scripts/image.mjs passes one)`);
+  const runtime = installedRuntime(executable, machine === EM_AARCH64 ? emulate : undefined);
   try {
-    layoutRootfs(into, { binaries: [{ from: executable, to: IMAGE_EXECUTABLE }], libraries: runtime.libraries, loader: runtime.loader, interpreter: elfInterpreter(executable) });
+    layoutRootfs(into, { binaries: [{ from: executable, to: IMAGE_EXECUTABLE }], libraries: runtime.libraries, loader: runtime.loader, interpreter: elfInterpreter(executable), machine });
     mkdirSync(join(into, 'bin'), { mode: 0o755 });
     for (const [link, target] of Object.entries(PEER_LINKS)) symlinkSync(target, join(into, link));
   } finally {

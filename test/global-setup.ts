@@ -40,6 +40,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('managerImage', images.manager);
   project.provide('managerImageTag', images.managerTag);
   project.provide('envoyImage', images.envoy);
+  project.provide('managerImageArm64', images.managerArm64);
   project.provide('podmanRunId', runId);
   return async () => {
     const left = await removeRun(runId);

@@ -20,14 +20,17 @@ export interface BuiltImages {
   readonly managerTag: string;
   readonly managerSize: number;
   readonly envoy: string;
+  /** The arm64 image, built the same way from the arm64 executable. */
+  readonly managerArm64: string;
 }
 
 export async function buildTestImages(log: (line: string) => void): Promise<BuiltImages> {
   const { image, rootfs, podman: script } = await imageScripts();
   script.requirePodman();
-  const manager = image.buildImage({ log });
+  const manager = await image.buildImage({ log });
+  const managerArm64 = await image.buildImage({ arch: 'arm64', log });
   const envoy = await buildEnvoyImage(rootfs.layoutRootfs, rootfs.elfInterpreter);
-  return { manager: manager.id, managerTag: manager.tag, managerSize: manager.size, envoy };
+  return { manager: manager.id, managerTag: manager.tag, managerSize: manager.size, envoy, managerArm64: managerArm64.id };
 }
 
 async function buildEnvoyImage(layoutRootfs: Awaited<ReturnType<typeof imageScripts>>['rootfs']['layoutRootfs'], elfInterpreter: (path: string) => string): Promise<string> {

@@ -6,8 +6,8 @@ import { RunObjects } from './podman-objects.js';
 export { podman, podmanRun, type PodmanResult } from './podman-run.js';
 
 /** The images the global setup built, by id: a rebuild of the tag elsewhere cannot change them under a test. */
-export function testImages(): { manager: string; managerTag: string; envoy: string; runId: string } {
-  return { manager: inject('managerImage'), managerTag: inject('managerImageTag'), envoy: inject('envoyImage'), runId: inject('podmanRunId') };
+export function testImages(): { manager: string; managerTag: string; managerArm64: string; envoy: string; runId: string } {
+  return { manager: inject('managerImage'), managerTag: inject('managerImageTag'), managerArm64: inject('managerImageArm64'), envoy: inject('envoyImage'), runId: inject('podmanRunId') };
 }
 
 /** Names and removes what one test creates, labelled with this test run. */
@@ -21,6 +21,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     managerImage: string;
     managerImageTag: string;
+    managerImageArm64: string;
     envoyImage: string;
     podmanRunId: string;
     /** hey, built by the global setup (test/fleet/support/hey.ts). */

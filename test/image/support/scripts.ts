@@ -23,8 +23,8 @@ export interface RootfsScript {
 
 export interface ImageScript {
   readonly IMAGE_NAME: string;
-  imageTag(): string;
-  buildImage(options?: { log?: (line: string) => void }): { id: string; tag: string; size: number };
+  imageTag(arch?: 'amd64' | 'arm64'): string;
+  buildImage(options?: { arch?: 'amd64' | 'arm64'; log?: (line: string) => void }): Promise<{ id: string; tag: string; size: number }>;
   localContainerfile(dockerfile: string): string;
 }
 
