@@ -28,6 +28,8 @@ const NEEDED = [
   // The fleet tests' load balancer; they run their own haproxy processes (the package's service, if
   // the machine starts one, has no frontends).
   { command: 'haproxy', pkg: 'haproxy' },
+  // Reads the release's OCI archive as a registry client would (the release test copies it).
+  { command: 'skopeo', pkg: 'skopeo' },
   // Without its recommends (systemd | binfmt-support): the tests register it only in a namespace of their own.
   { command: 'qemu-aarch64-static', pkg: 'qemu-user-static', recommends: false },
 ];
