@@ -7,6 +7,7 @@ import { arm64Emulated } from './arm64-emulated.js';
 import { executableSize } from './executable-size.js';
 import { hostileWaiters } from './hostile-waiters.js';
 import { idleConnections } from './idle-connections.js';
+import { imageSize } from './image-size.js';
 import { idleMemory } from './idle-memory.js';
 import { manyWaiters } from './many-waiters.js';
 import { peers } from './peers.js';
@@ -18,7 +19,7 @@ import { describeMachine } from './support/machine.js';
 import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
 import { type Scenario, progress } from './support/scenario.js';
 
-const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, peers, executableSize, arm64Emulated];
+const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, peers, executableSize, arm64Emulated, imageSize];
 
 /** How a person would type this run again. */
 function commandLine(names: readonly string[]): string {
