@@ -200,7 +200,7 @@ function containerEnv(c: IContainer, rendered: RenderedEnvoyPod, ports: PortMap)
 }
 
 /** runAsUser/Group, readOnlyRootFilesystem, capabilities and allowPrivilegeEscalation as podman flags. */
-function securityArgs(context: ISecurityContext | undefined, spec: IPodSpec): string[] {
+export function securityArgs(context: ISecurityContext | undefined, spec: IPodSpec): string[] {
   const user = context?.runAsUser ?? spec.securityContext?.runAsUser;
   const group = context?.runAsGroup ?? spec.securityContext?.runAsGroup;
   return [

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import { PortMap } from '../chart/chart-pod.js';
-import type { Hook, PodContainer, PodmanPod } from '../../image/support/podman-pod.js';
+import { securityArgs, type Hook, type PodContainer, type PodmanPod } from '../../image/support/podman-pod.js';
 import { podman, type PodmanObjects } from '../../image/support/podman.js';
 import { waitForHttp } from '../../image/support/wait.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
@@ -56,7 +56,7 @@ export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptio
     const args = (c.args ?? []).map((arg) => expand(arg, env));
     await podman([
       'run', '--detach', '--pod', name, '--name', id, ...objects.labelArgs,
-      ...securityArgs(c, spec),
+      ...securityArgs(c.securityContext, spec),
       ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
       ...(c.volumeMounts ?? []).flatMap((m) => { const source = volumes.get(m.name); return source === undefined ? [] : ['--volume', `${source}:${m.mountPath}${m.readOnly === true ? ':ro' : ''}`]; }),
       ...(envoy ? options.envoyMounts.flatMap((dir) => ['--volume', `${dir}:${dir}:ro`]) : []),
@@ -127,18 +127,6 @@ function containerEnv(c: IContainer): Record<string, string> {
 /** kubelet's $(VAR) expansion in command and args. */
 function expand(arg: string, env: Readonly<Record<string, string>>): string {
   return arg.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => env[name] ?? whole);
-}
-
-function securityArgs(c: IContainer, spec: IPodSpec): string[] {
-  const context = c.securityContext;
-  const user = context?.runAsUser ?? spec.securityContext?.runAsUser;
-  const group = context?.runAsGroup ?? spec.securityContext?.runAsGroup;
-  return [
-    ...(user === undefined ? [] : ['--user', group === undefined ? String(user) : `${user}:${group}`]),
-    ...(context?.readOnlyRootFilesystem === true ? ['--read-only', '--read-only-tmpfs=false'] : []),
-    ...(context?.capabilities?.drop ?? []).flatMap((cap) => ['--cap-drop', cap]),
-    ...(context?.allowPrivilegeEscalation === false ? ['--security-opt', 'no-new-privileges'] : []),
-  ];
 }
 
 function hookOf(c: IContainer, bridge: PodBridge): Hook | undefined {
