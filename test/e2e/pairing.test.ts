@@ -6,7 +6,7 @@
 import { Agent, request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
-import { runCli, startCli, tempDir } from '../support/cli.js';
+import { runCli, startCli, tempDir, type RunningCli } from '../support/cli.js';
 import { startAdminTap, type AdminFault } from '../support/real-envoy/admin-tap.js';
 import { startRealEnvoy, type RealEnvoy } from '../support/real-envoy/process.js';
 import { idleHttp1, idleHttp2, type IdleConnection } from '../support/traffic/side-clients.js';
@@ -71,30 +71,32 @@ async function envoyWithIdleClients(defer: Defer): Promise<{ envoy: RealEnvoy; r
   return { envoy, ready: `${dir.path}/ready` };
 }
 
-/** A metrics scraper: a keep-alive GET every 100 ms on the stats listener, at most 300 times, until stopped. */
-function scrape(port: number): { stop(): Promise<number> } {
+/**
+ * A metrics scraper on the stats listener, paced by the drain itself: one keep-alive GET each time
+ * the hook writes a log line (it writes one at each read), one at a time, at most 300.
+ */
+function scrapeAlong(hook: RunningCli, port: number): { stop(): number } {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  let stopped = false;
+  let sent = 0;
   let answered = 0;
-  const loop = (async () => {
-    for (let i = 0; i < 300 && !stopped; i += 1) {
-      await new Promise<void>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, path: '/metrics', agent }, (res) => {
-          res.resume().on('end', () => {
-            answered += 1;
-            resolve();
-          });
-        });
-        req.on('error', () => resolve());
-        req.end();
+  let inFlight = false;
+  const once = (): void => {
+    if (inFlight || sent >= 300) return;
+    inFlight = true;
+    sent += 1;
+    const req = request({ host: '127.0.0.1', port, path: '/metrics', agent }, (res) => {
+      res.resume().on('end', () => {
+        answered += 1;
+        inFlight = false;
       });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
+    });
+    req.on('error', () => (inFlight = false));
+    req.end();
+  };
+  hook.child.stdout?.on('data', once);
   return {
-    async stop() {
-      stopped = true;
-      await loop;
+    stop() {
+      hook.child.stdout?.off('data', once);
       agent.destroy();
       return answered;
     },
@@ -104,10 +106,11 @@ function scrape(port: number): { stop(): Promise<number> } {
 describe('pairing listeners and connection managers from real Envoy', () => {
   it('ends early with idle HTTP/1.1 and HTTP/2 pooled connections and a scraper, though no listener shares a name with its connection manager', () => withCleanups(async (defer) => {
     const { envoy, ready } = await envoyWithIdleClients(defer);
-    const scraper = scrape(envoy.ports['stats'] as number);
+    const hook = startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, ...DRAIN, '--drain-timeout', '15s', '--ignore-listener', 'stats-listener']);
+    const scraper = scrapeAlong(hook, envoy.ports['stats'] as number);
     defer(() => scraper.stop());
-    const result = await runCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, ...DRAIN, '--drain-timeout', '15s', '--ignore-listener', 'stats-listener']);
-    expect(await scraper.stop()).toBeGreaterThan(0);
+    const result = await hook.result;
+    expect(scraper.stop()).toBeGreaterThan(0);
 
     expect(result.code, result.stdout + result.stderr).toBe(0);
     const finished = result.logs.find((l) => l.msg === 'shutdown finished');
