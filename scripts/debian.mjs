@@ -2,9 +2,9 @@
 // missing, so `npm ci && npm test` stays the only set-up on a fresh Debian machine: strip and
 // aarch64-linux-gnu-strip (the single executables), podman with runc (the image, pod and
 // sidecar-less tests), openssl (the protocol and peer-fixture tests' certificates), haproxy (the
-// fleet tests), qemu-aarch64-static (the arm64 tests, under emulation). Also lays out the arm64
-// libraries the arm64 executable runs with (a sysroot from Debian's own arm64 packages, pinned by
-// version, cached outside the repository). Elsewhere, or without root, it says exactly what to
+// fleet tests), qemu-aarch64-static (the arm64 tests, under emulation). Also unpacks etcd (the
+// Kubernetes API server tests) and lays out the arm64 libraries the arm64 executable runs with (a
+// sysroot from Debian's own arm64 packages); both pinned by version, cached outside the repository. Elsewhere, or without root, it says exactly what to
 // install instead of trying.
 //
 //   node scripts/debian.mjs        # installs what is missing, prints nothing when all is there
@@ -83,8 +83,38 @@ export function ensureArm64Sysroot({ log = (line) => process.stderr.write(`${lin
     run('dpkg', ['--add-architecture', 'arm64']);
     aptGet(['update', '-qq']);
   }
-  mkdirSync(SYSROOT_CACHE, { recursive: true });
-  const work = mkdtempSync(join(SYSROOT_CACHE, '.work-'));
+  unpackDebianPackages(wanted, SYSROOT_CACHE, sysroot, 'ARM64_PACKAGES');
+  log(`${sysroot}: arm64 libraries from ${wanted.join(' ')}`);
+  return sysroot;
+}
+
+/**
+ * etcd for the tests' Kubernetes API server: Debian 12's etcd-server at exactly this version,
+ * downloaded and unpacked, never installed (the package would start a system service).
+ */
+export const ETCD_PACKAGE = { 'etcd-server': '3.4.23-4+b4' };
+/** Where the unpacked etcd-server lives: outside the repository, one directory per version. */
+export const ETCD_CACHE = process.env.ESM_ETCD_CACHE ?? '/var/cache/esm-etcd';
+
+/** The path of the etcd binary from ETCD_PACKAGE, unpacked once per version; later calls only look. */
+export function ensureEtcd({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  const wanted = Object.entries(ETCD_PACKAGE).map(([name, version]) => `${name}=${version}`);
+  const root = join(ETCD_CACHE, wanted.join('+').replace(/[^A-Za-z0-9._+-]/g, '_'));
+  const etcd = join(root, 'usr/bin/etcd');
+  if (existsSync(etcd)) return etcd;
+  requireRoot(`etcd is missing from ${root}: run node scripts/debian.mjs as root once (it runs apt-get download ${wanted.join(' ')})`);
+  unpackDebianPackages(wanted, ETCD_CACHE, root, 'ETCD_PACKAGE');
+  log(`${root}: etcd from ${wanted.join(' ')}`);
+  return etcd;
+}
+
+/**
+ * `apt-get download`s the packages at their pinned versions (apt checks them against Debian's
+ * signed index) and unpacks them all into `dest`, built aside under `cache` and moved in whole.
+ */
+function unpackDebianPackages(wanted, cache, dest, pinName) {
+  mkdirSync(cache, { recursive: true });
+  const work = mkdtempSync(join(cache, '.work-'));
   try {
     const download = () => spawnSync('apt-get', ['download', '-qq', ...wanted], { cwd: work, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
     let result = download();
@@ -94,17 +124,15 @@ export function ensureArm64Sysroot({ log = (line) => process.stderr.write(`${lin
       result = download();
     }
     if (result.status !== 0) {
-      throw new MissingPackagesError(`apt-get download ${wanted.join(' ')} failed: ${lastLines(result.stderr)} (a version Debian no longer carries: bump ARM64_PACKAGES in scripts/debian.mjs)`);
+      throw new MissingPackagesError(`apt-get download ${wanted.join(' ')} failed: ${lastLines(result.stderr)} (a version Debian no longer carries: bump ${pinName} in scripts/debian.mjs)`);
     }
     const root = join(work, 'root');
     for (const deb of readdirSync(work).filter((name) => name.endsWith('.deb')).sort()) run('dpkg-deb', ['-x', join(work, deb), root]);
-    rmSync(sysroot, { recursive: true, force: true });
-    renameSync(root, sysroot);
+    rmSync(dest, { recursive: true, force: true });
+    renameSync(root, dest);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  log(`${sysroot}: arm64 libraries from ${wanted.join(' ')}`);
-  return sysroot;
 }
 
 function requireRoot(message) {
@@ -129,6 +157,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   try {
     ensureDebianPackages();
     ensureArm64Sysroot();
+    ensureEtcd();
   } catch (error) {
     console.error(error instanceof MissingPackagesError ? error.message : error);
     process.exit(1);

@@ -1,15 +1,33 @@
 // The Debian packages the run needs (strip, podman, runc, haproxy, qemu), installed by
-// scripts/debian.mjs when missing, and the arm64 libraries the emulated tests use: the global setup
-// goes through here so `npm test` is the only set-up.
+// scripts/debian.mjs when missing, the arm64 libraries the emulated tests use, and the etcd the
+// Kubernetes API server tests run: the global setup goes through here so `npm test` is the only set-up.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-export async function ensureSystemPackages(): Promise<void> {
+interface DebianScript {
+  ensureDebianPackages(): string[];
+  ensureArm64Sysroot(): string;
+  ensureEtcd(): string;
+}
+
+async function debianScript(): Promise<DebianScript> {
   // A computed specifier: TypeScript cannot type a .mjs without declarations, so the shape is checked here.
-  const script = (await import(pathToFileURL(resolve('scripts/debian.mjs')).href)) as { ensureDebianPackages?: () => string[]; ensureArm64Sysroot?: () => string };
-  if (typeof script.ensureDebianPackages !== 'function' || typeof script.ensureArm64Sysroot !== 'function') {
-    throw new Error('scripts/debian.mjs no longer exports ensureDebianPackages and ensureArm64Sysroot');
+  const script = (await import(pathToFileURL(resolve('scripts/debian.mjs')).href)) as Partial<DebianScript>;
+  const { ensureDebianPackages, ensureArm64Sysroot, ensureEtcd } = script;
+  if (typeof ensureDebianPackages !== 'function' || typeof ensureArm64Sysroot !== 'function' || typeof ensureEtcd !== 'function') {
+    throw new Error('scripts/debian.mjs no longer exports ensureDebianPackages, ensureArm64Sysroot and ensureEtcd');
   }
+  return { ensureDebianPackages, ensureArm64Sysroot, ensureEtcd };
+}
+
+export async function ensureSystemPackages(): Promise<void> {
+  const script = await debianScript();
   script.ensureDebianPackages();
   script.ensureArm64Sysroot();
+  script.ensureEtcd();
+}
+
+/** The etcd binary Debian's etcd-server package brings (unpacked once, outside the repository). */
+export async function etcdBinary(): Promise<string> {
+  return (await debianScript()).ensureEtcd();
 }
