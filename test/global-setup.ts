@@ -17,6 +17,7 @@ import { ensureEnvoyBinary } from './support/real-envoy/binary.js';
 import { aioquicPython } from './support/protocols/h3.js';
 import { ensureSystemPackages } from './support/system-packages.js';
 import { ensureHey } from './fleet/support/hey.js';
+import { ensureKubeApiserver } from './support/kube/binary.js';
 
 const SUPPORT = 'test/support';
 
@@ -36,6 +37,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const images = await buildTestImages((line) => console.log(line));
   // hey, built from its pinned Go module into a cache outside the repository (once per machine).
   project.provide('heyBinary', ensureHey());
+  // kube-apiserver, built from its pinned Go module into a cache outside the repository (once per version).
+  ensureKubeApiserver((line) => console.log(line));
   const runId = `${process.pid}${Date.now().toString(36)}`;
   project.provide('managerImage', images.manager);
   project.provide('managerImageTag', images.managerTag);
