@@ -77,23 +77,23 @@ function valuesArgs(options: RenderOptions): { args: string[]; cleanup: () => vo
   return { args, cleanup };
 }
 
-export async function helmLint(options: RenderOptions & { readonly strict?: boolean } = {}): Promise<HelmResult> {
-  const { args, cleanup } = valuesArgs(options);
+/** `helm <args>` followed by the values arguments of `options`: lint, template, install. */
+export async function helmWithValues(args: readonly string[], options: RenderOptions = {}): Promise<HelmResult> {
+  const values = valuesArgs(options);
   try {
-    return await helm(['lint', CHART_DIR, ...(options.strict === true ? ['--strict'] : []), ...args]);
+    return await helm([...args, ...values.args]);
   } finally {
-    cleanup();
+    values.cleanup();
   }
 }
 
+export async function helmLint(options: RenderOptions & { readonly strict?: boolean } = {}): Promise<HelmResult> {
+  return helmWithValues(['lint', CHART_DIR, ...(options.strict === true ? ['--strict'] : [])], options);
+}
+
 export async function helmTemplate(options: RenderOptions = {}, chartDir: string = CHART_DIR, extra: readonly string[] = []): Promise<HelmResult> {
-  const { args, cleanup } = valuesArgs(options);
-  try {
-    const kube = options.kubeVersion === undefined ? [] : ['--kube-version', options.kubeVersion];
-    return await helm(['template', options.release ?? RELEASE, chartDir, '--namespace', NAMESPACE, ...kube, ...args, ...extra]);
-  } finally {
-    cleanup();
-  }
+  const kube = options.kubeVersion === undefined ? [] : ['--kube-version', options.kubeVersion];
+  return helmWithValues(['template', options.release ?? RELEASE, chartDir, '--namespace', NAMESPACE, ...kube, ...extra], options);
 }
 
 /**
