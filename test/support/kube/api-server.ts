@@ -6,7 +6,7 @@
 // Both processes die with the process that started them (parent-death signal), also when a test
 // run is killed; stop() ends them and removes the temp dir.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -70,10 +70,37 @@ async function stopDaemon(daemon: Daemon, graceMs: number): Promise<void> {
   clearTimeout(timer);
 }
 
+const DIR_PREFIX = 'esm-kube-';
+
+/** Removes the temp dirs of servers whose test process was killed (its exit handler never ran). */
+function removeOrphanedDirs(): void {
+  for (const name of readdirSync(tmpdir()).filter((n) => n.startsWith(DIR_PREFIX))) {
+    const dir = join(tmpdir(), name);
+    let owner = Number.NaN;
+    try {
+      owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8'));
+    } catch {
+      // Not one of ours, or being made right now: left alone.
+    }
+    if (Number.isInteger(owner) && owner > 0 && !processExists(owner)) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export async function startApiServer(): Promise<ApiServer> {
   const apiserverBinary = ensureKubeApiserver();
   const etcd = await etcdBinary();
-  const dir = mkdtempSync(join(tmpdir(), 'esm-kube-'));
+  removeOrphanedDirs();
+  const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
+  writeFileSync(join(dir, 'owner.pid'), String(process.pid));
   const pki = makeKubePki(dir);
   const [etcdPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
