@@ -1,5 +1,5 @@
 // The one table of `shutdown`'s options. Commander's wiring, the environment variables, --help,
-// --dry-run's sources, the manager's env-only drain config and the README's options table are all
+// --dry-run's sources, the manager's env-only drain config and docs/reference.md's options table are all
 // derived from it: adding an option is one entry here plus its behaviour.
 import { parseAdminAddress } from '../envoy/address.js';
 import { parseDuration } from '../shared/duration.js';
@@ -21,13 +21,13 @@ export interface ShutdownOptionSpec {
   readonly env?: string;
   /** The default as a user would write it; parsed by `parse`. */
   readonly fallback?: string;
-  /** The README's default cell, when the plain default says too little. */
+  /** The reference's default cell, when the plain default says too little. */
   readonly defaultDoc?: string;
   readonly parse?: (text: string, previous: never) => unknown;
   readonly choices?: readonly string[];
   /** One line for --help. */
   readonly help: string;
-  /** The README's meaning cell (Markdown); the help line when absent. */
+  /** The reference's meaning cell (Markdown); the help line when absent. */
   readonly doc?: string;
 }
 
@@ -150,7 +150,7 @@ export const SHUTDOWN_OPTIONS = {
     env: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP',
     parse: parseBoolean,
     help: "for the sidecar's hook: drain only once Envoy's own preStop hook has reached the manager (the pod is terminating); otherwise exit 0 and leave Envoy serving",
-    doc: "For the sidecar's hook: drain only once Envoy's own preStop hook has reached the manager (the pod is terminating); otherwise exit 0 and leave Envoy serving. See [Safety by design](#safety-by-design).",
+    doc: "For the sidecar's hook: drain only once Envoy's own preStop hook has reached the manager (the pod is terminating); otherwise exit 0 and leave Envoy serving. See [Safety by design](design.md#safety-by-design).",
   },
   envoyPrestopWait: {
     flags: '--envoy-prestop-wait <duration>',
@@ -191,14 +191,19 @@ export function attributeOf(flags: string): string {
     .replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }
 
-/** The README's options table for `shutdown`, row by row as the README holds it. */
-export function shutdownOptionsMarkdown(): string {
+/** An options table of docs/reference.md, row by row as the page holds it. */
+export function optionsMarkdown(options: readonly ShutdownOptionSpec[]): string {
   const cell = (text: string): string => text.replace(/\|/g, '\\|');
-  const rows = Object.values(SHUTDOWN_OPTIONS).map((option: ShutdownOptionSpec) => {
+  const rows = options.map((option) => {
     const defaultCell = option.defaultDoc ?? (option.fallback !== undefined ? `\`${option.fallback}\`` : option.kind === 'switch' ? 'off' : '');
     const env = option.env === undefined ? '' : `\`${option.env}\``;
     const doc = option.doc ?? `${option.help.charAt(0).toUpperCase()}${option.help.slice(1)}.`;
     return `| \`${cell(option.flags)}\` | ${cell(defaultCell)} | ${env} | ${cell(doc)} |`;
   });
   return ['| flag | default | environment variable | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The options table of `shutdown` in docs/reference.md. */
+export function shutdownOptionsMarkdown(): string {
+  return optionsMarkdown(Object.values(SHUTDOWN_OPTIONS));
 }

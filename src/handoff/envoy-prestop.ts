@@ -2,7 +2,7 @@
 // (/shutdown/ready) and the sidecar's exec hook at the same moment, but a liveness restart of the
 // sidecar runs only the latter. While an authenticated /shutdown/ready waits, the manager keeps a
 // record of it in a file beside the ready file; `shutdown --require-envoy-prestop` drains only
-// when such a record exists and is fresh. See the README for why this cannot be fooled in a
+// when such a record exists and is fresh. See docs/design.md for why this cannot be fooled in a
 // harmful way.
 import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';

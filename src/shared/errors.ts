@@ -1,6 +1,6 @@
 // Every error the tool raises on purpose, each with a stable `code` that tests and callers match on.
 
-/** Process exit codes, documented in --help and the README. */
+/** Process exit codes, documented in --help and docs/. */
 export const ExitCode = {
   /** Drain finished: connections at or under the threshold after the minimum drain. */
   Drained: 0,
@@ -97,7 +97,7 @@ export function errorMessage(error: unknown): string {
 }
 
 /**
- * The one mapping from a failure to the exit code the README documents for it. Only usage errors
+ * The one mapping from a failure to the exit code docs/ documents for it. Only usage errors
  * and Envoy's admin API have codes of their own; whatever else escapes is unexpected, never
  * passed off as "Envoy unreachable".
  */

@@ -1,35 +1,42 @@
-// The README is the user's manual: every flag and environment variable the CLI has must be in
-// it, and the test command it gives must be the one CI runs.
+// The documentation is the user's manual: every flag and environment variable the CLI has must be
+// in the command reference, its options tables exactly as the option tables render them, and the
+// test command the README gives must be the one CI runs.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ENV } from '../../src/cli/config.js';
-import { shutdownOptionsMarkdown } from '../../src/cli/shutdown-options.js';
+import { generated, GENERATED_TABLES, REFERENCE_PAGE, tableSpan } from '../../scripts/reference-tables.js';
 import { runCli } from '../support/cli.js';
 
 const README = readFileSync('README.md', 'utf8');
+const REFERENCE = readFileSync(REFERENCE_PAGE, 'utf8');
+const OPERATIONS = readFileSync('docs/operations.md', 'utf8');
 const SUBCOMMANDS = ['shutdown', 'shutdown-manager', 'status', 'install'];
 const PROTOCOL_TESTS = ['test/e2e/protocols-http.test.ts', 'test/e2e/protocols-streams.test.ts'];
 
-describe('README', () => {
-  it.each(Object.values(ENV))('documents %s', (name) => {
-    expect(README).toContain(name);
+describe('documentation', () => {
+  it.each(Object.values(ENV))('the reference documents %s', (name) => {
+    expect(REFERENCE).toContain(name);
   });
 
-  it("holds shutdown's options table exactly as its option table renders it", () => {
-    const start = README.indexOf('| flag | default | environment variable | meaning |', README.indexOf('## `shutdown`'));
-    expect(start).toBeGreaterThan(0);
-    expect(README.slice(start, README.indexOf('\n\n', start))).toBe(shutdownOptionsMarkdown());
+  it.each(GENERATED_TABLES.map(({ heading, table }) => [heading, table] as const))('the reference holds the options table under %s exactly as its option table renders it', (heading, table) => {
+    const span = tableSpan(REFERENCE, heading);
+    expect(span, heading).toBeDefined();
+    expect(REFERENCE.slice(span?.start, span?.end)).toBe(table);
   });
 
-  it.each(SUBCOMMANDS)('documents every flag of %s', async (subcommand) => {
+  it('the reference is what `node scripts/run-ts.mjs scripts/reference.ts` writes', () => {
+    expect(generated(REFERENCE) === REFERENCE, 'run node scripts/run-ts.mjs scripts/reference.ts').toBe(true);
+  });
+
+  it.each(SUBCOMMANDS)('the reference documents every flag of %s', async (subcommand) => {
     const help = await runCli([subcommand, '--help']);
     expect(help.code).toBe(0);
     const flags = [...help.stdout.matchAll(/^\s+(?:-\w, )?(--[a-z-]+)/gm)].map((match) => match[1]).filter((flag) => flag !== '--help');
     expect(flags.length).toBeGreaterThan(0);
-    for (const flag of flags) expect(README, `${subcommand} ${flag}`).toContain(`\`${flag}`);
+    for (const flag of flags) expect(REFERENCE, `${subcommand} ${flag}`).toContain(`\`${flag}`);
   });
 
-  it('gives the commands a newcomer runs, and CI runs the same test command', () => {
+  it('the README gives the commands a newcomer runs, and CI runs the same test command', () => {
     expect(README).toContain('npm ci && npm run demo');
     expect(README).toContain('npm ci && npm test');
     const ci = readFileSync('.ci/run', 'utf8');
@@ -37,10 +44,10 @@ describe('README', () => {
     expect(ci).toMatch(/^if ! npm ci /m);
   });
 
-  it("backs every row of the protocol table with a test on real Envoy, named by the row's first cell", () => {
-    const start = README.indexOf('| protocol (test) |');
+  it("the reference backs every row of the protocol table with a test on real Envoy, named by the row's first cell", () => {
+    const start = REFERENCE.indexOf('| protocol (test) |');
     expect(start).toBeGreaterThan(0);
-    const rows = README.slice(start, README.indexOf('\n\n', start)).split('\n').slice(2);
+    const rows = REFERENCE.slice(start, REFERENCE.indexOf('\n\n', start)).split('\n').slice(2);
     const tests = PROTOCOL_TESTS.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/^\s+it\('([^']+)'/gm)].map((match) => match[1] as string));
     expect(rows.length).toBe(tests.length);
     for (const row of rows) {
@@ -49,12 +56,16 @@ describe('README', () => {
     }
   });
 
-  it('documents every exit code the help texts list', async () => {
-    for (const subcommand of ['shutdown', 'shutdown-manager']) {
-      const help = await runCli([subcommand, '--help']);
-      const codes = [...help.stdout.matchAll(/^\s{2}(\d{1,3})\s{2,}/gm)].map((match) => match[1]);
-      expect(codes.length).toBeGreaterThan(2);
-      for (const code of codes) expect(README).toMatch(new RegExp(`\\| ${code} \\||\\(${code} for|${code} \\(|^${code} `, 'm'));
-    }
+  it.each([
+    ['shutdown', OPERATIONS],
+    ['shutdown-manager', REFERENCE],
+  ])('lists every exit code the help text of %s lists, in its exit codes table', async (subcommand, page) => {
+    const help = await runCli([subcommand, '--help']);
+    const codes = [...help.stdout.matchAll(/^\s{2}(\d{1,3})\s{2,}/gm)].map((match) => Number(match[1]));
+    expect(codes.length).toBeGreaterThan(2);
+    const start = page.indexOf(`## Exit codes of \`${subcommand}\``);
+    expect(start).toBeGreaterThan(0);
+    const table = page.slice(start, page.indexOf('\n\n', page.indexOf('| code |', start)));
+    expect([...table.matchAll(/^\| (\d+) \|/gm)].map((match) => Number(match[1]))).toEqual(codes);
   });
 });

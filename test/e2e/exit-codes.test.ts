@@ -42,9 +42,9 @@ const sorted = (codes: Iterable<number>): number[] => [...new Set(codes)].sort((
 const SHUTDOWN_CODES = sorted([...Object.values(ExitCode), signalExitCode('SIGTERM')]);
 
 describe('exit codes', () => {
-  it("README's shutdown table lists exactly the codes the code has", () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const section = readme.slice(readme.indexOf('**Exit codes**'), readme.indexOf('**Logs**'));
+  it("the operations page's shutdown table lists exactly the codes the code has", () => {
+    const page = readFileSync('docs/operations.md', 'utf8');
+    const section = page.slice(page.indexOf('## Exit codes of `shutdown`'), page.indexOf('## Troubleshoot'));
     const table = [...section.matchAll(/^\| (\d+) \|/gm)].map((match) => Number(match[1]));
     expect(sorted(table)).toEqual(SHUTDOWN_CODES);
   });

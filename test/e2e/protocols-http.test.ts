@@ -1,7 +1,7 @@
 // Every HTTP protocol on one listener (`listener_0`, whose stats are named by its address) behind a
 // connection manager of another name (`ingress_http`), on real Envoy with real clients: what Envoy
-// counts, what it does to the connection when drained, and what our drain makes of it. The README's
-// protocol table (section "Idle connections") is these tests' findings.
+// counts, what it does to the connection when drained, and what our drain makes of it. The protocol
+// table of docs/reference.md (section "Idle connections") is these tests' findings.
 import { afterEach, describe, expect, it } from 'vitest';
 import { busyHttp1, http2Connection, idleHttp1 } from '../support/protocols/clients.js';
 import { IDLE_DRAIN_BOUND_MS, pastQuietPeriod, startShutdown } from '../support/protocols/drain-run.js';

@@ -1,4 +1,4 @@
-// Our `shutdown`, run as the built binary against the protocol tests' Envoy, the way the README's
+// Our `shutdown`, run as the built binary against the protocol tests' Envoy, the way docs/reference.md's
 // idle-connection advice says to run it: live listener counts, idle connections ignored after a
 // short minimum drain and quiet period.
 import { join } from 'node:path';
