@@ -4,6 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { adminLoad } from './admin-load.js';
 import { arm64Emulated } from './arm64-emulated.js';
+import { dependencies } from './dependencies.js';
 import { executableSize } from './executable-size.js';
 import { hostileWaiters } from './hostile-waiters.js';
 import { idleConnections } from './idle-connections.js';
@@ -19,7 +20,7 @@ import { describeMachine } from './support/machine.js';
 import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
 import { type Scenario, progress } from './support/scenario.js';
 
-const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, peers, executableSize, arm64Emulated, imageSize];
+const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, peers, executableSize, arm64Emulated, imageSize, dependencies];
 
 /** How a person would type this run again. */
 function commandLine(names: readonly string[]): string {

@@ -1,0 +1,135 @@
+// 13. Dependencies: what undici and pino would cost the product, measured in the form it ships:
+// each probe bundled by esbuild with the product's options and packaged as a single executable
+// with a code cache by the product's own packaging code. Start-up to the first admin call or log
+// line, and private memory once idle, against our node:http client and our logger.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { DrainTarget } from './support/drain-target.js';
+import { sleep, spawnTimed, type TimedChild } from './support/processes.js';
+import { readMemory } from './support/procfs.js';
+import { type Scenario, progress } from './support/scenario.js';
+import { formatMiB, formatMs, medianAndSpread, ratio, summarize, table } from './support/stats.js';
+import { toFirstAdminCall } from './support/timing.js';
+
+const PROBES = {
+  bare: { label: 'nothing loaded: one `writeSync` to stdout (the floor)', kind: 'log' },
+  logOurs: { label: '**our logger** (`src/shared/log.ts`): one line', kind: 'log' },
+  logPino: { label: '`pino` 10: the same line', kind: 'log' },
+  adminOurs: { label: '**our admin client** (`node:http`): `POST /healthcheck/fail`', kind: 'admin' },
+  adminUndici: { label: '`undici` 8 `request`: the same call', kind: 'admin' },
+} as const;
+type Probe = keyof typeof PROBES;
+const NAMES = Object.keys(PROBES) as Probe[];
+const FILES: Readonly<Record<Probe, string>> = { bare: 'bare', logOurs: 'log-ours', logPino: 'log-pino', adminOurs: 'admin-ours', adminUndici: 'admin-undici' };
+
+const RUNS = 20;
+const WARM_UP = 2;
+const MEMORY_RUNS = 5;
+/** How long a probe idles after its work before its memory is read, as the idle-memory bench lets the manager settle. */
+const SETTLE_MS = 3_000;
+
+interface Built {
+  readonly executable: string;
+  readonly bundleBytes: number;
+}
+
+/** Each probe bundled as scripts/build.mjs bundles the CLI, then packaged as scripts/package.mjs packages it. */
+async function buildProbes(dir: string): Promise<Record<Probe, Built>> {
+  const packaging = (await import(pathToFileURL(resolve('scripts/package.mjs')).href)) as { buildSingleExecutable(options: { main: string; output: string; work: string }): void };
+  const built: Partial<Record<Probe, Built>> = {};
+  for (const name of NAMES) {
+    const main = join(dir, `${name}.cjs`);
+    await build({ entryPoints: [`bench/support/probes/${FILES[name]}.ts`], outfile: main, bundle: true, platform: 'node', format: 'cjs', target: 'node20', minifySyntax: true, minifyWhitespace: true, legalComments: 'linked', logLevel: 'error' });
+    const executable = join(dir, name);
+    packaging.buildSingleExecutable({ main, output: executable, work: join(dir, `work-${name}`) });
+    built[name] = { executable, bundleBytes: statSync(main).size };
+  }
+  return built as Record<Probe, Built>;
+}
+
+/** Resolves once the child has written its first byte to stdout. */
+function firstOutput(child: TimedChild): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    child.child.stdout?.once('data', () => resolvePromise(performance.now()));
+    void child.exited.then((exit) => reject(new Error(`probe exited first (${exit.code ?? exit.signal}): ${exit.stderr}`)));
+  });
+}
+
+/** Exec to the probe's work: its first admin call reaching the relay, or its first line on stdout. */
+async function startUp(name: Probe, built: Built, target: DrainTarget): Promise<number> {
+  if (PROBES[name].kind === 'admin') return toFirstAdminCall([built.executable, target.adminAddress], target);
+  const child = spawnTimed([built.executable], { stdout: 'pipe' });
+  try {
+    return (await firstOutput(child)) - child.startedAt;
+  } finally {
+    child.child.kill('SIGKILL');
+    await child.exited;
+  }
+}
+
+/** RssAnon in KiB once the probe has done its work and idled for SETTLE_MS. */
+async function idleAnon(name: Probe, built: Built, target: DrainTarget): Promise<number> {
+  const admin = PROBES[name].kind === 'admin';
+  const call = admin ? target.nextCall('/healthcheck/fail') : undefined;
+  const child = spawnTimed(admin ? [built.executable, target.adminAddress] : [built.executable], { stdout: 'pipe' });
+  try {
+    await (call ?? firstOutput(child));
+    await sleep(SETTLE_MS);
+    return readMemory(child.pid).anonKiB;
+  } finally {
+    child.child.kill('SIGKILL');
+    await child.exited;
+  }
+}
+
+/** A memory difference with its sign; under 0.05 MiB, none. */
+function difference(kib: number): string {
+  return Math.abs(kib) < 0.05 * 1024 ? '±0' : `${kib > 0 ? '+' : '−'}${formatMiB(Math.abs(kib))}`;
+}
+
+async function run(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-dependencies-'));
+  const target = await DrainTarget.start();
+  const times = Object.fromEntries(NAMES.map((name) => [name, [] as number[]])) as Record<Probe, number[]>;
+  const memory = Object.fromEntries(NAMES.map((name) => [name, [] as number[]])) as Record<Probe, number[]>;
+  let built: Record<Probe, Built>;
+  try {
+    progress('dependencies', 'bundling and packaging the probes');
+    built = await buildProbes(dir);
+    for (let n = -WARM_UP; n < RUNS; n += 1) {
+      for (const name of NAMES) {
+        const ms = await startUp(name, built[name], target);
+        if (n >= 0) times[name].push(ms);
+      }
+    }
+    progress('dependencies', `${RUNS} start-ups of each; memory next`);
+    for (let n = 0; n < MEMORY_RUNS; n += 1) for (const name of NAMES) memory[name].push(await idleAnon(name, built[name], target));
+  } finally {
+    await target.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const time = Object.fromEntries(NAMES.map((name) => [name, summarize(times[name])])) as Record<Probe, ReturnType<typeof summarize>>;
+  const anon = Object.fromEntries(NAMES.map((name) => [name, summarize(memory[name])])) as Record<Probe, ReturnType<typeof summarize>>;
+  const ours = (name: Probe): Probe => (PROBES[name].kind === 'admin' ? 'adminOurs' : 'logOurs');
+  const rows = NAMES.map((name) => [
+    PROBES[name].label,
+    `${(built[name].bundleBytes / 1024).toFixed(0)} KiB`,
+    medianAndSpread(time[name], formatMs),
+    ratio(time[name].median, time[ours(name)].median),
+    medianAndSpread(anon[name], formatMiB, 'min-max'),
+    difference(anon[name].median - anon[ours(name)].median),
+  ]);
+  const extra = (library: Probe, mine: Probe): string => `${formatMs(time[library].median - time[mine].median)} and ${formatMiB(anon[library].median - anon[mine].median)}`;
+  return [
+    `Each probe is a few lines (\`bench/support/probes/\`), bundled with the product's esbuild options and packaged by \`scripts/package.mjs\` exactly as the executable is (stripped Node 24, the same baked flags, a code cache). Start-up: exec → the first admin request reaching the relay in front of a real Envoy (admin probes) or the first byte on stdout (log probes); ${RUNS} interleaved runs of each after ${WARM_UP} discarded, median (p10–p90). Memory: RssAnon (private) ${SETTLE_MS / 1000} s after that, idle, ${MEMORY_RUNS} runs, median (min–max). Differences are against ours, from the medians.`,
+    '',
+    table(['probe', 'bundle', 'exec → work done', 'vs ours', 'RssAnon idle', 'vs ours'], rows),
+    '',
+    `Over what the product uses today, undici would add ${extra('adminUndici', 'adminOurs')} of private memory to every hook and manager; pino ${extra('logPino', 'logOurs')}. Both libraries are pinned devDependencies only, for this bench and for the test that reads our logs with \`pino-pretty\`.`,
+  ].join('\n');
+}
+
+export const dependencies: Scenario = { name: 'dependencies', title: '13. Dependencies: undici and pino as shipped', run };
