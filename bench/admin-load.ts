@@ -2,15 +2,10 @@
 // phase of a drain, and why each read came (the regular cadence, the end game's safety net, the
 // socket-count hint, or a wait for Envoy's next stats flush), from the hook's own debug lines, checked against the record of a relay in
 // front of the real Envoy's admin API.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
-import { DrainTarget } from './support/drain-target.js';
-import { FORMS, sleep, spawnTimed } from './support/processes.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { ratio, table } from './support/stats.js';
+import { type Scenario, FORMS, progress, ratio, sleep, spawnTimed, table, withTarget } from './support/harness.js';
 
 /** The defaults this scenario relies on: --min-drain-duration 10s, --check-interval 1s. */
 const DEFAULT_MIN_DRAIN_MS = 10_000;
@@ -41,9 +36,9 @@ interface ModeResult {
   readonly otherCalls: number;
 }
 
-async function runMode(mode: Mode, readyFile: string): Promise<ModeResult> {
-  const target = await DrainTarget.start();
-  try {
+async function runMode(mode: Mode): Promise<ModeResult> {
+  return withTarget(`admin-load-${mode}`, async (target, dir) => {
+    const readyFile = join(dir, 'ready');
     await target.open(HELD);
     await target.statReaches('server.total_connections', HELD, 7_000); // a stats flush
     const drainCall = target.nextCall('/drain_listeners');
@@ -76,9 +71,7 @@ async function runMode(mode: Mode, readyFile: string): Promise<ModeResult> {
       relayReads: target.calls.filter((call) => call.path === '/stats').length,
       otherCalls: target.calls.filter((call) => call.path !== '/stats').length,
     };
-  } finally {
-    await target.stop();
-  }
+  });
 }
 
 interface PhaseSpec {
@@ -113,17 +106,12 @@ function phaseRow(mode: Mode, r: ModeResult, spec: PhaseSpec, index: number): st
 }
 
 async function run(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-admin-'));
   const results: Partial<Record<Mode, ModeResult>> = {};
-  try {
-    for (const mode of ['total', 'listeners'] as const) {
-      const r = await runMode(mode, join(dir, `ready-${mode}`));
-      results[mode] = r;
-      if (r.relayReads !== r.reads.length) throw new Error(`${mode}: the hook logged ${r.reads.length} reads, the relay saw ${r.relayReads}`);
-      progress('admin-load', `${mode}: ${r.reads.length} reads, the last connection closed at ${Math.round(r.lastCloseMs)} ms, finished at ${r.finishedMs} ms`);
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  for (const mode of ['total', 'listeners'] as const) {
+    const r = await runMode(mode);
+    results[mode] = r;
+    if (r.relayReads !== r.reads.length) throw new Error(`${mode}: the hook logged ${r.reads.length} reads, the relay saw ${r.relayReads}`);
+    progress('admin-load', `${mode}: ${r.reads.length} reads, the last connection closed at ${Math.round(r.lastCloseMs)} ms, finished at ${r.finishedMs} ms`);
   }
   const rows = (['total', 'listeners'] as const).flatMap((mode) => PHASES.map((spec, i) => phaseRow(mode, results[mode] as ModeResult, spec, i)));
   const totals = (['total', 'listeners'] as const).map((mode) => {

@@ -4,16 +4,10 @@
 // cache the arm64 Node made under the same emulation; how long the manager takes to listen; and its
 // idle memory. Every figure is EMULATED: qemu translates each arm64 instruction, so times are many
 // times a real arm64 machine's, and the resident memory includes qemu's own translation cache.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { DrainTarget } from './support/drain-target.js';
-import { BUNDLE, sleep, spawnTimed, stopChild } from './support/processes.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { connectsAt, freePort, toFirstAdminCall, wallTime } from './support/timing.js';
-import { formatMiB, formatMs, medianAndSpread, ratio, summarize, table } from './support/stats.js';
+import { BUNDLE, type Scenario, type Summary, formatMiB, formatMs, freePort, inRounds, listeningAfter, medianAndSpread, progress, ratio, readMemory, sleep, spawnTimed, stopChild, table, toFirstAdminCall, wallTime, withTarget } from './support/harness.js';
 
 const RUNS = 8;
 const WARM_UP = 1;
@@ -44,19 +38,10 @@ async function cpuTime(command: readonly string[]): Promise<number> {
 /** Exec → first successful connect (polled every 5 ms), then the resident memory after IDLE_MS idle. */
 async function listenAndIdle(command: readonly string[], port: number): Promise<{ listenMs: number; rssKiB: number }> {
   const child = spawnTimed(command);
-  const deadline = performance.now() + 60_000;
   try {
-    let listenMs: number | undefined;
-    while (listenMs === undefined) {
-      const at = await connectsAt(port);
-      if (at !== undefined) listenMs = at - child.startedAt;
-      else if (child.child.exitCode !== null || performance.now() > deadline) throw new Error(`${command.join(' ')} never listened on ${port}: ${(await child.exited).stderr}`);
-      else await sleep(5);
-    }
+    const listenMs = await listeningAfter(child, port, { pollMs: 5, timeoutMs: 60_000 });
     await sleep(IDLE_MS);
-    const rss = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-    if (rss === null) throw new Error(`no VmRSS for ${child.pid}`);
-    return { listenMs, rssKiB: Number(rss[1]) };
+    return { listenMs, rssKiB: readMemory(child.pid).rssKiB };
   } finally {
     await stopChild(child);
   }
@@ -67,16 +52,13 @@ async function run(): Promise<string> {
   const debian = (await import(pathToFileURL(resolve('scripts/debian.mjs')).href)) as { ensureArm64Sysroot(): string };
   const sysroot = debian.ensureArm64Sysroot();
   const emulated = (executable: string): string[] => [QEMU, '-L', sysroot, executable];
-  const dir = mkdtempSync(join(tmpdir(), 'bench-arm64-'));
-  const target = await DrainTarget.start();
-  try {
+  return withTarget('arm64', async (target, dir) => {
     progress('arm64-emulated', 'building an arm64 variant whose code cache the arm64 Node makes under emulation');
     const cached = join(dir, 'with-code-cache');
     script.buildSingleExecutable({ main: BUNDLE, output: cached, work: join(dir, 'work'), arch: 'arm64', codeCache: true, blobNode: emulated(resolve(script.TARGETS.arm64.node)) });
     const shipped = resolve(script.ARM64_EXECUTABLE);
-    const samples = { versionShipped: [] as number[], versionCached: [] as number[], cpuVersionShipped: [] as number[], cpuVersionCached: [] as number[], cpuHelpShipped: [] as number[], cpuHelpCached: [] as number[], callShipped: [] as number[], callCached: [] as number[], listen: [] as number[], rss: [] as number[] };
-    for (let n = -WARM_UP; n < RUNS; n += 1) {
-      const round = {
+    const s = await inRounds({ runs: RUNS, warmUp: WARM_UP, scenario: 'arm64-emulated' }, async (n) => {
+      const timed = {
         versionShipped: await wallTime([...emulated(shipped), '--version']),
         versionCached: await wallTime([...emulated(cached), '--version']),
         cpuVersionShipped: await cpuTime([...emulated(shipped), '--version']),
@@ -88,14 +70,9 @@ async function run(): Promise<string> {
       };
       const port = await freePort();
       const idle = await listenAndIdle([...emulated(shipped), 'shutdown-manager', '--host', '127.0.0.1', '--port', String(port), '--ready-file', join(dir, `ready-m-${n}`)], port);
-      if (n < 0) continue;
-      for (const [key, value] of Object.entries(round)) samples[key as keyof typeof round].push(value);
-      samples.listen.push(idle.listenMs);
-      samples.rss.push(idle.rssKiB);
-      progress('arm64-emulated', `run ${n + 1} of ${RUNS}`);
-    }
-    const s = Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, summarize(values)])) as Record<keyof typeof samples, ReturnType<typeof summarize>>;
-    const ms = (summary: ReturnType<typeof summarize>): string => medianAndSpread(summary, formatMs);
+      return { ...timed, listen: idle.listenMs, rss: idle.rssKiB };
+    });
+    const ms = (summary: Summary): string => medianAndSpread(summary, formatMs);
     const load = loadavg()[0]?.toFixed(1) ?? '?';
     return [
       `**Emulated, not a real arm64 machine.** The arm64 executable (\`${script.ARM64_EXECUTABLE}\`) run by Debian's qemu-aarch64-static 7.2 on this x86-64 machine with Debian's arm64 libc6, libgcc-s1 and libstdc++6 (\`-L\`), timed from the bench process as in section 4. ${RUNS} interleaved runs of each after ${WARM_UP} discarded; median (p10–p90). qemu translates every arm64 instruction before it runs: absolute times say nothing about a real arm64 node, only the ratios between rows do, and only roughly (compiling JavaScript is emulated too, so a missing code cache weighs more here than on real hardware). Load average at the end of the run: ${load} on this machine's cores.`,
@@ -122,10 +99,7 @@ async function run(): Promise<string> {
       '',
       'The resident memory is qemu\'s process: the emulated program\'s pages plus qemu\'s translated-code cache and its own state, so it overstates what the manager holds on a real arm64 node (section 2 has the x86-64 figures).',
     ].join('\n');
-  } finally {
-    await target.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 export const arm64Emulated: Scenario = { name: 'arm64-emulated', title: '11. arm64 under emulation', run };

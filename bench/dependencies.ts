@@ -2,17 +2,12 @@
 // each probe bundled by esbuild with the product's options and packaged as a single executable
 // with a code cache by the product's own packaging code. Start-up to the first admin call or log
 // line, and private memory once idle, against our node:http client and our logger.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { DrainTarget } from './support/drain-target.js';
-import { sleep, spawnTimed, type TimedChild } from './support/processes.js';
-import { readMemory } from './support/procfs.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { formatMiB, formatMs, medianAndSpread, ratio, summarize, table } from './support/stats.js';
-import { toFirstAdminCall } from './support/timing.js';
+import { type DrainTarget, type Scenario, type TimedChild, formatMiB, formatMs, inRounds, medianAndSpread, progress, ratio, readMemory, sleep, spawnTimed, table, toFirstAdminCall, withTarget } from './support/harness.js';
 
 const PROBES = {
   bare: { label: 'nothing loaded: one `writeSync` to stdout (the floor)', kind: 'log' },
@@ -91,28 +86,19 @@ function difference(kib: number): string {
 }
 
 async function run(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-dependencies-'));
-  const target = await DrainTarget.start();
-  const times = Object.fromEntries(NAMES.map((name) => [name, [] as number[]])) as Record<Probe, number[]>;
-  const memory = Object.fromEntries(NAMES.map((name) => [name, [] as number[]])) as Record<Probe, number[]>;
-  let built: Record<Probe, Built>;
-  try {
+  const { built, time, anon } = await withTarget('dependencies', async (target, dir) => {
     progress('dependencies', 'bundling and packaging the probes');
-    built = await buildProbes(dir);
-    for (let n = -WARM_UP; n < RUNS; n += 1) {
-      for (const name of NAMES) {
-        const ms = await startUp(name, built[name], target);
-        if (n >= 0) times[name].push(ms);
-      }
-    }
+    const probes = await buildProbes(dir);
+    const each = async (measure: (name: Probe, probe: Built, target: DrainTarget) => Promise<number>): Promise<Record<Probe, number>> => {
+      const figures: Partial<Record<Probe, number>> = {};
+      for (const name of NAMES) figures[name] = await measure(name, probes[name], target);
+      return figures as Record<Probe, number>;
+    };
+    const startUps = await inRounds({ runs: RUNS, warmUp: WARM_UP }, () => each(startUp));
     progress('dependencies', `${RUNS} start-ups of each; memory next`);
-    for (let n = 0; n < MEMORY_RUNS; n += 1) for (const name of NAMES) memory[name].push(await idleAnon(name, built[name], target));
-  } finally {
-    await target.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
-  const time = Object.fromEntries(NAMES.map((name) => [name, summarize(times[name])])) as Record<Probe, ReturnType<typeof summarize>>;
-  const anon = Object.fromEntries(NAMES.map((name) => [name, summarize(memory[name])])) as Record<Probe, ReturnType<typeof summarize>>;
+    const memory = await inRounds({ runs: MEMORY_RUNS, warmUp: 0 }, () => each(idleAnon));
+    return { built: probes, time: startUps, anon: memory };
+  });
   const ours = (name: Probe): Probe => (PROBES[name].kind === 'admin' ? 'adminOurs' : 'logOurs');
   const rows = NAMES.map((name) => [
     PROBES[name].label,

@@ -8,9 +8,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { type ElfSymbol, type Section, noteDescriptor, sections, symbols, unnamedRanges } from './support/elf.js';
 import { install } from './pod-footprint.js';
-import { BUNDLE, EXECUTABLE, NODE, nodeVersion } from './support/processes.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { formatMs, medianAndSpread, summarize, table } from './support/stats.js';
+import { type Scenario, BUNDLE, EXECUTABLE, formatMs, medianAndSpread, NODE, nodeVersion, progress, summarize, table } from './support/harness.js';
 
 const INSTALL_ROUNDS = 3;
 /** Node's SEA blob header (src/node_sea.cc): magic, flags, then the exec-argv extension byte. */

@@ -3,11 +3,8 @@
 // whether memory comes back to idle, and the peak when a 50 MB file appears at the ready-file path.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { FORMS, cleanEnv, sleep } from './support/processes.js';
-import { readAnonSplit, readMemory } from './support/procfs.js';
+import { type Scenario, cleanEnv, formatMiB, FORMS, medianAndSpread, progress, readAnonSplit, readMemory, sleep, summarize, table } from './support/harness.js';
 import { type RunningManager, startManager } from './support/manager.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { formatMiB, medianAndSpread, summarize, table } from './support/stats.js';
 
 /** What "memory back to idle" allows: RssAnon within this of idle once the storm settled. */
 const GOAL_KIB = 5 * 1024;

@@ -9,9 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { get, startRealEnvoy, type RealEnvoy } from '../test/support/real-envoy/process.js';
 import { HEALTHY_BOOTSTRAP } from '../test/support/real-envoy/healthy-envoy.js';
-import { sleep } from './support/processes.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { table } from './support/stats.js';
+import { type Scenario, progress, sleep, table } from './support/harness.js';
 
 const OFFSETS_MS = [-50, -20, -10, -5, -2, 0, 2, 5, 20];
 const RUNS = 3;

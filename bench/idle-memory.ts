@@ -1,13 +1,9 @@
 // 2. Idle memory: `shutdown-manager` as the single executable and on Node, after 10 s idle, as a
 // ratio to a bare Node process measured in the same run; and what candidate memory flags change.
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Memory, readMemory } from './support/procfs.js';
+import { type Memory, type Scenario, type TimedChild, cleanEnv, formatMiB, FORMS, medianAndSpread, NODE, progress, ratio, readMemory, sleep, spawnTimed, stopChild, summarize, table, withScratch } from './support/harness.js';
 import { type RunningManager, startManager } from './support/manager.js';
-import { FORMS, NODE, type TimedChild, cleanEnv, sleep, spawnTimed, stopChild } from './support/processes.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { formatMiB, medianAndSpread, ratio, summarize, table } from './support/stats.js';
 
 const IDLE_MS = 10_000;
 const ROUNDS = 3;
@@ -91,8 +87,7 @@ async function round(all: readonly Variant[]): Promise<Array<{ memory: Memory; s
 }
 
 async function run(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
-  try {
+  return withScratch('memory', async (dir) => {
     const all = variants(copyInSmallWrites(dir));
     const memories: Memory[][] = all.map(() => []);
     const rejected = new Set<number>();
@@ -104,9 +99,7 @@ async function run(): Promise<string> {
       });
     }
     return report(all, memories, rejected);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 function report(all: readonly Variant[], memories: Memory[][], rejected: ReadonlySet<number>): string {

@@ -7,8 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { type Scenario, progress } from './support/scenario.js';
-import { table } from './support/stats.js';
+import { type Scenario, progress, table } from './support/harness.js';
 
 interface Descriptor {
   readonly digest: string;

@@ -9,10 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { temporaryName } from '../src/handoff/atomic-file.js';
 import { type RunningManager, startManager } from './support/manager.js';
-import { cpuTimeMs, type Memory, readMemory } from './support/procfs.js';
-import { FORMS, NODE, cleanEnv, openFilesHardLimit, sleep, spawnTimed, until } from './support/processes.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { formatMiB, formatMs, medianAndSpread, ratio, summarize, table } from './support/stats.js';
+import { type Memory, type Scenario, cleanEnv, cpuTimeMs, formatMiB, formatMs, FORMS, medianAndSpread, NODE, openFilesHardLimit, progress, ratio, readMemory, sleep, spawnTimed, summarize, table, until } from './support/harness.js';
 import type { WaiterClientSummary } from './support/waiter-client.js';
 
 const WAITERS = 10_000;

@@ -8,10 +8,7 @@ import { build } from 'esbuild';
 import { runSandboxed } from '../test/dropin/sandbox.js';
 import { ensureEnvoyBinary, envoyVersion } from '../test/support/real-envoy/binary.js';
 import type { PeerFigures, PeerRun } from './support/peer-pod.js';
-import { EXECUTABLE, NODE, sleep, spawnTimed, stopChild } from './support/processes.js';
-import { readMemory } from './support/procfs.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { formatMiB, formatMs, summarize, table } from './support/stats.js';
+import { type Scenario, EXECUTABLE, formatMiB, formatMs, NODE, progress, readMemory, sleep, spawnTimed, stopChild, summarize, table } from './support/harness.js';
 
 /** PEERS_ROUNDS overrides, for a quick look while iterating. */
 const ROUNDS = Number(process.env['PEERS_ROUNDS'] ?? 3);
@@ -38,58 +35,57 @@ interface Contender {
 
 const common = { closeAtMs: CLOSE_AT_MS, settleMs: SETTLE_MS, idleMs: IDLE_MS };
 
+/** Each contender's pod: ours as the peers' pods run it, then the peers' own, their binary's path in `env`. */
+const CONTENDERS: readonly (Pick<PeerRun, 'shape' | 'managerPort' | 'readyPath'> & {
+  readonly who: Who;
+  readonly label: string;
+  readonly env?: string;
+  manager(binary: string): string[];
+  hook(binary: string): string[];
+})[] = [
+  {
+    who: 'ours',
+    label: 'ours',
+    shape: 'envoy-gateway',
+    managerPort: 19002,
+    readyPath: '/shutdown/ready',
+    manager: (binary) => [binary, 'shutdown-manager', '--port', '19002', '--ready-file', '/tmp/shutdown-ready'],
+    hook: (binary) => [binary, 'shutdown', '--admin-address', '127.0.0.1:19000', '--connections', 'listeners', '--min-drain-duration', '2s', '--drain-timeout', '60s', '--ready-file', '/tmp/shutdown-ready'],
+  },
+  {
+    who: 'envoy-gateway',
+    label: 'Envoy Gateway',
+    env: 'EG_BIN',
+    shape: 'envoy-gateway',
+    managerPort: 19002,
+    readyPath: '/shutdown/ready',
+    manager: (binary) => [binary, 'envoy', 'shutdown-manager'],
+    hook: (binary) => [binary, 'envoy', 'shutdown', '--drain-timeout=60s', '--min-drain-duration=2s'],
+  },
+  {
+    who: 'contour',
+    label: 'Contour',
+    env: 'CONTOUR_BIN',
+    shape: 'contour',
+    managerPort: 8090,
+    readyPath: '/shutdown',
+    manager: (binary) => [binary, 'envoy', 'shutdown-manager'],
+    hook: (binary) => [binary, 'envoy', 'shutdown'],
+  },
+];
+
 function contenders(): { present: Contender[]; skipped: string[] } {
-  const present: Contender[] = [
-    {
-      who: 'ours',
-      label: 'ours',
-      binary: resolve(EXECUTABLE),
-      run: (envoyBinary) => ({
-        ...common,
-        shape: 'envoy-gateway',
-        envoyBinary,
-        manager: [resolve(EXECUTABLE), 'shutdown-manager', '--port', '19002', '--ready-file', '/tmp/shutdown-ready'],
-        hook: [resolve(EXECUTABLE), 'shutdown', '--admin-address', '127.0.0.1:19000', '--connections', 'listeners', '--min-drain-duration', '2s', '--drain-timeout', '60s', '--ready-file', '/tmp/shutdown-ready'],
-        managerPort: 19002,
-        readyPath: '/shutdown/ready',
-      }),
-    },
-  ];
+  const present: Contender[] = [];
   const skipped: string[] = [];
-  const eg = process.env['EG_BIN'];
-  if (eg === undefined || eg === '') skipped.push('Envoy Gateway (EG_BIN not set)');
-  else
-    present.push({
-      who: 'envoy-gateway',
-      label: 'Envoy Gateway',
-      binary: resolve(eg),
-      run: (envoyBinary) => ({
-        ...common,
-        shape: 'envoy-gateway',
-        envoyBinary,
-        manager: [resolve(eg), 'envoy', 'shutdown-manager'],
-        hook: [resolve(eg), 'envoy', 'shutdown', '--drain-timeout=60s', '--min-drain-duration=2s'],
-        managerPort: 19002,
-        readyPath: '/shutdown/ready',
-      }),
-    });
-  const contour = process.env['CONTOUR_BIN'];
-  if (contour === undefined || contour === '') skipped.push('Contour (CONTOUR_BIN not set)');
-  else
-    present.push({
-      who: 'contour',
-      label: 'Contour',
-      binary: resolve(contour),
-      run: (envoyBinary) => ({
-        ...common,
-        shape: 'contour',
-        envoyBinary,
-        manager: [resolve(contour), 'envoy', 'shutdown-manager'],
-        hook: [resolve(contour), 'envoy', 'shutdown'],
-        managerPort: 8090,
-        readyPath: '/shutdown',
-      }),
-    });
+  for (const { who, label, env, shape, managerPort, readyPath, manager, hook } of CONTENDERS) {
+    const path = env === undefined ? EXECUTABLE : process.env[env];
+    if (path === undefined || path === '') {
+      skipped.push(`${label} (${env ?? ''} not set)`);
+      continue;
+    }
+    const binary = resolve(path);
+    present.push({ who, label, binary, run: (envoyBinary) => ({ ...common, shape, envoyBinary, manager: manager(binary), hook: hook(binary), managerPort, readyPath }) });
+  }
   return { present, skipped };
 }
 

@@ -4,11 +4,8 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChartEnvoy } from '../test/support/real-envoy/chart-envoy.js';
-import { readMemory, type Memory } from './support/procfs.js';
+import { type Memory, type Scenario, cleanEnv, EXECUTABLE, formatMiB, formatMs, FORMS, medianAndSpread, progress, readMemory, sleep, spawnTimed, summarize, table } from './support/harness.js';
 import { startManager } from './support/manager.js';
-import { EXECUTABLE, FORMS, cleanEnv, sleep, spawnTimed } from './support/processes.js';
-import { progress, type Scenario } from './support/scenario.js';
-import { formatMiB, formatMs, medianAndSpread, summarize, table } from './support/stats.js';
 
 const ROUNDS = 3;
 const IDLE_MS = 10_000;

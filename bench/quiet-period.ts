@@ -5,8 +5,7 @@ import { SIDECAR, startEnvoyPod } from '../test/support/envoy-pod.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { startUpstream, type Upstream } from '../test/support/real-envoy/upstream.js';
 import { terminateUntilDeprogrammed } from './support/loaded-termination.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { formatMs, medianAndSpread, summarize, table } from './support/stats.js';
+import { type Scenario, formatMs, medianAndSpread, progress, summarize, table } from './support/harness.js';
 
 const RUNS = 2;
 const SLOW_LB_MS = 3_000;

@@ -11,12 +11,9 @@ import { promisify } from 'node:util';
 import { HINT_POLL_MS } from '../src/drain/policy.js';
 import { LISTENER_STATS_FILTER } from '../src/envoy/stats.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
-import { DrainTarget } from './support/drain-target.js';
+import { type Scenario, DrainTarget, formatMs, FORMS, medianAndSpread, NODE, progress, ratio, sleep, spawnTimed, stratifiedOffsets, summarize, table } from './support/harness.js';
 import { egShutdown, parseAdminAddress, startEgReadyServer } from './support/eg-design.js';
 import { awaitReady, type RunningManager, startManager } from './support/manager.js';
-import { FORMS, NODE, sleep, spawnTimed } from './support/processes.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { formatMs, medianAndSpread, ratio, stratifiedOffsets, summarize, table } from './support/stats.js';
 
 /** Short, and over by the time the last connection closes (the end game is what we measure). */
 const MIN_DRAIN_MS = 1_000;

@@ -18,7 +18,7 @@ import { releaseLatency } from './release-latency.js';
 import { startup } from './startup.js';
 import { describeMachine } from './support/machine.js';
 import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
-import { type Scenario, progress } from './support/scenario.js';
+import { type Scenario, progress } from './support/harness.js';
 
 const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, peers, executableSize, arm64Emulated, imageSize, dependencies];
 

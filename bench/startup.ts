@@ -3,17 +3,11 @@
 // `node -e 0` on the same Node binary, measured in the same run. Then where that time goes: probe
 // executables built the same way (nothing; node:http and one request; a bare server), ours
 // through commander, without a code cache and with a startup snapshot; and the manager's listening.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
-import { DrainTarget } from './support/drain-target.js';
-import { EXECUTABLE, FORMS, NODE, sleep, spawnTimed } from './support/processes.js';
-import { type Scenario, progress } from './support/scenario.js';
-import { type Summary, formatMs, medianAndSpread, ratio, summarize, table } from './support/stats.js';
+import { DrainTarget, EXECUTABLE, FORMS, NODE, type Scenario, type Summary, formatMs, freePort, inRounds, listeningAfter, medianAndSpread, progress, ratio, spawnTimed, table, toFirstAdminCall, wallTime, withTarget } from './support/harness.js';
 import { buildVariants, type Variants } from './support/startup-variants.js';
-import { connectsAt, freePort, toFirstAdminCall, wallTime } from './support/timing.js';
 
 const RUNS = 30;
 const WARM_UP = 3;
@@ -26,14 +20,8 @@ function shutdownCommand(executable: string, target: DrainTarget, readyFile: str
 /** Exec to the first TCP connect that succeeds on `port` (polled every 1 ms, as the peers bench does); then it is killed. */
 async function toListening(command: readonly string[], port: number): Promise<number> {
   const child = spawnTimed(command);
-  const deadline = performance.now() + 10_000;
   try {
-    for (;;) {
-      const at = await connectsAt(port);
-      if (at !== undefined) return at - child.startedAt;
-      if (child.child.exitCode !== null || performance.now() > deadline) throw new Error(`${command.join(' ')} never listened on ${port}: ${(await child.exited).stderr}`);
-      await sleep(1);
-    }
+    return await listeningAfter(child, port);
   } finally {
     child.child.kill('SIGKILL');
     await child.exited;
@@ -82,26 +70,16 @@ async function round(target: DrainTarget, variants: Variants, dir: string, n: nu
 }
 
 async function run(): Promise<string> {
-  const samples = Object.fromEntries(MEASURES.map((key) => [key, [] as number[]])) as Record<(typeof MEASURES)[number], number[]>;
-  const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
   progress('startup', 'building the probe and variant executables');
   const variants = await buildVariants();
   const snapshotExtraMiB = (statSync(variants.paths.snapshot).size - statSync(EXECUTABLE).size) / 2 ** 20;
-  const target = await DrainTarget.start();
+  let s: Record<(typeof MEASURES)[number], Summary>;
   try {
-    // Interleaved, the first few of each discarded (page cache, CPU frequency).
-    for (let n = -WARM_UP; n < RUNS; n += 1) {
-      const measured = await round(target, variants, dir, n + WARM_UP);
-      if (n < 0) continue;
-      for (const key of MEASURES) samples[key].push(measured[key]);
-    }
+    s = await withTarget('startup', (target, dir) => inRounds({ runs: RUNS, warmUp: WARM_UP }, (n) => round(target, variants, dir, n)));
     progress('startup', `${RUNS} runs of each`);
   } finally {
-    await target.stop();
     variants.remove();
-    rmSync(dir, { recursive: true, force: true });
   }
-  const s = Object.fromEntries(MEASURES.map((key) => [key, summarize(samples[key])])) as Record<(typeof MEASURES)[number], Summary>;
   const cell = (summary: Summary): string => medianAndSpread(summary, formatMs);
   const toBaseline = (summary: Summary): string => ratio(summary.median, s.baseline.median);
   const rows = [
