@@ -2,14 +2,13 @@
 // executable): its extra memory, its CPU time while they wait, and the time to release them all
 // once the ready file appears, written atomically as `shutdown` writes it.
 import { build } from 'esbuild';
-import { mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { temporaryName } from '../src/handoff/atomic-file.js';
 import { type RunningManager, startManager } from './support/manager.js';
-import { type Memory, type Scenario, cleanEnv, cpuTimeMs, formatMiB, formatMs, FORMS, medianAndSpread, NODE, openFilesHardLimit, progress, ratio, readMemory, sleep, spawnTimed, summarize, table, until } from './support/harness.js';
+import { type Memory, type Scenario, cleanEnv, cpuTimeMs, formatMiB, formatMs, FORMS, medianAndSpread, NODE, openFilesHardLimit, progress, ratio, readMemory, sleep, spawnTimed, summarize, table, until, withScratch } from './support/harness.js';
 import type { WaiterClientSummary } from './support/waiter-client.js';
 
 const WAITERS = 10_000;
@@ -175,9 +174,8 @@ async function run(): Promise<string> {
   const limit = openFilesHardLimit();
   // The manager holds one socket per waiter, plus its own few files.
   if (limit < WAITERS + 100) throw new Error(`the hard limit on open files is ${limit}: ${WAITERS} waiters need more (raise it, e.g. \`ulimit -Hn\` as root with CAP_SYS_RESOURCE)`);
-  const dir = mkdtempSync(join(tmpdir(), 'bench-waiters-'));
   const results: RoundResult[][] = CONFIGURATIONS.map(() => []);
-  try {
+  await withScratch('waiters', async (dir) => {
     const script = await buildClient(dir);
     // Interleaved, so that a noisy minute of this shared machine does not land on one configuration.
     const rounds = Math.max(...CONFIGURATIONS.map((c) => c.runs));
@@ -189,9 +187,7 @@ async function run(): Promise<string> {
         progress('many-waiters', `${configuration.label}, ${configuration.waiters} waiters, run ${n + 1}: ${result.ok} answered 200, last answer ${formatMs(result.clientLastMs)} after the file appeared`);
       }
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
   return report(results);
 }
 
