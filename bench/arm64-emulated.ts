@@ -7,7 +7,7 @@
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BUNDLE, type Scenario, type Summary, formatMiB, formatMs, freePort, inRounds, listeningAfter, medianAndSpread, progress, ratio, readMemory, sleep, spawnTimed, stopChild, table, toFirstAdminCall, wallTime, withTarget } from './support/harness.js';
+import { BUNDLE, type Scenario, type Summary, formatMiB, formatMs, freePort, inRounds, listeningAfter, medianAndSpread, memoryAfter, progress, ratio, spawnTimed, stopChild, table, toFirstAdminCall, wallTime, withTarget } from './support/harness.js';
 
 const RUNS = 8;
 const WARM_UP = 1;
@@ -40,8 +40,7 @@ async function listenAndIdle(command: readonly string[], port: number): Promise<
   const child = spawnTimed(command);
   try {
     const listenMs = await listeningAfter(child, port, { pollMs: 5, timeoutMs: 60_000 });
-    await sleep(IDLE_MS);
-    return { listenMs, rssKiB: readMemory(child.pid).rssKiB };
+    return { listenMs, rssKiB: (await memoryAfter(child.pid, IDLE_MS)).rssKiB };
   } finally {
     await stopChild(child);
   }

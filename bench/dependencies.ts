@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { type DrainTarget, type Scenario, type TimedChild, formatMiB, formatMs, inRounds, medianAndSpread, progress, ratio, readMemory, sleep, spawnTimed, table, toFirstAdminCall, withTarget } from './support/harness.js';
+import { type DrainTarget, type Scenario, type TimedChild, formatMiB, formatMs, inRounds, medianAndSpread, memoryAfter, progress, ratio, spawnTimed, table, toFirstAdminCall, withTarget } from './support/harness.js';
 
 const PROBES = {
   bare: { label: 'nothing loaded: one `writeSync` to stdout (the floor)', kind: 'log' },
@@ -72,8 +72,7 @@ async function idleAnon(name: Probe, built: Built, target: DrainTarget): Promise
   const child = spawnTimed(admin ? [built.executable, target.adminAddress] : [built.executable], { stdout: 'pipe' });
   try {
     await (call ?? firstOutput(child));
-    await sleep(SETTLE_MS);
-    return readMemory(child.pid).anonKiB;
+    return (await memoryAfter(child.pid, SETTLE_MS)).anonKiB;
   } finally {
     child.child.kill('SIGKILL');
     await child.exited;

@@ -3,7 +3,7 @@
 // whether memory comes back to idle, and the peak when a 50 MB file appears at the ready-file path.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { type Scenario, cleanEnv, formatMiB, FORMS, medianAndSpread, progress, readAnonSplit, readMemory, sleep, summarize, table } from './support/harness.js';
+import { type Scenario, cleanEnv, formatMiB, FORMS, medianAndSpread, memoryAfter, progress, readAnonSplit, readMemory, sleep, summarize, table } from './support/harness.js';
 import { type RunningManager, startManager } from './support/manager.js';
 
 /** What "memory back to idle" allows: RssAnon within this of idle once the storm settled. */
@@ -64,8 +64,7 @@ async function round(nodeOptions: string): Promise<RoundResult> {
   const manager: RunningManager = await startManager(FORMS.executable.command, ['--ready-timeout', '10m'], { env });
   const { pid } = manager.process;
   try {
-    await sleep(1_000);
-    const idle = readMemory(pid);
+    const idle = await memoryAfter(pid, 1_000);
     const idleSplit = readAnonSplit(pid);
     const held = new Promise<number>((resolve, reject) => {
       request({ host: '127.0.0.1', port: manager.port, path: '/shutdown/ready', agent: false }, (res) => {
@@ -81,8 +80,7 @@ async function round(nodeOptions: string): Promise<RoundResult> {
     for (let sent = 0; sent < ABORTED; sent += BATCH) await Promise.all(Array.from({ length: BATCH }, () => abandon(manager.port)));
     // Once the storm is quiet the manager collects its garbage, and says so.
     const collected = await manager.log.waitFor((line) => line['msg'] === 'memory collected after a crowd of waiters', 30_000, 50);
-    await sleep(1_000); // past the log summary's one-second window
-    const after = readMemory(pid);
+    const after = await memoryAfter(pid, 1_000); // past the log summary's one-second window
     const afterSplit = readAnonSplit(pid);
     manager.log.poll();
     const logLines = manager.log.lines.length - linesBefore;

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { temporaryName } from '../src/handoff/atomic-file.js';
 import { type RunningManager, startManager } from './support/manager.js';
-import { type Memory, type Scenario, cleanEnv, cpuTimeMs, formatMiB, formatMs, FORMS, medianAndSpread, NODE, openFilesHardLimit, progress, ratio, readMemory, sleep, spawnTimed, summarize, table, until, withScratch } from './support/harness.js';
+import { type Memory, type Scenario, cleanEnv, cpuTimeMs, formatMiB, formatMs, FORMS, medianAndSpread, memoryAfter, NODE, openFilesHardLimit, progress, ratio, sleep, spawnTimed, summarize, table, until, withScratch } from './support/harness.js';
 import type { WaiterClientSummary } from './support/waiter-client.js';
 
 const WAITERS = 10_000;
@@ -131,16 +131,14 @@ async function round(script: string, configuration: Configuration): Promise<Roun
   const { logsWaiters, waiters } = configuration;
   const pid = manager.process.pid;
   try {
-    await sleep(2_000);
-    const idle = readMemory(pid);
+    const idle = await memoryAfter(pid, 2_000);
     const filesBefore = readdirSync(`/proc/${pid}/fd`).length;
     const setupStart = performance.now();
     const clients = Array.from({ length: CLIENT_PROCESSES }, () => startClient(script, manager.port, waiters / CLIENT_PROCESSES));
     await Promise.all(clients.map((client) => client.sent));
     await allWaiting(manager, configuration, filesBefore);
     const setupMs = performance.now() - setupStart;
-    await sleep(1_000);
-    const waiting = readMemory(pid);
+    const waiting = await memoryAfter(pid, 1_000);
     const cpuBefore = cpuTimeMs(pid);
     await sleep(CPU_WINDOW_MS);
     const cpuWaiting = cpuTimeMs(pid);

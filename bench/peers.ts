@@ -8,7 +8,7 @@ import { build } from 'esbuild';
 import { runSandboxed } from '../test/dropin/sandbox.js';
 import { ensureEnvoyBinary, envoyVersion } from '../test/support/real-envoy/binary.js';
 import type { PeerFigures, PeerRun } from './support/peer-pod.js';
-import { type Scenario, EXECUTABLE, formatMiB, formatMs, NODE, progress, readMemory, sleep, spawnTimed, stopChild, summarize, table } from './support/harness.js';
+import { type Scenario, EXECUTABLE, formatMiB, formatMs, memoryAfter, NODE, progress, spawnTimed, stopChild, summarize, table } from './support/harness.js';
 
 /** PEERS_ROUNDS overrides, for a quick look while iterating. */
 const ROUNDS = Number(process.env['PEERS_ROUNDS'] ?? 3);
@@ -103,8 +103,7 @@ async function measureBaseline(): Promise<Baseline> {
   const exit = await bare.exited;
   const server = spawnTimed([NODE, '-e', BARE_HTTP], { stdout: 'pipe' });
   const up = await new Promise<number>((resolveUp) => server.child.stdout?.once('data', () => resolveUp(performance.now())));
-  await sleep(2_000 + IDLE_MS / 4);
-  const memory = readMemory(server.pid);
+  const memory = await memoryAfter(server.pid, 2_000 + IDLE_MS / 4);
   await stopChild(server);
   return { nodeStartMs: exit.at - bare.startedAt, httpListeningMs: up - server.startedAt, httpRssAnonKiB: memory.anonKiB };
 }

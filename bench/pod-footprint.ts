@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChartEnvoy } from '../test/support/real-envoy/chart-envoy.js';
-import { type Memory, type Scenario, cleanEnv, EXECUTABLE, formatMiB, formatMs, FORMS, medianAndSpread, progress, readMemory, sleep, spawnTimed, summarize, table } from './support/harness.js';
+import { type Memory, type Scenario, cleanEnv, EXECUTABLE, formatMiB, formatMs, FORMS, medianAndSpread, memoryAfter, progress, spawnTimed, summarize, table } from './support/harness.js';
 import { startManager } from './support/manager.js';
 
 const ROUNDS = 3;
@@ -20,8 +20,7 @@ interface SidecarSample {
 async function sidecar(args: readonly string[], env: Record<string, string>): Promise<SidecarSample> {
   const manager = await startManager(FORMS.executable.command, args, { env: cleanEnv(env) });
   const startMs = performance.now() - manager.process.startedAt;
-  await sleep(IDLE_MS);
-  const idle = readMemory(manager.process.pid);
+  const idle = await memoryAfter(manager.process.pid, IDLE_MS);
   await manager.stop();
   return { startMs, idle };
 }
@@ -53,8 +52,7 @@ async function hookDuringDrain(command: readonly string[]): Promise<Memory> {
   const envoy = await startChartEnvoy();
   try {
     const hook = spawnTimed([...command, 'shutdown', '--no-ready-file', '--admin-address', envoy.adminAddress, '--connections', 'listeners', '--min-drain-duration', '3s']);
-    await sleep(1_500);
-    const memory = readMemory(hook.pid);
+    const memory = await memoryAfter(hook.pid, 1_500);
     const exit = await hook.exited;
     if (exit.code !== 0) throw new Error(`the hook exited ${exit.code}: ${exit.stderr}`);
     return memory;

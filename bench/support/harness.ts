@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DrainTarget } from './drain-target.js';
 import { sleep, type TimedChild } from './processes.js';
+import { type Memory, readMemory } from './procfs.js';
 import { progress } from './scenario.js';
 import { type Summary, summarize } from './stats.js';
 import { connectsAt } from './timing.js';
@@ -73,4 +74,10 @@ export async function listeningAfter(child: TimedChild, port: number, { pollMs =
     if (child.child.exitCode !== null || performance.now() > deadline) throw new Error(`pid ${child.pid} never listened on ${port}: ${(await child.exited).stderr}`);
     await sleep(pollMs);
   }
+}
+
+/** The process's resident memory once it has been left alone for `ms`. */
+export async function memoryAfter(pid: number, ms: number): Promise<Memory> {
+  await sleep(ms);
+  return readMemory(pid);
 }
