@@ -9,7 +9,7 @@ const TABLE_HEADER = '| flag | default | environment variable | meaning |';
 /** Each generated table: the section heading it follows, and the table. */
 export const GENERATED_TABLES: readonly { readonly heading: string; readonly table: string }[] = [
   { heading: '## `shutdown`', table: optionsMarkdown(Object.values(SHUTDOWN_OPTIONS)) },
-  { heading: '## `shutdown-manager`', table: optionsMarkdown(MANAGER_OPTIONS) },
+  { heading: '## `shutdown-manager`', table: optionsMarkdown(Object.values(MANAGER_OPTIONS)) },
 ];
 
 /** Where the options table of the section under `heading` sits in `page`, or undefined. */

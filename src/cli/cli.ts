@@ -3,8 +3,7 @@
 // goes through commander (program.ts), loaded only then.
 import { managerAction } from './manager-action.js';
 import { quickParse } from './quick-parse.js';
-import { shutdownAction, type ShutdownCommandOptions } from './shutdown-action.js';
-import type { ManagerOptions } from '../manager/manager-config.js';
+import { shutdownAction } from './shutdown-action.js';
 import { SHORT_USAGE } from './help.js';
 import { ExitCode, errorMessage, exitCodeFor } from '../shared/errors.js';
 
@@ -16,8 +15,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   try {
     const quick = quickParse(argv, process.env);
-    if (quick?.command === 'shutdown') return await shutdownAction({ ...quick, options: quick.options as unknown as ShutdownCommandOptions });
-    if (quick?.command === 'shutdown-manager') return await managerAction({ ...quick, options: quick.options as unknown as ManagerOptions });
+    if (quick?.command === 'shutdown') return await shutdownAction(quick.parsed);
+    if (quick?.command === 'shutdown-manager') return await managerAction(quick.parsed);
     const { runProgram } = await import('./program.js');
     return await runProgram(argv);
   } catch (error) {

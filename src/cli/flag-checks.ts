@@ -6,7 +6,7 @@ import { UsageError } from '../shared/errors.js';
 import type { OptionSource } from './quick-parse.js';
 
 export interface ShutdownFlags {
-  readonly dryRun?: boolean;
+  readonly dryRun?: boolean | undefined;
   readonly connections: string;
   readonly quietPeriod: number;
   readonly requireEnvoyPrestop?: boolean;

@@ -2,21 +2,18 @@
 // subcommand to one call. Loaded for every command line but a plain `shutdown` or `shutdown-manager`
 // (see cli.ts).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { DEFAULTS, ENV } from './config.js';
-import type { ManagerOptions } from '../manager/manager-config.js';
-import { collectListenerNames, parseConnectionSource, parsePositiveDuration, parseReadyFile } from '../shared/parsers.js';
-import type { StatusOptions } from '../status/status-config.js';
-import { parseAdminAddress } from '../envoy/address.js';
+import { ENV, LOG_DEFAULTS } from './config.js';
 import { ExitCode, UsageError } from '../shared/errors.js';
 import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
-import { interruptSignal, shutdownAction, type ParsedShutdown, type ShutdownCommandOptions } from './shutdown-action.js';
+import { interruptSignal, shutdownAction, type ParsedShutdown } from './shutdown-action.js';
 import { managerAction } from './manager-action.js';
-import { MANAGER_OPTIONS } from './manager-options.js';
+import { MANAGER_OPTIONS, type ManagerValues } from './manager-options.js';
+import type { OptionSpec, OptionTable } from './option-spec.js';
 import type { OptionSource, ParsedCommand } from './quick-parse.js';
-import { SHUTDOWN_OPTIONS, type ShutdownOptionSpec } from './shutdown-options.js';
+import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
+import { STATUS_OPTIONS, type StatusValues } from './status-options.js';
 import { onTerminationSignal, signalExitCode } from '../shared/signals.js';
-import { OUTPUT_FORMATS } from '../shared/output-format.js';
 import { VERSION } from '../shared/version.js';
 
 interface GlobalOptions {
@@ -39,7 +36,7 @@ export async function runProgram(argv: readonly string[]): Promise<number> {
 /** What each command runs once parsed; the tests substitute their own. */
 export interface Actions {
   readonly shutdown: (parsed: ParsedShutdown) => Promise<number>;
-  readonly manager: (parsed: ParsedCommand<ManagerOptions>) => Promise<number>;
+  readonly manager: (parsed: ParsedCommand<ManagerValues>) => Promise<number>;
 }
 
 export function buildProgram(setExitCode: (code: number) => void, actions: Actions = { shutdown: shutdownAction, manager: managerAction }): Command {
@@ -47,8 +44,8 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
     .description('Drains an Envoy proxy before Kubernetes stops it.')
     .version(VERSION, '--version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    .addOption(choice('--log-level <level>', 'log level', LOG_LEVELS, DEFAULTS.logLevel, ENV.logLevel))
-    .addOption(choice('--log-format <format>', 'json: one JSON object per line; text: for people', LOG_FORMATS, DEFAULTS.logFormat, ENV.logFormat))
+    .addOption(choice('--log-level <level>', 'log level', LOG_LEVELS, LOG_DEFAULTS.logLevel, ENV.logLevel))
+    .addOption(choice('--log-format <format>', 'json: one JSON object per line; text: for people', LOG_FORMATS, LOG_DEFAULTS.logFormat, ENV.logFormat))
     .exitOverride()
     .showSuggestionAfterError(true)
     .configureOutput({ outputError: (message, write) => write(firstLine(message)) });
@@ -63,8 +60,8 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
     .summary("fail Envoy's health check, drain it, then write the ready file")
     .description(SHUTDOWN_HELP.description)
     .addHelpText('after', SHUTDOWN_HELP.after);
-  for (const spec of Object.values(SHUTDOWN_OPTIONS)) shutdown.addOption(fromSpec(spec));
-  shutdown.action(async (options: ShutdownCommandOptions, command: Command) => {
+  addOptions(shutdown, SHUTDOWN_OPTIONS);
+  shutdown.action(async (options: ShutdownValues, command: Command) => {
     setExitCode(await actions.shutdown({ ...parsedBy(command), options, seen }));
   });
 
@@ -73,28 +70,17 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
     .summary("serve /shutdown/ready: hold Envoy's preStop hook until the drain has ended")
     .description(MANAGER_HELP.description)
     .addHelpText('after', MANAGER_HELP.after);
-  for (const spec of MANAGER_OPTIONS) manager.addOption(fromSpec(spec));
-  manager.action(async (options: ManagerOptions, command: Command) => {
+  addOptions(manager, MANAGER_OPTIONS);
+  manager.action(async (options: ManagerValues, command: Command) => {
     setExitCode(await actions.manager({ ...parsedBy(command), options }));
   });
 
-  program
-    .command('status')
-    .summary('report where Envoy and its drain stand')
-    .description(STATUS_HELP.description)
-    .addOption(adminAddressOption())
-    .addOption(readyFileOption('the ready file: how the last drain ended, and where the drain-in-progress file lives'))
-    .addOption(connectionsOption())
-    .addOption(ignoreListenerOption())
-    .addOption(adminTimeoutOption())
-    .addOption(option('--interval <duration>', 'new connections are counted over this interval; with --watch, the refresh interval', parsePositiveDuration, '1s', ENV.statusInterval))
-    .addOption(outputOption('text for people, json for scripts (one object per line)'))
-    .option('--watch', 'refresh every interval until interrupted')
-    .addHelpText('after', STATUS_HELP.after)
-    .action(async (options: StatusOptions) => {
-      const [{ statusConfig }, { runStatus }] = await Promise.all([import('../status/status-config.js'), import('../status/status-command.js')]);
-      setExitCode(await runStatus(statusConfig(options), interruptSignal()));
-    });
+  const status = program.command('status').summary('report where Envoy and its drain stand').description(STATUS_HELP.description);
+  addOptions(status, STATUS_OPTIONS);
+  status.addHelpText('after', STATUS_HELP.after).action(async (options: StatusValues) => {
+    const [{ statusConfig }, { runStatus }] = await Promise.all([import('../status/status-config.js'), import('../status/status-command.js')]);
+    setExitCode(await runStatus(statusConfig(options), interruptSignal()));
+  });
 
   program
     .command('install')
@@ -113,8 +99,13 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
   return program;
 }
 
+/** Each row of an option table as a commander option, in the table's order. */
+function addOptions(command: Command, table: OptionTable): void {
+  for (const spec of Object.values(table)) command.addOption(fromSpec(spec));
+}
+
 /** A commander option from its row in the option table. */
-function fromSpec(spec: ShutdownOptionSpec): Option {
+function fromSpec(spec: OptionSpec): Option {
   const parse = usage((spec.parse ?? String) as (text: string, previous: unknown) => unknown);
   switch (spec.kind) {
     case 'value':
@@ -131,40 +122,6 @@ function fromSpec(spec: ShutdownOptionSpec): Option {
     case 'plain':
       return new Option(spec.flags, spec.help);
   }
-}
-
-// Options shared by several subcommands, so they read the same environment variables.
-
-function adminAddressOption(): Option {
-  return option('--admin-address <addr>', "Envoy's admin API: host:port, [v6]:port, http://host:port or unix:/path; loopback only", parseAdminAddress, DEFAULTS.adminAddress, ENV.adminAddress);
-}
-
-function readyFileOption(description: string): Option {
-  return option('--ready-file <path>', description, parseReadyFile, DEFAULTS.readyFile, ENV.readyFile);
-}
-
-function connectionsOption(): Option {
-  return option('--connections <source>', 'total: server.total_connections; listeners: live listener gauges (faster, safer; see below)', parseConnectionSource, DEFAULTS.connections, ENV.connections);
-}
-
-function ignoreListenerOption(): Option {
-  return new Option('--ignore-listener <name>', 'never count this listener (its stat prefix, exact), in --connections listeners and in new connections (--quiet-period, status); repeatable, comma-separated in the env var')
-    .env(ENV.ignoreListeners)
-    .argParser(usage(collectListenerNames))
-    .default([] as string[], 'none');
-}
-
-function adminTimeoutOption(): Option {
-  return option('--admin-timeout <duration>', 'bound on each admin API call', parsePositiveDuration, DEFAULTS.adminTimeout, ENV.adminTimeout);
-}
-
-function outputOption(description: string): Option {
-  return new Option('--output <format>', description).choices(OUTPUT_FORMATS).default('text');
-}
-
-/** An option with an env var and a default shown as the user would write it. */
-function option<T>(flags: string, description: string, parse: (text: string) => T, fallback: string, env: string): Option {
-  return new Option(flags, description).env(env).argParser(usage(parse)).default(parse(fallback), fallback);
 }
 
 function choice(flags: string, description: string, choices: readonly string[], fallback: string, env: string): Option {

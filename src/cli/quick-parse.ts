@@ -4,9 +4,10 @@
 // start-up, before the hook's first admin request and before the manager listens. Anything else
 // (help, --dry-run, a bad or unknown flag, a bad variable, an unusual form) returns undefined and
 // goes to commander, which owns every message and every refusal.
-import { DEFAULTS, ENV } from './config.js';
-import { MANAGER_OPTIONS } from './manager-options.js';
-import { SHUTDOWN_OPTIONS, attributeOf, longFlag, type ShutdownOptionSpec } from './shutdown-options.js';
+import { ENV, LOG_DEFAULTS } from './config.js';
+import { MANAGER_OPTIONS, type ManagerValues } from './manager-options.js';
+import { attributeOf, longFlag, type OptionSpec, type OptionTable, type OptionValues } from './option-spec.js';
+import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
 
 /** Where an option's value came from, in commander's words. */
@@ -24,23 +25,30 @@ export interface ParsedCommand<Options> {
   readonly logFormat: LogFormat;
 }
 
-export interface QuickParse extends ParsedCommand<Readonly<Record<string, unknown>>> {
-  readonly command: 'shutdown' | 'shutdown-manager';
-}
-
-const TABLES = {
-  shutdown: Object.values(SHUTDOWN_OPTIONS) as readonly ShutdownOptionSpec[],
-  'shutdown-manager': MANAGER_OPTIONS,
-} as const;
+export type QuickParse =
+  | { readonly command: 'shutdown'; readonly parsed: ParsedCommand<ShutdownValues> }
+  | { readonly command: 'shutdown-manager'; readonly parsed: ParsedCommand<ManagerValues> };
 
 /** What commander would hand the command's action for `args`, or undefined to leave it to commander. */
 export function quickParse(args: readonly string[], env: NodeJS.ProcessEnv): QuickParse | undefined {
   const command = args[0];
   if (command !== 'shutdown' && command !== 'shutdown-manager') return undefined;
-  const specs = TABLES[command];
-  const logLevel = choiceFromEnv(env[ENV.logLevel], LOG_LEVELS, DEFAULTS.logLevel);
-  const logFormat = choiceFromEnv(env[ENV.logFormat], LOG_FORMATS, DEFAULTS.logFormat);
+  const logLevel = choiceFromEnv(env[ENV.logLevel], LOG_LEVELS, LOG_DEFAULTS.logLevel);
+  const logFormat = choiceFromEnv(env[ENV.logFormat], LOG_FORMATS, LOG_DEFAULTS.logFormat);
   if (logLevel === undefined || logFormat === undefined) return undefined;
+  if (command === 'shutdown') {
+    const parsed = parseTable(SHUTDOWN_OPTIONS, args, env);
+    return parsed && { command, parsed: { ...parsed, logLevel, logFormat } };
+  }
+  const parsed = parseTable(MANAGER_OPTIONS, args, env);
+  return parsed && { command, parsed: { ...parsed, logLevel, logFormat } };
+}
+
+type TableParse<T extends OptionTable> = Omit<ParsedCommand<OptionValues<T>>, 'logLevel' | 'logFormat'>;
+
+/** `args[0]` is the command; the rest are its flags, read against `table`. */
+function parseTable<T extends OptionTable>(table: T, args: readonly string[], env: NodeJS.ProcessEnv): TableParse<T> | undefined {
+  const specs: readonly OptionSpec[] = Object.values(table);
   const values: Record<string, unknown> = {};
   const sources = new Map<string, OptionSource>();
   const seen = new Set<string>();
@@ -89,14 +97,16 @@ export function quickParse(args: readonly string[], env: NodeJS.ProcessEnv): Qui
   } catch {
     return undefined; // a value its parser refuses: commander words the error
   }
-  return { command, options: values, sourceOf: (key) => sources.get(key), seen, logLevel, logFormat };
+  // Each key was set above by its own row's parser (or default), which is what OptionValues<T>
+  // reads off the same rows; the property test holds this against commander.
+  return { options: values as OptionValues<T>, sourceOf: (key) => sources.get(key), seen };
 }
 
-function hasDefault(spec: ShutdownOptionSpec): boolean {
+function hasDefault(spec: OptionSpec): boolean {
   return spec.kind === 'switch' || spec.kind === 'list' || spec.kind === 'choice' || (spec.kind === 'value' && spec.fallback !== undefined);
 }
 
-function defaultOf(spec: ShutdownOptionSpec): unknown {
+function defaultOf(spec: OptionSpec): unknown {
   switch (spec.kind) {
     case 'value':
       return parse(spec, spec.fallback ?? '', undefined);
@@ -109,7 +119,7 @@ function defaultOf(spec: ShutdownOptionSpec): unknown {
   }
 }
 
-function parse(spec: ShutdownOptionSpec, text: string, previous: unknown): unknown {
+function parse(spec: OptionSpec, text: string, previous: unknown): unknown {
   return spec.parse === undefined ? text : spec.parse(text, previous as never);
 }
 

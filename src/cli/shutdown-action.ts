@@ -1,19 +1,16 @@
 // What `shutdown` does once its command line is parsed, by commander (program.ts) or by the quick
 // parser (quick-parse.ts): the flag checks, the config, then the drain or the dry run.
-import { shutdownConfig, type ShutdownOptions } from './config.js';
+import { shutdownConfig } from '../drain/drain-config.js';
 import { checkShutdownFlags } from './flag-checks.js';
-import { hookLogMirror } from './hook-log.js';
-import { SHUTDOWN_OPTIONS, attributeOf, type ShutdownOptionSpec } from './shutdown-options.js';
+import { hookLogMirror } from '../shared/hook-log.js';
+import { attributeOf, type OptionSpec } from './option-spec.js';
+import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import type { OptionSources } from '../drain/dry-run.js';
 import { createLogger } from '../shared/log.js';
-import type { OutputFormat } from '../shared/output-format.js';
 import { onTerminationSignal } from '../shared/signals.js';
 import type { ParsedCommand } from './quick-parse.js';
 
-/** The values `shutdown`'s options hold once parsed, as commander's `opts()` has them. */
-export type ShutdownCommandOptions = ShutdownOptions & { readonly dryRun?: boolean; readonly output: OutputFormat };
-
-export type ParsedShutdown = ParsedCommand<ShutdownCommandOptions>;
+export type ParsedShutdown = ParsedCommand<ShutdownValues>;
 
 export async function shutdownAction(parsed: ParsedShutdown): Promise<number> {
   const { options } = parsed;
@@ -39,7 +36,7 @@ export function interruptSignal(): AbortSignal {
 /** For --dry-run: where each option's value came from, keyed like the effective configuration. */
 function optionSources(sourceOf: ParsedShutdown['sourceOf']): OptionSources {
   const sources: Record<string, string> = {};
-  for (const spec of Object.values(SHUTDOWN_OPTIONS) as ShutdownOptionSpec[]) {
+  for (const spec of Object.values(SHUTDOWN_OPTIONS) as OptionSpec[]) {
     const key = attributeOf(spec.flags);
     const source = sourceOf(key);
     const described = source === 'cli' ? 'flag' : source === 'env' ? `env ${spec.env ?? ''}` : 'default';

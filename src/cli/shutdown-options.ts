@@ -1,113 +1,73 @@
-// The one table of `shutdown`'s options. Commander's wiring, the environment variables, --help,
-// --dry-run's sources, the manager's env-only drain config and docs/reference.md's options table are all
-// derived from it: adding an option is one entry here plus its behaviour.
-import { parseAdminAddress } from '../envoy/address.js';
-import { parseDuration } from '../shared/duration.js';
-import { collectListenerNames, parseBoolean, parseConnectionSource, parseCount, parseOptionalReadyFile, parsePositiveDuration } from '../shared/parsers.js';
+// The one table of `shutdown`'s options: a flag and help for each of the drain's settings (their
+// variables, defaults and parsers live with the drain, drain/drain-config.ts). Commander's wiring,
+// the quick parse, --help, --dry-run's sources and docs/reference.md's options tables are all derived from
+// it: adding an option is one setting there, one entry here, plus its behaviour.
+import { DRAIN_SETTINGS } from '../drain/drain-config.js';
 import { OUTPUT_FORMATS } from '../shared/output-format.js';
-import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
+import type { OptionSpec, OptionValues } from './option-spec.js';
 
-/**
- * `value`: takes an argument, parsed by `parse`; `switch`: a boolean that an environment variable
- * can also set (`VAR=false` means false); `list`: repeatable; `negation`: a `--no-` flag;
- * `plain`: a flag without variable or default; `choice`: one of `choices`.
- */
-export type OptionKind = 'value' | 'switch' | 'list' | 'negation' | 'plain' | 'choice';
-
-export interface ShutdownOptionSpec {
-  /** Commander's flags, e.g. `--drain-timeout <duration>`. */
-  readonly flags: string;
-  readonly kind: OptionKind;
-  readonly env?: string;
-  /** The default as a user would write it; parsed by `parse`. */
-  readonly fallback?: string;
-  /** The reference's default cell, when the plain default says too little. */
-  readonly defaultDoc?: string;
-  readonly parse?: (text: string, previous: never) => unknown;
-  readonly choices?: readonly string[];
-  /** One line for --help. */
-  readonly help: string;
-  /** The reference's meaning cell (Markdown); the help line when absent. */
-  readonly doc?: string;
-}
+const S = DRAIN_SETTINGS;
 
 export const SHUTDOWN_OPTIONS = {
   adminAddress: {
     flags: '--admin-address <addr>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_ADMIN_ADDRESS',
-    fallback: '127.0.0.1:19000',
-    parse: parseAdminAddress,
+    ...S.adminAddress,
     help: "Envoy's admin API: host:port, [v6]:port, http://host:port or unix:/path; loopback only",
     doc: "Envoy's admin API: `host:port`, `[v6]:port`, `http://host:port`, `unix:/path` (or a bare absolute path; `unix:@name` for the abstract namespace, which needs Node 24 as in the executable and image: Node 20 cannot reach it and gets a usage error). Loopback or a Unix socket only; `localhost` means `127.0.0.1`.",
   },
   drainTimeout: {
     flags: '--drain-timeout <duration>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_DRAIN_TIMEOUT',
-    fallback: '60s',
-    parse: parsePositiveDuration,
+    ...S.drainTimeout,
     help: "longest drain; keep it below the pod's terminationGracePeriodSeconds and the manager's --ready-timeout",
     doc: "Longest drain. Keep it below the manager's `--ready-timeout` and the pod's grace period.",
   },
   minDrainDuration: {
     flags: '--min-drain-duration <duration>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_MIN_DRAIN_DURATION',
-    fallback: '10s',
-    parse: parseDuration,
+    ...S.minDrainDuration,
     help: 'never finish sooner, so load balancers stop sending new connections first',
   },
   exitAtConnections: {
     flags: '--exit-at-connections <n>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS',
-    fallback: '0',
-    parse: parseCount,
+    ...S.exitAtConnections,
     help: 'finish once the count is at or under this',
   },
   checkInterval: {
     flags: '--check-interval <duration>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_CHECK_INTERVAL',
-    fallback: '1s',
-    parse: parsePositiveDuration,
+    ...S.checkInterval,
     help: 'read the count (and log progress) at least this often',
     doc: 'Read the count at least this often; one progress log line per interval.',
   },
   healthCheckFailureDelay: {
     flags: '--health-check-failure-delay <duration>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY',
-    fallback: '0s',
-    parse: parseDuration,
+    ...S.healthCheckFailureDelay,
     help: 'above 0: start the drain first, fail the health check after this delay (skipped if the drain is over)',
     doc: 'Above 0: start the drain first and fail the health check after this delay, unless the drain is already over.',
   },
   quietPeriod: {
     flags: '--quiet-period <duration>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_QUIET_PERIOD',
-    fallback: '0s',
+    ...S.quietPeriod,
     defaultDoc: '`0s` (off)',
-    parse: parseDuration,
     help: 'above 0: also wait until no new connection was accepted on the counted listeners for this long (0: off)',
     doc: 'Also wait until no new connection was accepted on the counted listeners for this long. See below.',
   },
   ignoreIdleConnections: {
     flags: '--ignore-idle-connections',
     kind: 'switch',
-    env: 'ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS',
-    parse: parseBoolean,
+    ...S.ignoreIdleConnections,
     help: 'with --quiet-period: once the drain may end and no request arrived for the quiet period, count only connections with a request in flight',
     doc: 'Needs `--quiet-period`. Once the drain may end and no request arrived for the quiet period, count only connections with a request in flight: idle keep-alive connections no longer hold the drain. See below; the chart turns it on.',
   },
   readyFile: {
     flags: '--ready-file <path>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_READY_FILE',
-    fallback: DEFAULT_READY_FILE,
-    parse: parseOptionalReadyFile,
+    ...S.readyFile,
     help: `file written when the drain ends; the manager's /shutdown/ready waits for it ("": none)`,
     doc: 'Written when the drain ends; must be on a volume both containers share (an `emptyDir`). `""` means none. A file already there that is not a ready file this tool wrote (a directory, a device, a symlink, anything else) is refused, never replaced. File name at most 219 bytes.',
   },
@@ -120,44 +80,36 @@ export const SHUTDOWN_OPTIONS = {
   connections: {
     flags: '--connections <source>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_CONNECTIONS',
-    fallback: 'total',
-    parse: parseConnectionSource,
+    ...S.connections,
     help: 'total: server.total_connections; listeners: live listener gauges (faster, safer; see below)',
     doc: '`total` or `listeners`: where the count comes from (below).',
   },
   ignoreListener: {
     flags: '--ignore-listener <name>',
     kind: 'list',
-    env: 'ENVOY_SHUTDOWN_IGNORE_LISTENERS',
+    ...S.ignoreListener,
     defaultDoc: 'none',
-    parse: collectListenerNames,
     help: 'never count this listener (its stats name, exact), in --connections listeners and in new connections (--quiet-period, status); repeatable, comma-separated in the env var',
     doc: 'Never count this listener: its stats name (`listener.<name>.*`: its `stat_prefix`, else its address such as `0.0.0.0_10080`), matched exactly. Repeatable; comma-separated in the variable. With `total` it only leaves the listener out of the new connections a `--quiet-period` counts; with `total` and no quiet period it does nothing, so the flag is refused and the variable gets one warning line.',
   },
   adminTimeout: {
     flags: '--admin-timeout <duration>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_ADMIN_TIMEOUT',
-    fallback: '2s',
-    parse: parsePositiveDuration,
+    ...S.adminTimeout,
     help: 'bound on each admin API call',
     doc: 'Bound on each admin API call (its answer is also capped at 1 MiB).',
   },
   requireEnvoyPrestop: {
     flags: '--require-envoy-prestop',
     kind: 'switch',
-    env: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP',
-    parse: parseBoolean,
+    ...S.requireEnvoyPrestop,
     help: "for the sidecar's hook: drain only once Envoy's own preStop hook has reached the manager (the pod is terminating); otherwise exit 0 and leave Envoy serving",
     doc: "For the sidecar's hook: drain only once Envoy's own preStop hook has reached the manager (the pod is terminating); otherwise exit 0 and leave Envoy serving. See [Safety by design](design.md#safety-by-design).",
   },
   envoyPrestopWait: {
     flags: '--envoy-prestop-wait <duration>',
     kind: 'value',
-    env: 'ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT',
-    fallback: '10s',
-    parse: parseDuration,
+    ...S.envoyPrestopWait,
     help: "with --require-envoy-prestop: how long to wait for Envoy's preStop hook to reach the manager",
     doc: 'How long the hook waits for the envoy-prestop record. As a flag, refused without `--require-envoy-prestop`.',
   },
@@ -175,24 +127,15 @@ export const SHUTDOWN_OPTIONS = {
     help: 'with --dry-run: text for people, json for scripts',
     doc: 'Format of `--dry-run` (`text` or `json`); refused without it.',
   },
-} as const satisfies Readonly<Record<string, ShutdownOptionSpec>>;
+} as const satisfies Readonly<Record<string, OptionSpec>>;
 
 export type ShutdownOptionName = keyof typeof SHUTDOWN_OPTIONS;
 
-/** The long flag of `flags` (`--ready-file <path>` → `--ready-file`). */
-export function longFlag(flags: string): string {
-  return flags.split(' ')[0] ?? flags;
-}
-
-/** The key commander stores an option's value under: `--no-ready-file` → `readyFile`. */
-export function attributeOf(flags: string): string {
-  return longFlag(flags)
-    .replace(/^--(no-)?/, '')
-    .replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
-}
+/** What a parse of `shutdown`'s command line hands its action. */
+export type ShutdownValues = OptionValues<typeof SHUTDOWN_OPTIONS>;
 
 /** An options table of docs/reference.md, row by row as the page holds it. */
-export function optionsMarkdown(options: readonly ShutdownOptionSpec[]): string {
+export function optionsMarkdown(options: readonly OptionSpec[]): string {
   const cell = (text: string): string => text.replace(/\|/g, '\\|');
   const rows = options.map((option) => {
     const defaultCell = option.defaultDoc ?? (option.fallback !== undefined ? `\`${option.fallback}\`` : option.kind === 'switch' ? 'off' : '');

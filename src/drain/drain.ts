@@ -9,7 +9,7 @@ import type { SocketWatch } from '../envoy/socket-watch.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import { AdminError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import type { DrainResult } from './result.js';
+import type { DrainResult } from '../handoff/drain-result.js';
 import { type DrainPolicy, hintPollMs, hintWanted, nextReadDelay, readTimeoutMs, startGiveUpMs, startRetryDelayMs } from './policy.js';
 import { INITIAL_STATE, decide, observe, type DrainEvent, type Reading } from './progress.js';
 import { NO_FLUSHES, flushWindowStartMs, noteRead } from './flush-timing.js';

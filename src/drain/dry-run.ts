@@ -2,7 +2,7 @@
 // stands now. Reads only: nothing is sent to Envoy but GETs, and no file is left behind (the
 // ready file directory gets the real run's own check, which creates and removes a probe file).
 import { checkReadyFileDirectory } from '../handoff/ready-file.js';
-import type { ShutdownConfig } from '../cli/config.js';
+import type { ShutdownConfig } from './drain-config.js';
 import { formatDuration } from '../shared/duration.js';
 import { GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH, withEnvoy } from '../envoy/envoy-control.js';
 import { ExitCode } from '../shared/errors.js';

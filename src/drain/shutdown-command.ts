@@ -1,5 +1,5 @@
 // `envoy-shutdown-manager shutdown`: the drain as one call, from a validated config to an exit code.
-import type { ShutdownConfig } from '../cli/config.js';
+import type { ShutdownConfig } from './drain-config.js';
 import { formatDuration } from '../shared/duration.js';
 import { formatAdminAddress } from '../envoy/address.js';
 import { withEnvoy } from '../envoy/envoy-control.js';
@@ -7,7 +7,7 @@ import { DEFAULT_SOCKET_COUNTS_DIR, SOCKET_COUNTS_DIR_ENV, createSocketWatch } f
 import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { checkReadyFileDirectory, checkReadyFileReplaceable, removeReadyFile, writeReadyFile } from '../handoff/ready-file.js';
-import type { DrainResult } from './result.js';
+import type { DrainResult } from '../handoff/drain-result.js';
 import { runDrain } from './drain.js';
 import { removeDrainState, writeDrainState, type DrainInProgress } from '../handoff/drain-state.js';
 import { waitForEnvoyPrestop } from '../handoff/envoy-prestop.js';

@@ -1,17 +1,17 @@
 // Contour's `contour envoy shutdown-manager|shutdown`, as its pods call them (`/bin/contour`):
 // the same flags, defaults, port, paths and exit code, run by our manager and drain.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULTS, type ShutdownConfig } from '../cli/config.js';
+import { DRAIN_SETTINGS, type ShutdownConfig } from '../drain/drain-config.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import { FAST_READ_INTERVAL_MS } from '../drain/policy.js';
-import { formatDuration, parseDuration } from '../shared/duration.js';
+import { formatDuration } from '../shared/duration.js';
 import { parseAdminAddress } from '../envoy/address.js';
 import { ExitCode, UsageError } from '../shared/errors.js';
 import { createLogger, type LogFormat, type Logger } from '../shared/log.js';
 import { runManager } from '../manager/manager-command.js';
-import type { ManagerConfig } from '../manager/manager-config.js';
-import { parseListenPort, parseReadyFile } from '../shared/parsers.js';
-import { hookLogMirror } from '../cli/hook-log.js';
+import { MANAGER_SETTINGS, type ManagerConfig } from '../manager/manager-config.js';
+import { defaultOf, parseListenPort, parseReadyFile } from '../shared/parsers.js';
+import { hookLogMirror } from '../shared/hook-log.js';
 import { onTerminationSignal } from '../shared/signals.js';
 import { durationFlag, intFlag, stringFlag, type FlagValues } from './go-flags.js';
 import { dropinIdlePolicy } from './idle.js';
@@ -63,8 +63,8 @@ export function contourManagerConfig(values: FlagValues): ManagerConfig {
     port: parseListenPort(String(intFlag(values, 'serve-port'))),
     readyTimeoutMs: Number.POSITIVE_INFINITY,
     readyFile: parseReadyFile(stringFlag(values, 'ready-file')),
-    maxWaiters: DEFAULTS.maxWaiters,
-    requestTimeoutMs: parseDuration(DEFAULTS.requestTimeout),
+    maxWaiters: defaultOf(MANAGER_SETTINGS.maxWaiters),
+    requestTimeoutMs: defaultOf(MANAGER_SETTINGS.requestTimeout),
     // Off: the hook may sleep --drain-delay before it starts, and the manager cannot see that flag.
     drainStartTimeoutMs: 0,
     hookToken: undefined,
@@ -95,7 +95,7 @@ export function contourShutdownConfig(values: FlagValues, env: NodeJS.ProcessEnv
     connections: 'listeners',
     ignoreListeners: new Set(CONTOUR.statsListeners),
     ignoreConnectionManagers: new Set(CONTOUR.ignoredPrefixes),
-    adminTimeoutMs: parseDuration(DEFAULTS.adminTimeout),
+    adminTimeoutMs: defaultOf(DRAIN_SETTINGS.adminTimeout),
     requireEnvoyPrestop: false,
     envoyPrestopWaitMs: 0,
     startedBy: 'hook',

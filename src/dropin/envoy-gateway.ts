@@ -1,15 +1,15 @@
 // Envoy Gateway's `envoy-gateway envoy shutdown-manager|shutdown`, as the pods it generates call
 // them: the same flags, defaults, port, paths and exit codes, run by our manager and drain.
 import { connect } from 'node:net';
-import { DEFAULTS, type ShutdownConfig } from '../cli/config.js';
+import { DRAIN_SETTINGS, type ShutdownConfig } from '../drain/drain-config.js';
+import { defaultOf } from '../shared/parsers.js';
 import { runShutdown } from '../drain/shutdown-command.js';
-import { parseDuration } from '../shared/duration.js';
 import type { AdminAddress } from '../envoy/address.js';
 import { ExitCode } from '../shared/errors.js';
 import { createLogger } from '../shared/log.js';
 import { runManager } from '../manager/manager-command.js';
-import type { ManagerConfig } from '../manager/manager-config.js';
-import { hookLogMirror } from '../cli/hook-log.js';
+import { MANAGER_SETTINGS, type ManagerConfig } from '../manager/manager-config.js';
+import { hookLogMirror } from '../shared/hook-log.js';
 import { onTerminationSignal } from '../shared/signals.js';
 import { durationFlag, intFlag, type FlagValues } from './go-flags.js';
 import { dropinIdlePolicy } from './idle.js';
@@ -69,11 +69,11 @@ export function egManagerConfig(values: FlagValues): ManagerConfig {
     port: EG.port,
     readyTimeoutMs: Math.max(0, durationFlag(values, 'ready-timeout')),
     readyFile: EG.readyFile,
-    maxWaiters: DEFAULTS.maxWaiters,
-    requestTimeoutMs: parseDuration(DEFAULTS.requestTimeout),
+    maxWaiters: defaultOf(MANAGER_SETTINGS.maxWaiters),
+    requestTimeoutMs: defaultOf(MANAGER_SETTINGS.requestTimeout),
     // The hook's drain state lives beside the ready file from its first moment, so a hook that
     // never ran is noticed as it is under our own CLI.
-    drainStartTimeoutMs: parseDuration(DEFAULTS.drainStartTimeout),
+    drainStartTimeoutMs: defaultOf(MANAGER_SETTINGS.drainStartTimeout),
     hookToken: undefined,
     drain: undefined,
     endpoints: { readyPath: EG.readyPath, okBody: '', anyMethod: true },
@@ -99,7 +99,7 @@ export function egShutdownConfig(values: FlagValues, adminAddress: AdminAddress,
     connections: 'listeners',
     ignoreListeners: new Set(EG.infraListeners),
     ignoreConnectionManagers: new Set(EG.infraConnectionManagers),
-    adminTimeoutMs: parseDuration(DEFAULTS.adminTimeout),
+    adminTimeoutMs: defaultOf(DRAIN_SETTINGS.adminTimeout),
     requireEnvoyPrestop: false,
     envoyPrestopWaitMs: 0,
     startedBy: 'hook',

@@ -3,9 +3,9 @@
 // to the pod's grace period. Once the peer's minimum drain is over and no new connection or
 // request arrived for the quiet period, only connections carrying a request count. Our own
 // variables turn it off or change the quiet period: a peer's pod sets none of them.
-import { ENV, fromEnv } from '../cli/config.js';
-import { SHUTDOWN_OPTIONS } from '../cli/shutdown-options.js';
+import { DRAIN_SETTINGS } from '../drain/drain-config.js';
 import { UsageError } from '../shared/errors.js';
+import { fromEnv } from '../shared/parsers.js';
 
 export const DROPIN_QUIET_PERIOD_MS = 2_000;
 
@@ -15,12 +15,13 @@ export interface IdlePolicy {
 }
 
 export function dropinIdlePolicy(env: NodeJS.ProcessEnv): IdlePolicy {
-  const ignoreText = env[ENV.ignoreIdleConnections];
-  const quietText = env[ENV.quietPeriod];
-  const ignoreIdleConnections = ignoreText === undefined ? true : fromEnv(ENV.ignoreIdleConnections, ignoreText, SHUTDOWN_OPTIONS.ignoreIdleConnections.parse);
-  const quietPeriodMs = quietText === undefined ? (ignoreIdleConnections ? DROPIN_QUIET_PERIOD_MS : 0) : fromEnv(ENV.quietPeriod, quietText, SHUTDOWN_OPTIONS.quietPeriod.parse);
+  const { ignoreIdleConnections: ignore, quietPeriod: quiet } = DRAIN_SETTINGS;
+  const ignoreText = env[ignore.env];
+  const quietText = env[quiet.env];
+  const ignoreIdleConnections = ignoreText === undefined ? true : fromEnv(ignore.env, ignoreText, ignore.parse);
+  const quietPeriodMs = quietText === undefined ? (ignoreIdleConnections ? DROPIN_QUIET_PERIOD_MS : 0) : fromEnv(quiet.env, quietText, quiet.parse);
   if (ignoreIdleConnections && quietPeriodMs === 0) {
-    throw new UsageError(`${ENV.ignoreIdleConnections} needs ${ENV.quietPeriod} above 0: a connection is idle once no request arrived for that long`);
+    throw new UsageError(`${ignore.env} needs ${quiet.env} above 0: a connection is idle once no request arrived for that long`);
   }
   return { quietPeriodMs, ignoreIdleConnections };
 }

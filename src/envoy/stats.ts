@@ -1,7 +1,8 @@
 // Reading connection counts out of Envoy's /stats JSON. Pure functions: the admin client fetches,
 // these decide what the numbers mean. A count that cannot be read with certainty is an error,
 // never a zero: a drain that reads "0" releases Envoy.
-import { AdminError } from '../shared/errors.js';
+import { AdminError, UsageError } from '../shared/errors.js';
+import { quote } from '../shared/parsers.js';
 
 export interface Stat {
   readonly name: string;
@@ -24,6 +25,12 @@ const LISTENER_CHANGE_STAT = /^listener_manager\.listener_(added|modified|remove
 /** Where a connection count comes from: see --connections. */
 export type ConnectionSource = 'total' | 'listeners';
 export const CONNECTION_SOURCES: readonly ConnectionSource[] = ['total', 'listeners'];
+
+export function parseConnectionSource(text: string): ConnectionSource {
+  const source = CONNECTION_SOURCES.find((candidate) => candidate === text);
+  if (source === undefined) throw new UsageError(`${quote(text)} is not a connection source: expected ${CONNECTION_SOURCES.join(' or ')}`);
+  return source;
+}
 
 /** The admin listener's own stats scope: our polling connection lives here, never count it. */
 const ADMIN_LISTENER = 'admin';

@@ -13,9 +13,11 @@
 //                                              Envoy's own preStop (an authenticated /shutdown/ready)
 //                                              waits; read by `shutdown --require-envoy-prestop`.
 //                                              One JSON line: when it was recorded.
+// drain-result.ts  how a drain ended, as the ready file records it.
 // atomic-file.ts    how every file above is written: temporary name, then rename.
 // fs-checks.ts      the one writability probe (create and remove a file), for the real run and --dry-run.
 // small-file.ts     how every file above is read: bounded in size, never blocking on a FIFO.
 export * from './ready-file.js';
 export * from './drain-state.js';
 export * from './envoy-prestop.js';
+export type { DrainResult } from './drain-result.js';

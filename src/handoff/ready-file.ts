@@ -6,7 +6,7 @@ import { writeFileAtomically } from './atomic-file.js';
 import { assertWritableDirectory } from './fs-checks.js';
 import { ShutdownManagerError, UsageError, errorMessage } from '../shared/errors.js';
 import { readSmallFile } from './small-file.js';
-import type { DrainResult } from '../drain/result.js';
+import type { DrainResult } from './drain-result.js';
 
 /** Where the file lives unless --ready-file says otherwise (an emptyDir shared by both containers). */
 export const DEFAULT_READY_FILE = '/tmp/shutdown-ready';

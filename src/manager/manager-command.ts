@@ -1,6 +1,6 @@
 // `envoy-shutdown-manager shutdown-manager`: the sidecar's long-running process.
 import type { Server } from 'node:http';
-import type { ShutdownConfig } from '../cli/config.js';
+import type { ShutdownConfig } from '../drain/drain-config.js';
 import type { ManagerConfig } from './manager-config.js';
 import { formatDuration } from '../shared/duration.js';
 import { clearEnvoyPrestop, recordEnvoyPrestop } from '../handoff/envoy-prestop.js';

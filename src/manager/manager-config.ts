@@ -1,9 +1,29 @@
-// The manager's configuration, checked against the drain's where both are known.
-import { ENV, fromEnv, shutdownConfigFromEnv, type ShutdownConfig } from '../cli/config.js';
+// The manager's configuration: each setting's environment variable, default and parser (the
+// command line, cli/manager-options.ts, adds a flag and help to each), checked against the
+// drain's where both are known.
+import { DRAIN_SETTINGS, shutdownConfigFromEnv, type ShutdownConfig } from '../drain/drain-config.js';
+import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
 import { formatDuration, parseDuration } from '../shared/duration.js';
 import { UsageError } from '../shared/errors.js';
+import { fromEnv, parseBoolean, parseHost, parseListenPort, parseMaxWaiters, parsePositiveDuration, parseReadyFile } from '../shared/parsers.js';
 import { parseHookToken } from './hook-token.js';
 import type { Endpoints } from './server.js';
+
+/** Each setting with its variable, its default as a user would write it (none: off or unset) and its parser. */
+export const MANAGER_SETTINGS = {
+  /** The port Envoy's preStop httpGet calls; Envoy Gateway's choice, kept so manifests carry over. */
+  port: { env: 'ENVOY_SHUTDOWN_PORT', fallback: '19002', parse: parseListenPort },
+  host: { env: 'ENVOY_SHUTDOWN_HOST', parse: parseHost },
+  readyTimeout: { env: 'ENVOY_SHUTDOWN_READY_TIMEOUT', fallback: '70s', parse: parsePositiveDuration },
+  readyFile: { env: DRAIN_SETTINGS.readyFile.env, fallback: DEFAULT_READY_FILE, parse: parseReadyFile },
+  maxWaiters: { env: 'ENVOY_SHUTDOWN_MAX_WAITERS', fallback: '1000', parse: parseMaxWaiters },
+  requestTimeout: { env: 'ENVOY_SHUTDOWN_REQUEST_TIMEOUT', fallback: '10s', parse: parsePositiveDuration },
+  drainStartTimeout: { env: 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT', fallback: '15s', parse: parseDuration },
+  drainEndpoint: { env: 'ENVOY_SHUTDOWN_DRAIN_ENDPOINT', parse: parseBoolean },
+} as const;
+
+/** The token the pod's own hook sends (from a Secret): set only in the environment, never on a command line. */
+export const HOOK_TOKEN_ENV = 'ENVOY_SHUTDOWN_HOOK_TOKEN';
 
 export interface ManagerConfig {
   /** Undefined: every interface, IPv4 and IPv6. */
@@ -24,7 +44,7 @@ export interface ManagerConfig {
 }
 
 export interface ManagerOptions {
-  readonly host?: string;
+  readonly host?: string | undefined;
   readonly port: number;
   readonly readyTimeout: number;
   readonly readyFile: string;
@@ -40,23 +60,19 @@ export interface ManagerOptions {
  * at start-up, not discovered when the pod terminates.
  */
 export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = process.env): ManagerConfig {
-  const drainTimeoutText = env[ENV.drainTimeout];
+  const drainTimeoutEnv = DRAIN_SETTINGS.drainTimeout.env;
+  const drainTimeoutText = env[drainTimeoutEnv];
   if (drainTimeoutText !== undefined) {
-    let drainTimeoutMs: number;
-    try {
-      drainTimeoutMs = parseDuration(drainTimeoutText);
-    } catch (error) {
-      throw new UsageError(`${ENV.drainTimeout}: ${(error as Error).message}`);
-    }
+    const drainTimeoutMs = fromEnv(drainTimeoutEnv, drainTimeoutText, parseDuration);
     if (options.readyTimeout <= drainTimeoutMs) {
-      throw new UsageError(`--ready-timeout (${formatDuration(options.readyTimeout)}) must be longer than the drain timeout ${ENV.drainTimeout}=${drainTimeoutText}`);
+      throw new UsageError(`--ready-timeout (${formatDuration(options.readyTimeout)}) must be longer than the drain timeout ${drainTimeoutEnv}=${drainTimeoutText}`);
     }
   }
-  const tokenText = env[ENV.hookToken];
+  const tokenText = env[HOOK_TOKEN_ENV];
   // Set but empty is a mistake (a missing Secret key?), not "no token": refused like a short one.
-  const hookToken = tokenText === undefined ? undefined : fromEnv(ENV.hookToken, tokenText, parseHookToken);
+  const hookToken = tokenText === undefined ? undefined : fromEnv(HOOK_TOKEN_ENV, tokenText, parseHookToken);
   if (options.drainEndpoint === true && hookToken === undefined) {
-    throw new UsageError(`--drain-endpoint needs ${ENV.hookToken}: without it anyone who can reach the pod could start a drain`);
+    throw new UsageError(`--drain-endpoint needs ${HOOK_TOKEN_ENV}: without it anyone who can reach the pod could start a drain`);
   }
   return {
     host: options.host,

@@ -2,7 +2,6 @@
 // message naming the bad value; commander turns that into one line on stderr.
 import { isIP } from 'node:net';
 import { parseDuration } from './duration.js';
-import { CONNECTION_SOURCES, type ConnectionSource } from '../envoy/stats.js';
 import { UsageError } from './errors.js';
 
 export function parsePositiveDuration(text: string): number {
@@ -23,13 +22,6 @@ export function parseListenPort(text: string): number {
   const value = parseCount(text);
   if (value > 65_535) throw new UsageError(`port "${text}" is outside 0-65535`);
   return value;
-}
-
-export function parseConnectionSource(text: string): ConnectionSource {
-  if (!(CONNECTION_SOURCES as readonly string[]).includes(text)) {
-    throw new UsageError(`${quote(text)} is not a connection source: expected ${CONNECTION_SOURCES.join(' or ')}`);
-  }
-  return text as ConnectionSource;
 }
 
 /** Linux's limits on one path component and on a whole path, in bytes. */
@@ -88,6 +80,21 @@ export function parseMaxWaiters(text: string): number {
   const value = parseCount(text);
   if (value < 1) throw new UsageError('--max-waiters must be at least 1');
   return value;
+}
+
+/** A setting's default (as a user would write it) through its own parser. */
+export function defaultOf<T>(setting: { readonly fallback: string; readonly parse: (text: string) => T }): T {
+  return setting.parse(setting.fallback);
+}
+
+/** Parses one environment variable, naming it in the error. */
+export function fromEnv<T>(name: string, text: string, parse: (text: string) => T): T {
+  try {
+    return parse(text);
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`${name}: ${error.message}`);
+    throw error;
+  }
 }
 
 /** A value in a message, with spaces and newlines visible: `" 10s\n"` shows why it was refused. */

@@ -1,6 +1,12 @@
 // The `status` configuration.
 import type { AdminAddress } from '../envoy/address.js';
 import type { ConnectionSource } from '../envoy/stats.js';
+import { parsePositiveDuration } from '../shared/parsers.js';
+
+/** `status`'s own setting; the others (admin address, ready file, counting) are the drain's. */
+export const STATUS_SETTINGS = {
+  interval: { env: 'ENVOY_SHUTDOWN_STATUS_INTERVAL', fallback: '1s', parse: parsePositiveDuration },
+} as const;
 
 export interface StatusConfig {
   readonly adminAddress: AdminAddress;
@@ -21,7 +27,7 @@ export interface StatusOptions {
   readonly adminTimeout: number;
   readonly interval: number;
   readonly output: 'text' | 'json';
-  readonly watch?: boolean;
+  readonly watch?: boolean | undefined;
 }
 
 export function statusConfig(options: StatusOptions): StatusConfig {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { shutdownConfig, type ShutdownOptions } from '../../../src/cli/config.js';
+import { shutdownConfig, type ShutdownOptions } from '../../../src/drain/drain-config.js';
 import { managerConfig, type ManagerOptions } from '../../../src/manager/manager-config.js';
-import { collectListenerNames, parseBoolean, parseConnectionSource, parseCount, parseHost, parseListenPort, parseMaxWaiters, parsePositiveDuration, parseReadyFile } from '../../../src/shared/parsers.js';
+import { parseConnectionSource } from '../../../src/envoy/stats.js';
+import { collectListenerNames, parseBoolean, parseCount, parseHost, parseListenPort, parseMaxWaiters, parsePositiveDuration, parseReadyFile } from '../../../src/shared/parsers.js';
 import { UsageError } from '../../../src/shared/errors.js';
-import { hookLogMirror } from '../../../src/cli/hook-log.js';
+import { hookLogMirror } from '../../../src/shared/hook-log.js';
 
 const base: ShutdownOptions = {
   adminAddress: { kind: 'tcp', host: '127.0.0.1', port: 19000 },

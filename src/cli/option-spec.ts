@@ -1,0 +1,60 @@
+// The shape of a command's option table (shutdown-options.ts, manager-options.ts), and the values
+// a parse of it yields, typed from the table itself: commander (program.ts) and the quick parse
+// (quick-parse.ts) both hand the actions these, so neither needs a cast.
+
+/**
+ * `value`: takes an argument, parsed by `parse`; `switch`: a boolean that an environment variable
+ * can also set (`VAR=false` means false); `list`: repeatable; `negation`: a `--no-` flag;
+ * `plain`: a flag without variable or default; `choice`: one of `choices`.
+ */
+export type OptionKind = 'value' | 'switch' | 'list' | 'negation' | 'plain' | 'choice';
+
+export interface OptionSpec {
+  /** Commander's flags, e.g. `--drain-timeout <duration>`. */
+  readonly flags: string;
+  readonly kind: OptionKind;
+  readonly env?: string;
+  /** The default as a user would write it; parsed by `parse`. */
+  readonly fallback?: string;
+  /** The README's default cell, when the plain default says too little. */
+  readonly defaultDoc?: string;
+  readonly parse?: (text: string, previous: never) => unknown;
+  readonly choices?: readonly string[];
+  /** One line for --help. */
+  readonly help: string;
+  /** The README's meaning cell (Markdown); the help line when absent. */
+  readonly doc?: string;
+}
+
+/** A table keyed by each option's attribute (`attributeOf(flags)`); a negation by its own name. */
+export type OptionTable = Readonly<Record<string, OptionSpec>>;
+
+/** What commander stores for one option: a negation of the table adds `false` to the option it negates. */
+type ValueOf<T extends OptionTable, K extends keyof T> = ParsedValue<T[K]> | (`no${Capitalize<K & string>}` extends keyof T ? false : never);
+
+type ParsedValue<S extends OptionSpec> = S extends { readonly kind: 'choice'; readonly choices: readonly (infer C)[] }
+  ? C
+  : S extends { readonly kind: 'plain' }
+    ? true | undefined
+    : S extends { readonly parse: (text: string, previous: never) => infer R }
+      ? S extends { readonly kind: 'switch' | 'list' } | { readonly fallback: string }
+        ? R
+        : R | undefined
+      : never;
+
+/** The values of a parse, by attribute, as commander's `opts()` holds them. */
+export type OptionValues<T extends OptionTable> = {
+  readonly [K in keyof T as T[K] extends { readonly kind: 'negation' } ? never : K]: ValueOf<T, K>;
+};
+
+/** The long flag of `flags` (`--ready-file <path>` → `--ready-file`). */
+export function longFlag(flags: string): string {
+  return flags.split(' ')[0] ?? flags;
+}
+
+/** The key commander stores an option's value under: `--no-ready-file` → `readyFile`. */
+export function attributeOf(flags: string): string {
+  return longFlag(flags)
+    .replace(/^--(no-)?/, '')
+    .replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
