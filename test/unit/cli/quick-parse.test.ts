@@ -1,21 +1,123 @@
-// The quick parse of `shutdown` and `shutdown-manager` against commander itself: for every command
-// line it takes, it hands the action exactly what commander would; everything else it leaves to
-// commander.
+// The quick parse of `shutdown` and `shutdown-manager` against commander itself, on generated
+// command lines and environments: whatever the quick parse takes, commander takes too and hands
+// the action exactly the same; whatever commander refuses (or answers with help), the quick parse
+// leaves to it. And the plain forms a hook or a sidecar is written with are always taken.
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../../src/cli/program.js';
+import { ENV } from '../../../src/cli/config.js';
 import { MANAGER_OPTIONS } from '../../../src/cli/manager-options.js';
-import { quickParse, type ParsedCommand } from '../../../src/cli/quick-parse.js';
-import { SHUTDOWN_OPTIONS, attributeOf } from '../../../src/cli/shutdown-options.js';
+import { attributeOf, longFlag, type OptionSpec } from '../../../src/cli/option-spec.js';
+import { quickParse, type ParsedCommand, type QuickParse } from '../../../src/cli/quick-parse.js';
+import { SHUTDOWN_OPTIONS } from '../../../src/cli/shutdown-options.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../../../src/shared/log.js';
 
-const ATTRIBUTES = [...new Set([...Object.values(SHUTDOWN_OPTIONS), ...MANAGER_OPTIONS].map((spec) => attributeOf(spec.flags)))];
+type Command = QuickParse['command'];
+const TABLES: Record<Command, readonly OptionSpec[]> = { shutdown: Object.values(SHUTDOWN_OPTIONS), 'shutdown-manager': Object.values(MANAGER_OPTIONS) };
+const ALL_SPECS = [...TABLES.shutdown, ...TABLES['shutdown-manager']];
+const ATTRIBUTES = [...new Set(ALL_SPECS.map((spec) => attributeOf(spec.flags)))];
+const RUNS = 200;
+
+/** Values of every kind the options take, good and bad: each option is tried with all of them. */
+const TEXTS = [
+  ...['0', '3', '19002', '70000', '-1', '1.5'],
+  ...['0s', '5s', '250ms', '1m30s', '70s', '2h', 'x', '-1s', '5', ' 5s'],
+  ...['true', 'false', 'yes', 'no', '1', 'TRUE', ''],
+  ...['total', 'listeners', 'json', 'text', 'xml', 'debug', 'loud'],
+  ...['127.0.0.1:9901', '[::1]:19000', 'unix:/run/envoy/admin.sock', 'http://127.0.0.1:1', '10.0.0.1:19000', 'localhost:1'],
+  ...['/tmp/ready', '/tmp/', 'relative', 'stats', 'stats,ready', 'a,,b', '::1', '127.0.0.1', 'example.com'],
+  ...['=', 'a\nb'],
+];
+/** Values that look like flags: commander reads them as the next option, never as a value. */
+const DASHED = ['-', '--', '-x', '-1s', '--drain-timeout', '--port'];
+const text = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom(...TEXTS) },
+  { weight: 1, arbitrary: fc.constantFrom(...DASHED) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
+);
+
+/** The texts an option's own parser accepts: what a correct command line gives it. */
+function goodTexts(spec: OptionSpec): string[] {
+  if (spec.kind === 'choice') return [...(spec.choices ?? [])];
+  return TEXTS.filter((candidate) => {
+    try {
+      spec.parse?.(candidate, undefined as never);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A good value more often than not: a line with one bad value among six still gets tried whole. */
+function mostlyGood(spec: OptionSpec): fc.Arbitrary<string> {
+  const good = goodTexts(spec);
+  return good.length === 0 ? text : fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...good) }, { weight: 1, arbitrary: text });
+}
+
+/** Every way a flag can be written, with any value. */
+function anyForm(spec: OptionSpec): fc.Arbitrary<string[]> {
+  const flag = longFlag(spec.flags);
+  const value = mostlyGood(spec);
+  return fc.oneof(
+    fc.constant<string[]>([flag]),
+    value.map((v) => [flag, v]),
+    value.map((v) => [`${flag}=${v}`]),
+  );
+}
+
+/** The forms the quick parse promises to take, with values the option's parser accepts. */
+function plainForm(spec: OptionSpec): fc.Arbitrary<string[]> {
+  const flag = longFlag(spec.flags);
+  if (spec.kind === 'switch' || spec.kind === 'negation') return fc.constant<string[]>([flag]);
+  const values = fc.constantFrom(...goodTexts(spec));
+  return fc.oneof(
+    values.map((value) => [flag, value]),
+    values.map((value) => [`${flag}=${value}`]),
+  );
+}
+
+/** Tokens that are no option of the command, or that commander treats specially. */
+const ODD = fc.constantFrom(['--bogus'], ['extra'], ['--'], ['-h'], ['--help'], ['--log-level', 'debug'], ['--version'], ['--ready-file']);
+
+/** The options a hook's or a sidecar's command line is written with: --dry-run and --output are for people. */
+const HOT_KINDS: ReadonlySet<OptionSpec['kind']> = new Set(['value', 'list', 'switch', 'negation']);
+
+function commandLine(command: Command, form: (spec: OptionSpec) => fc.Arbitrary<string[]>, odd: boolean): fc.Arbitrary<string[]> {
+  const own = fc.constantFrom(...TABLES[command].filter((spec) => odd || HOT_KINDS.has(spec.kind))).chain(form);
+  const token = odd ? fc.oneof({ weight: 6, arbitrary: own }, { weight: 1, arbitrary: fc.constantFrom(...ALL_SPECS).chain(form) }, { weight: 1, arbitrary: ODD }) : own;
+  return fc.array(token, { maxLength: 6 }).map((tokens) => [command, ...tokens.flat()]);
+}
+
+/** Some of the command's variables (and the log ones), each with any value or with a good one. */
+function environment(command: Command, good: boolean): fc.Arbitrary<Record<string, string>> {
+  const entries = TABLES[command].flatMap((spec) => (spec.env === undefined ? [] : [[spec.env, good ? fc.constantFrom(...goodTexts(spec)) : mostlyGood(spec)] as const]));
+  const logs = [
+    [ENV.logLevel, fc.oneof({ weight: good ? 1 : 4, arbitrary: fc.constantFrom(...LOG_LEVELS) }, { weight: good ? 0 : 1, arbitrary: text })],
+    [ENV.logFormat, fc.oneof({ weight: good ? 1 : 4, arbitrary: fc.constantFrom(...LOG_FORMATS) }, { weight: good ? 0 : 1, arbitrary: text })],
+  ] as const;
+  return fc.record(Object.fromEntries([...entries, ...logs]), { requiredKeys: [] }).map((env) => {
+    const set: Record<string, string> = {};
+    for (const [name, value] of Object.entries(env)) if (typeof value === 'string') set[name] = value;
+    return set;
+  });
+}
+
 const saved = { ...process.env };
+function useEnv(env: Record<string, string>): void {
+  for (const key of Object.keys(process.env)) if (key.startsWith('ENVOY_SHUTDOWN_')) delete process.env[key];
+  Object.assign(process.env, env);
+}
 afterEach(() => {
   for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
   Object.assign(process.env, saved);
 });
 
-async function viaCommander(args: readonly string[]): Promise<ParsedCommand<unknown> & { command: string }> {
-  let parsed: (ParsedCommand<unknown> & { command: string }) | undefined;
+type Observed = { readonly command: string } & ParsedCommand<unknown>;
+
+/** What commander hands the action, or undefined when it refuses the line or only prints help. */
+async function viaCommander(args: readonly string[]): Promise<Observed | undefined> {
+  let parsed: Observed | undefined;
   const program = buildProgram(() => undefined, {
     shutdown: (given) => {
       parsed = { ...given, command: 'shutdown' };
@@ -26,13 +128,23 @@ async function viaCommander(args: readonly string[]): Promise<ParsedCommand<unkn
       return Promise.resolve(0);
     },
   });
-  await program.parseAsync(args, { from: 'user' });
-  if (parsed === undefined) throw new Error('commander did not reach an action');
+  const quiet = { writeOut: () => undefined, writeErr: () => undefined };
+  for (const command of [program, ...program.commands]) command.configureOutput(quiet);
+  try {
+    await program.parseAsync(args, { from: 'user' });
+  } catch {
+    return undefined;
+  }
   return parsed;
 }
 
+function viaQuickParse(args: readonly string[], env: Record<string, string>): Observed | undefined {
+  const quick = quickParse(args, env);
+  return quick === undefined ? undefined : { ...quick.parsed, command: quick.command };
+}
+
 /** What the actions can observe of a parse. */
-function observed(parsed: ParsedCommand<unknown> & { command: string }): unknown {
+function observed(parsed: Observed): unknown {
   return {
     command: parsed.command,
     options: parsed.options,
@@ -43,71 +155,52 @@ function observed(parsed: ParsedCommand<unknown> & { command: string }): unknown
   };
 }
 
-const ENV = {
-  ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '30s',
-  ENVOY_SHUTDOWN_IGNORE_LISTENERS: 'stats,ready',
-  ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP: 'true',
-  ENVOY_SHUTDOWN_READY_FILE: '/tmp/elsewhere',
-  ENVOY_SHUTDOWN_LOG_LEVEL: 'debug',
-  ENVOY_SHUTDOWN_LOG_FORMAT: 'text',
-  ENVOY_SHUTDOWN_PORT: '19100',
-  ENVOY_SHUTDOWN_HOST: '::1',
-  ENVOY_SHUTDOWN_DRAIN_ENDPOINT: 'false',
-};
+const command = fc.constantFrom<Command>('shutdown', 'shutdown-manager');
+/** Lines of the forms and values a hook or sidecar is written with. */
+const plainCase = command.chain((name) => fc.tuple(commandLine(name, plainForm, false), environment(name, true)));
+/** Any form, odd tokens, other commands' flags, bad values in flags and variables. */
+const anyCase = command.chain((name) => fc.tuple(commandLine(name, anyForm, true), environment(name, false)));
 
-describe('quick parse', () => {
-  it.each<[string[], Record<string, string>]>([
-    [['shutdown'], {}],
-    [['shutdown'], ENV],
-    [['shutdown', '--require-envoy-prestop'], {}],
-    [['shutdown', '--admin-address', '127.0.0.1:9901', '--ready-file', '/tmp/r', '--min-drain-duration', '0s', '--drain-timeout', '5s'], {}],
-    [['shutdown', '--admin-address=unix:/run/envoy/admin.sock', '--connections=listeners', '--check-interval=250ms'], ENV],
-    [['shutdown', '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready,health'], ENV],
-    [['shutdown', '--no-ready-file', '--exit-at-connections', '3'], { ENVOY_SHUTDOWN_READY_FILE: '/tmp/x' }],
-    [['shutdown', '--ready-file', '', '--quiet-period', '2s', '--ignore-idle-connections'], {}],
-    [['shutdown', '--drain-timeout', '10s', '--drain-timeout', '20s', '--admin-timeout', '1s'], {}],
-    [['shutdown', '--require-envoy-prestop', '--envoy-prestop-wait', '3s', '--health-check-failure-delay', '1s'], {}],
-    [['shutdown', '--ready-file', '/tmp/a', '--no-ready-file'], {}],
-    [['shutdown', '--ignore-listener', 'x'], {}],
-    [['shutdown-manager'], {}],
-    [['shutdown-manager'], ENV],
-    [['shutdown-manager', '--port', '0', '--ready-file', '/tmp/r', '--ready-timeout', '70s', '--drain-start-timeout', '0s'], {}],
-    [['shutdown-manager', '--host=127.0.0.1', '--max-waiters=10', '--request-timeout=2s', '--drain-endpoint'], ENV],
-    [['shutdown-manager', '--drain-endpoint', '--port', '19002'], {}],
-  ])('%j with %j: taken, and equal to commander', async (args, env) => {
-    Object.assign(process.env, env);
-    const quick = quickParse(args, process.env);
-    expect(quick).toBeDefined();
-    expect(observed(quick as ParsedCommand<unknown> & { command: string })).toEqual(observed(await viaCommander(args)));
+describe('quick parse against commander', () => {
+  it('takes only what commander takes, and then hands the action the same', async () => {
+    let taken = 0;
+    let refused = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(plainCase, anyCase),
+        async ([args, env]) => {
+          useEnv(env);
+          const quick = viaQuickParse(args, env);
+          const commander = await viaCommander(args);
+          if (commander === undefined) refused += 1;
+          if (quick === undefined) return;
+          taken += 1;
+          expect(commander, 'commander refused a line the quick parse took').toBeDefined();
+          if (commander !== undefined) expect(observed(quick)).toEqual(observed(commander));
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    // Both outcomes were really tried, not one of them only.
+    expect(taken).toBeGreaterThan(RUNS / 10);
+    expect(refused).toBeGreaterThan(RUNS / 10);
   });
 
-  it.each<[string[], Record<string, string>]>([
-    [['shutdown', '--help'], {}],
-    [['shutdown', '-h'], {}],
-    [['shutdown', '--dry-run'], {}],
-    [['shutdown', '--output', 'json'], {}],
-    [['--log-level', 'debug', 'shutdown'], {}],
-    [['shutdown', '--log-level', 'debug'], {}],
-    [['status'], {}],
-    [['shutdown', '--bogus'], {}],
-    [['shutdown', 'extra'], {}],
-    [['shutdown', '--drain-timeout'], {}],
-    [['shutdown', '--drain-timeout', '-1s'], {}],
-    [['shutdown', '--drain-timeout', 'x'], {}],
-    [['shutdown', '--require-envoy-prestop', 'false'], {}],
-    [['shutdown', '--require-envoy-prestop=false'], {}],
-    [['shutdown', '--no-ready-file=x'], {}],
-    [['shutdown', '--', '--drain-timeout', '1s'], {}],
-    [['shutdown'], { ENVOY_SHUTDOWN_DRAIN_TIMEOUT: 'zz' }],
-    [['shutdown'], { ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP: '' }],
-    [['shutdown'], { ENVOY_SHUTDOWN_LOG_LEVEL: 'loud' }],
-    [['shutdown-manager', '--help'], {}],
-    [['shutdown-manager', '--port', 'x'], {}],
-    [['shutdown-manager', '--drain-endpoint', 'true'], {}],
-    [['shutdown-manager', '--admin-address', '127.0.0.1:1'], {}],
-    [['shutdown-manager'], { ENVOY_SHUTDOWN_PORT: '70000' }],
-  ])('%j with %j: left to commander', (args, env) => {
-    Object.assign(process.env, env);
-    expect(quickParse(args, process.env)).toBeUndefined();
+  it('takes every plain command line with good values, as commander does', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        plainCase,
+        async ([args, env]) => {
+          useEnv(env);
+          const quick = viaQuickParse(args, env);
+          const commander = await viaCommander(args);
+          // A table whose defaults or parsers commander refuses would make this fail, not skip.
+          expect(commander).toBeDefined();
+          expect(quick, 'a plain command line went to commander').toBeDefined();
+          if (quick !== undefined && commander !== undefined) expect(observed(quick)).toEqual(observed(commander));
+        },
+      ),
+      { numRuns: RUNS },
+    );
   });
 });
