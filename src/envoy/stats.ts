@@ -148,20 +148,21 @@ export function listenerNames(stats: readonly Stat[]): Set<string> {
 
 /** Live connections on every counted listener; fails when one of them has no live gauge. */
 export function sumActive(counts: ReadonlyMap<string, ListenerCounts>): number {
-  let total = 0;
-  for (const [listener, { active }] of counts) {
-    if (active === undefined) throw malformed(`/stats has no listener.${listener}.downstream_cx_active gauge: ${LISTENER_STATS_HINT}`);
-    total += active;
-  }
-  return total;
+  return sumOf(counts, 'active', 'downstream_cx_active gauge');
 }
 
 /** Connections ever accepted on every counted listener; fails when one of them has no counter. */
 export function sumAccepted(counts: ReadonlyMap<string, ListenerCounts>): number {
+  return sumOf(counts, 'accepted', 'downstream_cx_total counter');
+}
+
+/** One stat summed over the listeners: a listener without it makes the sum unknown, never smaller. */
+function sumOf(counts: ReadonlyMap<string, ListenerCounts>, key: 'active' | 'accepted', stat: string): number {
   let total = 0;
-  for (const [listener, { accepted }] of counts) {
-    if (accepted === undefined) throw malformed(`/stats has no listener.${listener}.downstream_cx_total counter: ${LISTENER_STATS_HINT}`);
-    total += accepted;
+  for (const [listener, listenerCounts] of counts) {
+    const value = listenerCounts[key];
+    if (value === undefined) throw malformed(`/stats has no listener.${listener}.${stat}: ${LISTENER_STATS_HINT}`);
+    total += value;
   }
   return total;
 }
