@@ -36,7 +36,8 @@ export function interruptSignal(): AbortSignal {
 /** For --dry-run: where each option's value came from, keyed like the effective configuration. */
 function optionSources(sourceOf: ParsedShutdown['sourceOf']): OptionSources {
   const sources: Record<string, string> = {};
-  for (const spec of Object.values(SHUTDOWN_OPTIONS) as OptionSpec[]) {
+  const specs: readonly OptionSpec[] = Object.values(SHUTDOWN_OPTIONS);
+  for (const spec of specs) {
     const key = attributeOf(spec.flags);
     const source = sourceOf(key);
     const described = source === 'cli' ? 'flag' : source === 'env' ? `env ${spec.env ?? ''}` : 'default';

@@ -10,6 +10,7 @@ import { MANAGER_OPTIONS } from '../../../src/cli/manager-options.js';
 import { attributeOf, longFlag, type OptionSpec } from '../../../src/cli/option-spec.js';
 import { quickParse, type ParsedCommand, type QuickParse } from '../../../src/cli/quick-parse.js';
 import { SHUTDOWN_OPTIONS } from '../../../src/cli/shutdown-options.js';
+import { STATUS_OPTIONS } from '../../../src/cli/status-options.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../../../src/shared/log.js';
 
 type Command = QuickParse['command'];
@@ -162,6 +163,15 @@ const plainCase = command.chain((name) => fc.tuple(commandLine(name, plainForm, 
 const anyCase = command.chain((name) => fc.tuple(commandLine(name, anyForm, true), environment(name, false)));
 
 describe('quick parse against commander', () => {
+  it('keys every row by the attribute commander stores it under, as the value types read them', () => {
+    for (const table of [SHUTDOWN_OPTIONS, MANAGER_OPTIONS, STATUS_OPTIONS]) {
+      for (const [key, spec] of Object.entries(table)) {
+        const spelled = spec.kind === 'negation' ? `no${attributeOf(spec.flags).replace(/^./, (first) => first.toUpperCase())}` : attributeOf(spec.flags);
+        expect(key).toBe(spelled);
+      }
+    }
+  });
+
   it('takes only what commander takes, and then hands the action the same', async () => {
     let taken = 0;
     let refused = 0;
