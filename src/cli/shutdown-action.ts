@@ -37,7 +37,8 @@ export function interruptSignal(): AbortSignal {
 function optionSources(sourceOf: ParsedShutdown['sourceOf']): OptionSources {
   const sources: Record<string, string> = {};
   const specs: readonly OptionSpec[] = Object.values(SHUTDOWN_OPTIONS);
-  for (const spec of specs) {
+  // A negation shares the attribute of the option it negates, whose row names the variable.
+  for (const spec of specs.filter(({ kind }) => kind !== 'negation')) {
     const key = attributeOf(spec.flags);
     const source = sourceOf(key);
     const described = source === 'cli' ? 'flag' : source === 'env' ? `env ${spec.env ?? ''}` : 'default';

@@ -153,6 +153,13 @@ describe('shutdown --dry-run', () => {
     expect(existsSync(ready)).toBe(true); // not even the stale ready file is removed
   });
 
+  it('names the variable a ready file came from', async () => {
+    const { envoy, ready } = await setup();
+    const result = await run(['shutdown', '--dry-run', '--output', 'json', '--admin-address', envoy.adminAddress], { ENVOY_SHUTDOWN_READY_FILE: ready }).result;
+    expect(result.code).toBe(0);
+    expect(json(result.stdout)).toMatchObject({ options: { readyFile: { value: ready, source: 'env ENVOY_SHUTDOWN_READY_FILE' } } });
+  });
+
   it('shows the delayed health check in the plan, as text', async () => {
     const { envoy, ready } = await setup();
     const result = await run(['shutdown', '--dry-run', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--health-check-failure-delay', '5s']).result;
