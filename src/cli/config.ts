@@ -1,7 +1,7 @@
 // The command line's own settings (the global log options) and every environment variable the
 // commands read, gathered from the settings tables of the drain, the manager and `status`.
 import { DRAIN_SETTINGS } from '../drain/drain-config.js';
-import { HOOK_TOKEN_ENV, MANAGER_SETTINGS } from '../manager/manager-config.js';
+import { HOOK_TOKEN_ENV, MANAGER_SETTINGS } from '../manager/manager-settings.js';
 import { STATUS_SETTINGS } from '../status/status-config.js';
 import { HOOK_LOG_PATH_ENV } from '../shared/hook-log.js';
 import type { LogFormat, LogLevel } from '../shared/log.js';

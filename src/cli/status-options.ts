@@ -1,6 +1,6 @@
 // The table of `status`'s options, in the form of shutdown's (shutdown-options.ts): where `status`
 // reads what `shutdown` reads, the option is shutdown's own row, so both take the same variable.
-import { MANAGER_SETTINGS } from '../manager/manager-config.js';
+import { MANAGER_SETTINGS } from '../manager/manager-settings.js';
 import { STATUS_SETTINGS } from '../status/status-config.js';
 import type { OptionSpec, OptionValues } from './option-spec.js';
 import { SHUTDOWN_OPTIONS } from './shutdown-options.js';

@@ -11,7 +11,7 @@
 //   shared/         errors, logger, parsers, durations, signals: no knowledge of any command
 //
 // Each setting's variable, default and parser lives with its domain (drain/drain-config.ts,
-// manager/manager-config.ts, status/status-config.ts); cli/ only adds flags and help to them.
+// manager/manager-settings.ts, status/status-config.ts); cli/ only adds flags and help to them.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
