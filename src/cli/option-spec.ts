@@ -16,13 +16,13 @@ export interface OptionSpec {
   readonly env?: string;
   /** The default as a user would write it; parsed by `parse`. */
   readonly fallback?: string;
-  /** The README's default cell, when the plain default says too little. */
+  /** The reference's default cell, when the plain default says too little. */
   readonly defaultDoc?: string;
   readonly parse?: (text: string, previous: never) => unknown;
   readonly choices?: readonly string[];
   /** One line for --help. */
   readonly help: string;
-  /** The README's meaning cell (Markdown); the help line when absent. */
+  /** The reference's meaning cell (Markdown); the help line when absent. */
   readonly doc?: string;
 }
 
