@@ -11,7 +11,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -120,7 +120,9 @@ export function buildSingleExecutable({ main: script, output, work, execArgv = B
   mkdirSync(work, { recursive: true });
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');
-  writeFileSync(config, `${JSON.stringify(seaConfig(script, blob, execArgv, codeCache, snapshot), null, 2)}\n`);
+  // The blob keeps the main script's path as given (stack traces name it): relative to the
+  // repository, where the blob is made, so no build directory ends up in the executable.
+  writeFileSync(config, `${JSON.stringify(seaConfig(relative(ROOT, script), blob, execArgv, codeCache, snapshot), null, 2)}\n`);
   // The code cache is made under the same V8 flags the executable runs with, or V8 rejects it.
   run(blobNode[0], [...blobNode.slice(1), ...execArgv, ...BLOB_ONLY_FLAGS, '--experimental-sea-config', config]);
   run(target.strip, ['--strip-all', '-o', output, fromRoot(target.node)]);
