@@ -45,10 +45,12 @@ export const ARM64_PACKAGES = { libc6: '2.36-9+deb12u14', 'libgcc-s1': '12.2.0-1
 export const SYSROOT_CACHE = process.env.ESM_SYSROOT_CACHE ?? '/var/cache/esm-arm64-sysroot';
 /**
  * dpkg's record of the unpacked packages inside each sysroot (a status file and each package's
- * md5sums, as dpkg keeps them for installed packages): the image's SBOM names the packages its
- * arm64 libraries come from. Part of the cache key, so a sysroot laid out without it is left alone.
+ * md5sums, as dpkg keeps them for installed packages) and the os-release of the Debian release apt
+ * took them from: the image records the packages its arm64 libraries come from. Part of the cache
+ * key, so a sysroot laid out without them is left alone.
  */
 export const SYSROOT_DPKG = 'var/lib/dpkg';
+const SYSROOT_OS_RELEASE = 'etc/os-release';
 
 export class MissingPackagesError extends Error {}
 
@@ -80,7 +82,7 @@ export function ensureDebianPackages({ log = (line) => process.stderr.write(`${l
 export function ensureArm64Sysroot({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
   const key = `${Object.entries(ARM64_PACKAGES).map(([name, version]) => `${name}_${version}`).join('+')}+dpkg`.replace(/[^A-Za-z0-9._+-]/g, '_');
   const sysroot = join(SYSROOT_CACHE, key);
-  if (existsSync(join(sysroot, 'lib/ld-linux-aarch64.so.1')) && existsSync(join(sysroot, SYSROOT_DPKG, 'status'))) return sysroot;
+  if (['lib/ld-linux-aarch64.so.1', `${SYSROOT_DPKG}/status`, SYSROOT_OS_RELEASE].every((path) => existsSync(join(sysroot, path)))) return sysroot;
   const wanted = Object.entries(ARM64_PACKAGES).map(([name, version]) => `${name}:arm64=${version}`);
   requireRoot(`the arm64 libraries are missing from ${sysroot}: run node scripts/debian.mjs as root once (it runs apt-get download ${wanted.join(' ')})`);
   const foreign = spawnSync('dpkg', ['--print-foreign-architectures'], { encoding: 'utf8' });
@@ -136,8 +138,9 @@ function unpackDebianPackages(wanted, cache, dest, pinName) {
     const debs = readdirSync(work).filter((name) => name.endsWith('.deb')).sort();
     for (const deb of debs) run('dpkg-deb', ['-x', join(work, deb), root]);
     recordPackages(debs.map((deb) => join(work, deb)), join(root, SYSROOT_DPKG), work);
-    rmSync(dest, { recursive: true, force: true });
-    renameSync(root, dest);
+    // apt downloads from this machine's Debian release.
+    mkdirSync(join(root, 'etc'), { recursive: true });
+    writeFileSync(join(root, SYSROOT_OS_RELEASE), readFileSync('/etc/os-release'));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -6,7 +6,8 @@
 // any user may write (mode 1777, like a distroless base) and nothing else: no shell, no package
 // manager. The Debian packages those libraries come from are recorded the way distroless images
 // record theirs (/var/lib/dpkg/status.d: each package's control fields, and the md5sums of the files
-// the image holds from it), so an SBOM generator or scanner sees them with their versions. Both image builds copy this directory into a FROM scratch stage: `npm run image` here,
+// the image holds from it; /etc/os-release: the Debian release they belong to), so an SBOM
+// generator or scanner sees them with their versions and knows whose security updates apply. Both image builds copy this directory into a FROM scratch stage: `npm run image` here,
 // and the Dockerfile's build stage, so what users build is what the tests run. The same for the
 // arm64 executable: its loader and libraries are where an arm64 Debian keeps them, found and copied
 // by its own `install`, run under emulation with Debian's arm64 packages (scripts/emulation.mjs).
@@ -134,11 +135,13 @@ export function elfInterpreter(path) {
 
 /**
  * Records, in `into`'s DPKG_STATUS_DIR, the Debian package each file in `libDir` comes from: the
- * package's control fields (from the dpkg database `admindir` that installed or unpacked it) and
- * an md5sums with only the files the image holds, at their paths in the image. A file whose
- * content is no file of RUNTIME_PACKAGES fails the layout: the record would be wrong.
+ * package's control fields (from the dpkg database of the system `root` that installed or unpacked
+ * it) and an md5sums with only the files the image holds, at their paths in the image; and that
+ * system's Debian release in /etc/os-release. A file whose content is no file of RUNTIME_PACKAGES
+ * fails the layout: the record would be wrong.
  */
-export function recordDebianPackages(into, libDir, { admindir, arch }) {
+export function recordDebianPackages(into, libDir, { root, arch }) {
+  const admindir = join(root, 'var/lib/dpkg');
   const packages = RUNTIME_PACKAGES.map((name) => {
     const query = spawnSync('dpkg-query', [`--admindir=${admindir}`, '--status', `${name}:${arch}`], { encoding: 'utf8' });
     const md5sums = join(admindir, 'info', `${name}:${arch}.md5sums`);
@@ -165,15 +168,25 @@ export function recordDebianPackages(into, libDir, { admindir, arch }) {
     writeFileSync(join(dir, `${name}.md5sums`), files.join(''), { mode: 0o644 });
   }
   for (const sub of ['var', 'var/lib', 'var/lib/dpkg', DPKG_STATUS_DIR]) chmodSync(join(into, sub), 0o755);
+  writeFileSync(join(into, 'etc/os-release'), osRelease(readFileSync(join(root, 'etc/os-release'), 'utf8')), { mode: 0o644 });
+}
+
+/** The release's identity from a Debian os-release, named for what this image is: no Debian system, Debian's libraries. */
+export function osRelease(debian) {
+  const field = (name) => new RegExp(`^${name}=(.*)$`, 'm').exec(debian)?.[1];
+  if (field('ID') !== 'debian' || field('VERSION_ID') === undefined) throw new RootfsError(`the libraries' system is no Debian release: its os-release says ID=${field('ID')}, VERSION_ID=${field('VERSION_ID')}`);
+  const pretty = (field('PRETTY_NAME') ?? '').replace(/^"|"$/g, '');
+  const keep = ['NAME', 'ID', 'VERSION_ID', 'VERSION', 'VERSION_CODENAME'].filter((name) => field(name) !== undefined).map((name) => `${name}=${field(name)}\n`);
+  return `PRETTY_NAME="envoy-shutdown-manager (libraries from ${pretty})"\n${keep.join('')}`;
 }
 
 /**
  * The manager image's root filesystem from the packaged executable (x86-64, or arm64: then its
- * `install` runs under emulation, in the namespace `emulate` wraps a command into). `admindir` is
- * the dpkg database that knows the libraries' packages: this machine's for x86-64, the arm64
- * sysroot's for arm64.
+ * `install` runs under emulation, in the namespace `emulate` wraps a command into). `system` is
+ * the root whose dpkg database knows the libraries' packages: this machine's for x86-64, the arm64
+ * sysroot for arm64.
  */
-export function managerRootfs(executable, into, { emulate, admindir = '/var/lib/dpkg' } = {}) {
+export function managerRootfs(executable, into, { emulate, system = '/' } = {}) {
   const machine = elfMachine(executable);
   if (machine === EM_AARCH64 && emulate === undefined) throw new RootfsError(`${executable} is an arm64 executable: its install must run under emulation (scripts/image.mjs passes one)`);
   const runtime = installedRuntime(executable, machine === EM_AARCH64 ? emulate : undefined);
@@ -181,7 +194,7 @@ export function managerRootfs(executable, into, { emulate, admindir = '/var/lib/
     layoutRootfs(into, { binaries: [{ from: executable, to: IMAGE_EXECUTABLE }], libraries: runtime.libraries, loader: runtime.loader, interpreter: elfInterpreter(executable), machine });
     mkdirSync(join(into, 'bin'), { mode: 0o755 });
     for (const [link, target] of Object.entries(PEER_LINKS)) symlinkSync(target, join(into, link));
-    recordDebianPackages(into, LIB_DIRS.get(machine).slice(1), { admindir, arch: DEBIAN_ARCHES.get(machine) });
+    recordDebianPackages(into, LIB_DIRS.get(machine).slice(1), { root: system, arch: DEBIAN_ARCHES.get(machine) });
   } finally {
     runtime.cleanup();
   }

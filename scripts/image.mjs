@@ -120,16 +120,16 @@ async function layOutOnce(executable, into, arch) {
   const source = `${sha256(executable)} ${sha256(join(ROOT, 'scripts/image-rootfs.mjs'))} ${emulate?.sysroot ?? 'host'}\n`;
   const stamp = `${into}.source`;
   if (existsSync(into) && existsSync(stamp) && readFileSync(stamp, 'utf8') === source) return;
-  managerRootfs(executable, into, { emulate: emulate?.wrap, admindir: emulate?.admindir });
+  managerRootfs(executable, into, { emulate: emulate?.wrap, system: emulate?.sysroot });
   writeFileSync(stamp, source);
 }
 
 /** Debian's arm64 libraries and the emulation namespace (imported here only: the Dockerfile copies neither script). */
 async function emulation() {
-  const { ensureArm64Sysroot, SYSROOT_DPKG } = await import('./debian.mjs');
+  const { ensureArm64Sysroot } = await import('./debian.mjs');
   const { inArm64Namespace } = await import('./emulation.mjs');
   const sysroot = ensureArm64Sysroot();
-  return { sysroot, admindir: join(sysroot, SYSROOT_DPKG), wrap: (command) => inArm64Namespace(sysroot, command) };
+  return { sysroot, wrap: (command) => inArm64Namespace(sysroot, command) };
 }
 
 function sha256(path) {

@@ -18,6 +18,7 @@ import { aioquicPython } from './support/protocols/h3.js';
 import { ensureSystemPackages } from './support/system-packages.js';
 import { ensureHey } from './fleet/support/hey.js';
 import { ensureKubeApiserver } from './support/kube/binary.js';
+import { ensureSyft } from './support/syft.js';
 
 const SUPPORT = 'test/support';
 
@@ -39,6 +40,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('heyBinary', ensureHey());
   // kube-apiserver, built from its pinned Go module into a cache outside the repository (once per version).
   ensureKubeApiserver((line) => console.log(line));
+  // syft, for the release's SBOMs: the same, before the release test's time starts.
+  await ensureSyft();
   const runId = `${process.pid}${Date.now().toString(36)}`;
   project.provide('managerImage', images.manager);
   project.provide('managerImageTag', images.managerTag);
