@@ -96,24 +96,27 @@ function sbom(arch: (typeof ARCHES)[number]): { serialNumber: string; metadata: 
   return JSON.parse(readFileSync(join(first, sbomName(VERSION, arch)), 'utf8')) as ReturnType<typeof sbom>;
 }
 
-/** The Debian packages the image records, name → version, read from the image's own root filesystem layout in the archive. */
+/** The Debian packages the image records, name → version, read from the image's layers in the archive. */
 function recordedPackages(arch: (typeof ARCHES)[number]): Record<string, string> {
-  const out = tempDir('esm-release-rootfs-');
+  const dir = tempDir('esm-release-rootfs-');
   try {
-    execFileSync('skopeo', ['copy', '--quiet', `--override-arch=${arch}`, `oci-archive:${join(first, ARCHIVE)}`, `dir:${out.path}`]);
-    const manifest = JSON.parse(readFileSync(join(out.path, 'manifest.json'), 'utf8')) as { layers: Array<{ digest: string }> };
-    const packages: Record<string, string> = {};
+    const image = join(dir.path, 'image');
+    execFileSync('skopeo', ['copy', '--quiet', `--override-arch=${arch}`, `oci-archive:${join(first, ARCHIVE)}`, `dir:${image}`]);
+    const manifest = JSON.parse(readFileSync(join(image, 'manifest.json'), 'utf8')) as { layers: Array<{ digest: string }> };
+    const rootfs = join(dir.path, 'rootfs');
+    mkdirSync(rootfs);
     for (const layer of manifest.layers) {
-      const blob = join(out.path, layer.digest.replace(/^sha256:/, ''));
-      const names = execFileSync('tar', ['-tf', blob], { encoding: 'utf8' }).split('\n').filter((name) => /^(\.\/)?var\/lib\/dpkg\/status\.d\/[^/.]+[^/]*$/.test(name) && !name.endsWith('.md5sums'));
-      for (const name of names) {
-        const control = execFileSync('tar', ['-xOf', blob, name], { encoding: 'utf8' });
-        packages[/^Package: (.+)$/m.exec(control)?.[1] ?? name] = /^Version: (.+)$/m.exec(control)?.[1] ?? '';
-      }
+      execFileSync('tar', ['-xf', join(image, layer.digest.replace(/^sha256:/, '')), '-C', rootfs, '--wildcards', '--no-wildcards-match-slash', 'var/lib/dpkg/status.d/*']);
+    }
+    const status = join(rootfs, 'var/lib/dpkg/status.d');
+    const packages: Record<string, string> = {};
+    for (const name of readdirSync(status).filter((file) => !file.endsWith('.md5sums'))) {
+      const control = readFileSync(join(status, name), 'utf8');
+      packages[/^Package: (.+)$/m.exec(control)?.[1] ?? name] = /^Version: (.+)$/m.exec(control)?.[1] ?? '';
     }
     return packages;
   } finally {
-    out.cleanup();
+    dir.cleanup();
   }
 }
 
