@@ -141,6 +141,8 @@ function unpackDebianPackages(wanted, cache, dest, pinName) {
     // apt downloads from this machine's Debian release.
     mkdirSync(join(root, 'etc'), { recursive: true });
     writeFileSync(join(root, SYSROOT_OS_RELEASE), readFileSync('/etc/os-release'));
+    rmSync(dest, { recursive: true, force: true });
+    renameSync(root, dest);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
