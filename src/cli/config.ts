@@ -40,6 +40,7 @@ export const ENV = {
   drainStartTimeout: 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT',
   hookToken: 'ENVOY_SHUTDOWN_HOOK_TOKEN',
   drainEndpoint: 'ENVOY_SHUTDOWN_DRAIN_ENDPOINT',
+  events: 'ENVOY_SHUTDOWN_EVENTS',
   port: 'ENVOY_SHUTDOWN_PORT',
   host: 'ENVOY_SHUTDOWN_HOST',
   readyTimeout: 'ENVOY_SHUTDOWN_READY_TIMEOUT',

@@ -45,4 +45,11 @@ export const MANAGER_OPTIONS: readonly ShutdownOptionSpec[] = [
     help: 'native-sidecar mode: serve /shutdown/drain, which runs the drain (configured by the ENVOY_SHUTDOWN_* variables) for requests carrying ENVOY_SHUTDOWN_HOOK_TOKEN in the X-Envoy-Shutdown-Token header',
     doc: 'Native-sidecar mode: serve `/shutdown/drain`. Needs the hook token.',
   },
+  {
+    flags: '--events',
+    kind: 'switch',
+    env: ENV.events,
+    parse: parseBoolean,
+    help: "create a Kubernetes Event on the pod for each drain, after Envoy's release (in a cluster: the pod's service-account token, ENVOY_SHUTDOWN_POD_NAME/NAMESPACE/UID; one attempt, 2 s at most)",
+  },
 ];

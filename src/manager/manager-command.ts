@@ -11,9 +11,12 @@ import { DrainWatchdog } from './drain-watchdog.js';
 import { hookTokenCheck } from './hook-token.js';
 import { ReadyWatch } from './ready-watch.js';
 import { createManagerServer, type DrainRunner } from './server.js';
+import type { ReadyContent } from './ready-watch.js';
+import { DrainEvents } from '../events/drain-events.js';
 
 export async function runManager(config: ManagerConfig, log: Logger, stop: Promise<NodeJS.Signals>): Promise<ExitCode> {
   await checkReadyFileDirectory(config.readyFile);
+  const events = drainEvents(config, log);
   const manager = createManagerServer({
     ...config,
     readyWatch: new ReadyWatch(config.readyFile),
@@ -26,6 +29,7 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
       recordEnvoyPrestop(config.readyFile).catch((error: unknown) => log.error({ err: errorMessage(error) }, "could not record envoy's preStop hook"));
     },
     runDrain: config.drain === undefined ? undefined : drainJoiningInFlight(config.drain, config.readyFile, log),
+    ...(events === undefined ? {} : { onDrain: events }),
     log,
   });
   // Bind first: a second instance that cannot get the port must not touch the first one's files.
@@ -47,6 +51,7 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
       maxWaiters: config.maxWaiters,
       hookToken: config.hookToken === undefined ? 'none' : 'set',
       drainEndpoint: config.drain !== undefined,
+      events: config.events === undefined ? 'off' : config.events.kind === 'on' ? 'on' : `none will be sent: ${config.events.why}`,
     },
     'shutdown manager listening',
   );
@@ -67,6 +72,8 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   }
   manager.releaseWaiters(content);
   await manager.drained();
+  // An Event still on its way gets its bounded time: the pod's grace period has room for it.
+  await events?.settled();
   log.info({ exitCode: ExitCode.Drained }, 'shutdown manager stopped');
   return ExitCode.Drained;
 }
@@ -93,8 +100,23 @@ function drainJoiningInFlight(config: ShutdownConfig, readyFile: string, log: Lo
         drainLog.error({ err: errorMessage(error), exitCode }, 'shutdown finished');
       }
       const report = await readReadyReport(readyFile);
-      return { ok: exitCode === ExitCode.Drained, report: typeof report === 'object' ? report : { exitCode } };
+      return { ok: exitCode === ExitCode.Drained, report: typeof report === 'object' ? report : { exitCode }, content: report };
     })().finally(() => (inFlight = undefined)));
+}
+
+/**
+ * The manager sends each drain's Event, not the drain: it is the process that releases Envoy, so
+ * it knows when that happened, sends only after it, and outlives the hook, so neither the hook's
+ * return (the sidecar's SIGTERM) nor, in native-sidecar mode, Envoy's answer waits for the API server.
+ */
+function drainEvents(config: ManagerConfig, log: Logger): ((content: ReadyContent) => void) & { settled(): Promise<void> } | undefined {
+  if (config.events?.kind !== 'on') return undefined;
+  const events = new DrainEvents(config.events.target, log.child({ component: 'events' }));
+  const report = (content: ReadyContent): void => {
+    const finishedAt = content === 'unreadable' ? Number.NaN : Date.parse(content.finishedAt);
+    events.report(content, Number.isNaN(finishedAt) ? undefined : Date.now() - finishedAt);
+  };
+  return Object.assign(report, { settled: () => events.settled() });
 }
 
 function boundPort(server: Server): number | undefined {

@@ -4,6 +4,7 @@ import { formatDuration, parseDuration } from '../shared/duration.js';
 import { UsageError } from '../shared/errors.js';
 import { parseHookToken } from './hook-token.js';
 import type { Endpoints } from './server.js';
+import { eventsSetup, type EventsSetup } from '../events/in-cluster.js';
 
 export interface ManagerConfig {
   /** Undefined: every interface, IPv4 and IPv6. */
@@ -21,6 +22,8 @@ export interface ManagerConfig {
   readonly drain: ShutdownConfig | undefined;
   /** Undefined: our own paths and bodies. */
   readonly endpoints?: Endpoints;
+  /** An Event on the pod per drain (--events), or why none is sent. Undefined: not enabled. */
+  readonly events?: EventsSetup;
 }
 
 export interface ManagerOptions {
@@ -32,6 +35,7 @@ export interface ManagerOptions {
   readonly requestTimeout: number;
   readonly drainStartTimeout: number;
   readonly drainEndpoint?: boolean;
+  readonly events?: boolean;
 }
 
 /**
@@ -68,5 +72,6 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = 
     drainStartTimeoutMs: options.drainStartTimeout,
     hookToken,
     drain: options.drainEndpoint === true ? { ...shutdownConfigFromEnv(env, options.readyFile), startedBy: 'hook' } : undefined,
+    ...(options.events === true ? { events: eventsSetup(env) } : {}),
   };
 }
