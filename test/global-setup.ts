@@ -34,6 +34,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await ensureEnvoyBinary();
   // The protocol tests' HTTP/3 client (aioquic, pinned by hash), made once outside the repository.
   await aioquicPython();
+  // Prometheus' text-format parser for the /metrics tests (prometheus_client, pinned by hash), made once outside the repository.
+  (await import('../scripts/prometheus-parser.mjs')).ensurePrometheusParser();
   // No podman, no run: the image, pod and sidecar-less tests fail here with one reason, never skip.
   const images = await buildTestImages((line) => console.log(line));
   // hey, built from its pinned Go module into a cache outside the repository (once per machine).
