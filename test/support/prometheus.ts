@@ -31,13 +31,18 @@ print(json.dumps(families))
 
 let python: string | undefined;
 
-export async function parsePrometheusText(text: string): Promise<ParsedFamily[]> {
+/** The parser's python, its environment made on the first call of a machine (global setup makes it). */
+export async function prometheusPython(): Promise<string> {
   if (python === undefined) {
     const script = (await import(pathToFileURL(resolve('scripts/prometheus-parser.mjs')).href)) as { ensurePrometheusParser?: () => string };
     if (typeof script.ensurePrometheusParser !== 'function') throw new Error('scripts/prometheus-parser.mjs no longer exports ensurePrometheusParser');
     python = script.ensurePrometheusParser();
   }
-  const run = spawnSync(python, ['-c', PARSE], { input: text, encoding: 'utf8', timeout: 30_000 });
+  return python;
+}
+
+export async function parsePrometheusText(text: string): Promise<ParsedFamily[]> {
+  const run = spawnSync(await prometheusPython(), ['-c', PARSE], { input: text, encoding: 'utf8', timeout: 30_000 });
   if (run.status !== 0) throw new Error(`prometheus_client rejected the exposition: ${(run.stderr || run.error?.message || '').trim().split('\n').slice(-1)[0] ?? ''}`);
   return JSON.parse(run.stdout) as ParsedFamily[];
 }
