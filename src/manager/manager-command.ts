@@ -12,11 +12,10 @@ import { hookTokenCheck } from './hook-token.js';
 import { ReadyWatch } from './ready-watch.js';
 import { createManagerServer, type DrainRunner } from './server.js';
 import type { ReadyContent } from './ready-watch.js';
-import { DrainEvents } from '../events/drain-events.js';
 
 export async function runManager(config: ManagerConfig, log: Logger, stop: Promise<NodeJS.Signals>): Promise<ExitCode> {
   await checkReadyFileDirectory(config.readyFile);
-  const events = drainEvents(config, log);
+  const events = await drainEvents(config, log);
   const manager = createManagerServer({
     ...config,
     readyWatch: new ReadyWatch(config.readyFile),
@@ -109,8 +108,10 @@ function drainJoiningInFlight(config: ShutdownConfig, readyFile: string, log: Lo
  * it knows when that happened, sends only after it, and outlives the hook, so neither the hook's
  * return (the sidecar's SIGTERM) nor, in native-sidecar mode, Envoy's answer waits for the API server.
  */
-function drainEvents(config: ManagerConfig, log: Logger): ((content: ReadyContent) => void) & { settled(): Promise<void> } | undefined {
+async function drainEvents(config: ManagerConfig, log: Logger): Promise<(((content: ReadyContent) => void) & { settled(): Promise<void> }) | undefined> {
   if (config.events?.kind !== 'on') return undefined;
+  // Loaded only when on: HTTPS and crypto cost an idle manager about 2 MiB.
+  const { DrainEvents } = await import('../events/drain-events.js');
   const events = new DrainEvents(config.events.target, log.child({ component: 'events' }));
   const report = (content: ReadyContent): void => {
     const finishedAt = content === 'unreadable' ? Number.NaN : Date.parse(content.finishedAt);
