@@ -10,16 +10,17 @@ export interface DrainEvent {
 }
 
 /**
- * `report` as the ready file holds it ('unreadable': a file that is not a report); `releaseLagMs`:
- * how long after the drain ended (the report's `finishedAt`) Envoy was released, when known.
+ * `report` as the ready file holds it ('unreadable': a file that is not a report); `releasedAt`:
+ * when Envoy was released (epoch ms). The message says how long after the last connection was
+ * seen closed that was, when the report says when, else how long after the drain ended.
  */
-export function drainEvent(report: ReadyReport | 'unreadable', releaseLagMs: number | undefined): DrainEvent {
+export function drainEvent(report: ReadyReport | 'unreadable', releasedAt: number): DrainEvent {
   if (report === 'unreadable') {
     return { type: 'Warning', reason: 'EnvoyDrainUnreported', message: 'Envoy released: the ready file holds no drain report' };
   }
   const took = `after ${seconds(report.elapsedMs)}`;
   const left = report.connections === null ? 'connection count unknown' : `${report.connections} ${report.connections === 1 ? 'connection' : 'connections'} left`;
-  const released = releaseLagMs === undefined ? 'Envoy released' : `Envoy released ${Math.max(0, Math.round(releaseLagMs))} ms after the drain ended`;
+  const released = releaseLine(report, releasedAt);
   switch (report.result) {
     case 'drained':
       return { type: 'Normal', reason: 'EnvoyDrained', message: `drained in ${seconds(report.elapsedMs)}, ${left}, ${released}` };
@@ -33,6 +34,15 @@ export function drainEvent(report: ReadyReport | 'unreadable', releaseLagMs: num
     default:
       return { type: 'Warning', reason: 'EnvoyDrainUnreported', message: `Envoy released: the ready file reports an unknown result, ${released}` };
   }
+}
+
+function releaseLine(report: ReadyReport, releasedAt: number): string {
+  const endedAt = Date.parse(report.finishedAt);
+  if (Number.isNaN(endedAt)) return 'Envoy released';
+  const ms = (since: number): number => Math.max(0, Math.round(releasedAt - since));
+  // Both clocks are the pod's: the drain ended `elapsedMs - lastConnectionMs` after the count was first seen at its target.
+  if (report.lastConnectionMs !== undefined) return `Envoy released ${ms(endedAt - (report.elapsedMs - report.lastConnectionMs))} ms after its last connection was seen closed`;
+  return `Envoy released ${ms(endedAt)} ms after the drain ended`;
 }
 
 /** `4.1 s`, `0.05 s`, `62 s`: what a person reads in `kubectl get events`. */

@@ -29,10 +29,11 @@ export class DrainEvents {
     this.#now = options.now ?? (() => new Date());
   }
 
-  /** Envoy was released after this drain, `releaseLagMs` after it ended when known. Returns at once. */
-  report(report: ReadyReport | 'unreadable', releaseLagMs: number | undefined): void {
+  /** Envoy was released just now after this drain. Returns at once. */
+  report(report: ReadyReport | 'unreadable'): void {
     if (this.#refused) return;
-    const event = kubeEvent(this.#target.pod, drainEvent(report, releaseLagMs), this.#now(), randomBytes(8).toString('hex'));
+    const now = this.#now();
+    const event = kubeEvent(this.#target.pod, drainEvent(report, now.getTime()), now, randomBytes(8).toString('hex'));
     const fields = { reason: event.reason, type: event.type };
     const sent = this.#create(this.#target, event).then(
       (outcome) => this.#say(fields, outcome),

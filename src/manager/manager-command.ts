@@ -113,11 +113,7 @@ async function drainEvents(config: ManagerConfig, log: Logger): Promise<(((conte
   // Loaded only when on: HTTPS and crypto cost an idle manager about 2 MiB.
   const { DrainEvents } = await import('../events/drain-events.js');
   const events = new DrainEvents(config.events.target, log.child({ component: 'events' }));
-  const report = (content: ReadyContent): void => {
-    const finishedAt = content === 'unreadable' ? Number.NaN : Date.parse(content.finishedAt);
-    events.report(content, Number.isNaN(finishedAt) ? undefined : Date.now() - finishedAt);
-  };
-  return Object.assign(report, { settled: () => events.settled() });
+  return Object.assign((content: ReadyContent) => events.report(content), { settled: () => events.settled() });
 }
 
 function boundPort(server: Server): number | undefined {

@@ -47,7 +47,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const event = () => kubeEvent(target.pod, drainEvent({ result: 'drained', connections: 0, elapsedMs: 1000, exitCode: 0, finishedAt: new Date().toISOString() }, 3), new Date(), 'abc');
+const event = () => kubeEvent(target.pod, drainEvent({ result: 'drained', connections: 0, elapsedMs: 1000, exitCode: 0, finishedAt: new Date().toISOString() }, Date.now()), new Date(), 'abc');
 
 function recordingLog(): Logger & { lines: Array<{ level: string; fields: LogFields; msg: string }> } {
   const lines: Array<{ level: string; fields: LogFields; msg: string }> = [];
@@ -115,9 +115,9 @@ describe('DrainEvents', () => {
     seen.length = 0;
     const log = recordingLog();
     const events = new DrainEvents(target, log);
-    events.report('unreadable', undefined);
+    events.report('unreadable');
     await events.settled();
-    events.report('unreadable', undefined);
+    events.report('unreadable');
     await events.settled();
     expect(seen).toHaveLength(1);
     expect(log.lines).toEqual([{ level: 'warn', fields: { reason: 'EnvoyDrainUnreported', type: 'Warning', status: 403, why: 'Forbidden: no' }, msg: 'could not create the drain event (no further events: the service account lacks permission)' }]);
@@ -128,10 +128,10 @@ describe('DrainEvents', () => {
     const log = recordingLog();
     const events = new DrainEvents(target, log, { create: (t, e) => createEvent(t, e, 200) });
     handler = () => undefined;
-    events.report('unreadable', undefined);
+    events.report('unreadable');
     await events.settled();
     handler = (_request, response) => response.writeHead(201).end('{}');
-    events.report('unreadable', undefined);
+    events.report('unreadable');
     await events.settled();
     expect(seen).toHaveLength(2);
     expect(log.lines.map((line) => `${line.level} ${line.msg}`)).toEqual(['warn could not create the drain event', 'info drain event created']);
