@@ -7,10 +7,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEvent } from '../../../src/events/create-event.js';
+import { type CreateOutcome, createEvent } from '../../../src/events/create-event.js';
 import { DrainEvents } from '../../../src/events/drain-events.js';
 import type { EventsTarget } from '../../../src/events/in-cluster.js';
-import { kubeEvent } from '../../../src/events/kube-event.js';
+import { type KubeEvent, kubeEvent } from '../../../src/events/kube-event.js';
 import { drainEvent } from '../../../src/events/drain-event.js';
 import type { LogFields, Logger } from '../../../src/shared/log.js';
 import { makeCertificate } from '../../support/protocols/certs.js';
@@ -110,30 +110,50 @@ describe('createEvent', () => {
 });
 
 describe('DrainEvents', () => {
+  // The policy alone: createEvent's own behaviour is tested above, and against a real API server in test/kube/.
+  const answers = (...outcomes: CreateOutcome[]) => {
+    const calls: string[] = [];
+    const create = async (_target: EventsTarget, event: KubeEvent): Promise<CreateOutcome> => {
+      calls.push(event.reason);
+      return outcomes[calls.length - 1] ?? { ok: true, status: 201 };
+    };
+    return { calls, create };
+  };
+
   it('one line per attempt; after a 403 nothing more is attempted', async () => {
-    handler = (_request, response) => response.writeHead(403).end(JSON.stringify({ kind: 'Status', reason: 'Forbidden', message: 'no' }));
-    seen.length = 0;
+    const { calls, create } = answers({ ok: false, status: 403, why: 'Forbidden: no' });
     const log = recordingLog();
-    const events = new DrainEvents(target, log);
+    const events = new DrainEvents(target, log, { create });
     events.report('unreadable');
     await events.settled();
     events.report('unreadable');
     await events.settled();
-    expect(seen).toHaveLength(1);
+    expect(calls).toEqual(['EnvoyDrainUnreported']);
     expect(log.lines).toEqual([{ level: 'warn', fields: { reason: 'EnvoyDrainUnreported', type: 'Warning', status: 403, why: 'Forbidden: no' }, msg: 'could not create the drain event (no further events: the service account lacks permission)' }]);
   });
 
   it('tries again for the next drain after a timeout', async () => {
-    seen.length = 0;
+    const { calls, create } = answers({ ok: false, status: undefined, why: 'no answer within 2000 ms' }, { ok: true, status: 201 });
     const log = recordingLog();
-    const events = new DrainEvents(target, log, { create: (t, e) => createEvent(t, e, 200) });
-    handler = () => undefined;
+    const events = new DrainEvents(target, log, { create });
     events.report('unreadable');
     await events.settled();
-    handler = (_request, response) => response.writeHead(201).end('{}');
     events.report('unreadable');
     await events.settled();
-    expect(seen).toHaveLength(2);
+    expect(calls).toHaveLength(2);
     expect(log.lines.map((line) => `${line.level} ${line.msg}`)).toEqual(['warn could not create the drain event', 'info drain event created']);
+  });
+
+  it('settles only once the Event in flight is answered', async () => {
+    let answer: (outcome: CreateOutcome) => void = () => undefined;
+    const events = new DrainEvents(target, recordingLog(), { create: () => new Promise((resolve) => (answer = resolve)) });
+    events.report('unreadable');
+    let settled = false;
+    const waiting = events.settled().then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    answer({ ok: true, status: 201 });
+    await waiting;
+    expect(settled).toBe(true);
   });
 });
