@@ -27,7 +27,7 @@ const CHART_ACCOUNT = 'edge-envoy-shutdown-manager';
 const UNBOUND_ACCOUNT = 'no-events';
 
 let api: ApiServer;
-const dirs = tempDir('esm-kube-sa-');
+const dirs = tempDir('esm-events-sa-');
 beforeAll(async () => {
   api = await startApiServer();
   await createNamespace(api.admin, NAMESPACE, 'restricted');
