@@ -9,7 +9,7 @@
 //
 //   node scripts/debian.mjs        # installs what is missing, prints nothing when all is there
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -43,6 +43,14 @@ const NEEDED = [
 export const ARM64_PACKAGES = { libc6: '2.36-9+deb12u14', 'libgcc-s1': '12.2.0-14+deb12u1', 'libstdc++6': '12.2.0-14+deb12u1' };
 /** Where the unpacked arm64 packages live: outside the repository, one directory per set of versions. */
 export const SYSROOT_CACHE = process.env.ESM_SYSROOT_CACHE ?? '/var/cache/esm-arm64-sysroot';
+/**
+ * dpkg's record of the unpacked packages inside each sysroot (a status file and each package's
+ * md5sums, as dpkg keeps them for installed packages) and the os-release of the Debian release apt
+ * took them from: the image records the packages its arm64 libraries come from. Part of the cache
+ * key, so a sysroot laid out without them is left alone.
+ */
+export const SYSROOT_DPKG = 'var/lib/dpkg';
+const SYSROOT_OS_RELEASE = 'etc/os-release';
 
 export class MissingPackagesError extends Error {}
 
@@ -72,9 +80,9 @@ export function ensureDebianPackages({ log = (line) => process.stderr.write(`${l
  * missing, then `apt-get download`); later calls only look.
  */
 export function ensureArm64Sysroot({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  const key = Object.entries(ARM64_PACKAGES).map(([name, version]) => `${name}_${version}`).join('+').replace(/[^A-Za-z0-9._+-]/g, '_');
+  const key = `${Object.entries(ARM64_PACKAGES).map(([name, version]) => `${name}_${version}`).join('+')}+dpkg`.replace(/[^A-Za-z0-9._+-]/g, '_');
   const sysroot = join(SYSROOT_CACHE, key);
-  if (existsSync(join(sysroot, 'lib/ld-linux-aarch64.so.1'))) return sysroot;
+  if (['lib/ld-linux-aarch64.so.1', `${SYSROOT_DPKG}/status`, SYSROOT_OS_RELEASE].every((path) => existsSync(join(sysroot, path)))) return sysroot;
   const wanted = Object.entries(ARM64_PACKAGES).map(([name, version]) => `${name}:arm64=${version}`);
   requireRoot(`the arm64 libraries are missing from ${sysroot}: run node scripts/debian.mjs as root once (it runs apt-get download ${wanted.join(' ')})`);
   const foreign = spawnSync('dpkg', ['--print-foreign-architectures'], { encoding: 'utf8' });
@@ -127,12 +135,34 @@ function unpackDebianPackages(wanted, cache, dest, pinName) {
       throw new MissingPackagesError(`apt-get download ${wanted.join(' ')} failed: ${lastLines(result.stderr)} (a version Debian no longer carries: bump ${pinName} in scripts/debian.mjs)`);
     }
     const root = join(work, 'root');
-    for (const deb of readdirSync(work).filter((name) => name.endsWith('.deb')).sort()) run('dpkg-deb', ['-x', join(work, deb), root]);
+    const debs = readdirSync(work).filter((name) => name.endsWith('.deb')).sort();
+    for (const deb of debs) run('dpkg-deb', ['-x', join(work, deb), root]);
+    recordPackages(debs.map((deb) => join(work, deb)), join(root, SYSROOT_DPKG), work);
+    // apt downloads from this machine's Debian release.
+    mkdirSync(join(root, 'etc'), { recursive: true });
+    writeFileSync(join(root, SYSROOT_OS_RELEASE), readFileSync('/etc/os-release'));
     rmSync(dest, { recursive: true, force: true });
     renameSync(root, dest);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** Writes dpkg's status file and each package's md5sums for `debs` into `admindir`, from the packages' own control files. */
+function recordPackages(debs, admindir, work) {
+  mkdirSync(join(admindir, 'info'), { recursive: true });
+  const entries = debs.map((deb, index) => {
+    const control = join(work, `control-${index}`);
+    run('dpkg-deb', ['--control', deb, control]);
+    const fields = readFileSync(join(control, 'control'), 'utf8').trimEnd();
+    const field = (name) => new RegExp(`^${name}: (.+)$`, 'm').exec(fields)?.[1];
+    const [pkg, arch] = [field('Package'), field('Architecture')];
+    if (pkg === undefined || arch === undefined) throw new MissingPackagesError(`${deb} has no Package or Architecture field`);
+    writeFileSync(join(admindir, 'info', `${pkg}:${arch}.md5sums`), readFileSync(join(control, 'md5sums')));
+    // What dpkg writes for an installed package: its control fields with the state after the name.
+    return fields.replace(/^(Package: .+)$/m, '$1\nStatus: install ok installed');
+  });
+  writeFileSync(join(admindir, 'status'), `${entries.join('\n\n')}\n`);
 }
 
 function requireRoot(message) {

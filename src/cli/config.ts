@@ -31,6 +31,7 @@ export const ENV = {
   drainStartTimeout: M.drainStartTimeout.env,
   hookToken: HOOK_TOKEN_ENV,
   drainEndpoint: M.drainEndpoint.env,
+  events: M.events.env,
   port: M.port.env,
   host: M.host.env,
   readyTimeout: M.readyTimeout.env,

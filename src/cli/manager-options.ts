@@ -39,6 +39,12 @@ export const MANAGER_OPTIONS = {
     help: 'native-sidecar mode: serve /shutdown/drain, which runs the drain (configured by the ENVOY_SHUTDOWN_* variables) for requests carrying ENVOY_SHUTDOWN_HOOK_TOKEN in the X-Envoy-Shutdown-Token header',
     doc: 'Native-sidecar mode: serve `/shutdown/drain`. Needs the hook token.',
   },
+  events: {
+    flags: '--events',
+    kind: 'switch',
+    ...S.events,
+    help: "create a Kubernetes Event on the pod for each drain, after Envoy's release (in a cluster: the pod's service-account token, ENVOY_SHUTDOWN_POD_NAME/NAMESPACE/UID; one attempt, 2 s at most)",
+  },
 } as const satisfies Readonly<Record<string, OptionSpec>>;
 
 /** What a parse of `shutdown-manager`'s command line hands its action. */

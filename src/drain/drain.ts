@@ -29,6 +29,8 @@ export interface DrainOutcome {
   /** The count the drain ended on; null when unknown (the last read failed, or none succeeded). */
   readonly connections: number | null;
   readonly elapsedMs: number;
+  /** Drained: when a read first saw the count at or under --exit-at-connections, the last connection closed by then. */
+  readonly lastConnectionMs?: number;
 }
 
 export interface DrainDeps {
@@ -61,7 +63,18 @@ export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<
     clockStarted = true;
   };
   let lastCount: number | null = null;
-  const outcome = (result: DrainOutcome['result']): DrainOutcome => ({ result, connections: lastCount, elapsedMs: Math.round(elapsed()) });
+  let settledAt: number | undefined;
+  const remember = (count: number | null): void => {
+    lastCount = count;
+    if (count === null || count > options.exitAtConnections) settledAt = undefined;
+    else settledAt ??= elapsed();
+  };
+  const outcome = (result: DrainOutcome['result']): DrainOutcome => ({
+    result,
+    connections: lastCount,
+    elapsedMs: Math.round(elapsed()),
+    ...(result === 'drained' && settledAt !== undefined ? { lastConnectionMs: Math.round(settledAt) } : {}),
+  });
 
   const failHealthCheckFirst = options.healthCheckFailureDelayMs === 0;
   const startBy = { at: startedAt + startGiveUpMs(options.adminTimeoutMs), now };
@@ -82,7 +95,7 @@ export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<
 
   const lateHealthCheck = failHealthCheckFirst ? undefined : scheduleLateHealthCheck(options.healthCheckFailureDelayMs - elapsed(), options.adminTimeoutMs, envoy, log);
   try {
-    return await pollUntilDrained(options, deps, elapsed, (count) => (lastCount = count), outcome);
+    return await pollUntilDrained(options, deps, elapsed, remember, outcome);
   } finally {
     await lateHealthCheck?.cancel();
   }

@@ -17,6 +17,8 @@ export interface ReadyReport {
   /** Connections left when the drain ended; null when unknown (the last read failed, or none succeeded). */
   readonly connections: number | null;
   readonly elapsedMs: number;
+  /** Drained: how far into the drain a read first saw the count at its target (the last connection closed by then). */
+  readonly lastConnectionMs?: number;
   readonly exitCode: number;
   readonly finishedAt: string;
 }

@@ -11,9 +11,11 @@ import { DrainWatchdog } from './drain-watchdog.js';
 import { hookTokenCheck } from './hook-token.js';
 import { ReadyWatch } from './ready-watch.js';
 import { createManagerServer, type DrainRunner } from './server.js';
+import type { ReadyContent } from './ready-watch.js';
 
 export async function runManager(config: ManagerConfig, log: Logger, stop: Promise<NodeJS.Signals>): Promise<ExitCode> {
   await checkReadyFileDirectory(config.readyFile);
+  const events = await drainEvents(config, log);
   const manager = createManagerServer({
     ...config,
     readyWatch: new ReadyWatch(config.readyFile),
@@ -26,6 +28,7 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
       recordEnvoyPrestop(config.readyFile).catch((error: unknown) => log.error({ err: errorMessage(error) }, "could not record envoy's preStop hook"));
     },
     runDrain: config.drain === undefined ? undefined : drainJoiningInFlight(config.drain, config.readyFile, log),
+    ...(events === undefined ? {} : { onDrain: events }),
     log,
   });
   // Bind first: a second instance that cannot get the port must not touch the first one's files.
@@ -47,6 +50,7 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
       maxWaiters: config.maxWaiters,
       hookToken: config.hookToken === undefined ? 'none' : 'set',
       drainEndpoint: config.drain !== undefined,
+      events: config.events === undefined ? 'off' : config.events.kind === 'on' ? 'on' : `none will be sent: ${config.events.why}`,
     },
     'shutdown manager listening',
   );
@@ -67,6 +71,8 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   }
   manager.releaseWaiters(content);
   await manager.drained();
+  // An Event still on its way gets its bounded time: the pod's grace period has room for it.
+  await events?.settled();
   log.info({ exitCode: ExitCode.Drained }, 'shutdown manager stopped');
   return ExitCode.Drained;
 }
@@ -93,8 +99,21 @@ function drainJoiningInFlight(config: ShutdownConfig, readyFile: string, log: Lo
         drainLog.error({ err: errorMessage(error), exitCode }, 'shutdown finished');
       }
       const report = await readReadyReport(readyFile);
-      return { ok: exitCode === ExitCode.Drained, report: typeof report === 'object' ? report : { exitCode } };
+      return { ok: exitCode === ExitCode.Drained, report: typeof report === 'object' ? report : { exitCode }, content: report };
     })().finally(() => (inFlight = undefined)));
+}
+
+/**
+ * The manager sends each drain's Event, not the drain: it is the process that releases Envoy, so
+ * it knows when that happened, sends only after it, and outlives the hook, so neither the hook's
+ * return (the sidecar's SIGTERM) nor, in native-sidecar mode, Envoy's answer waits for the API server.
+ */
+async function drainEvents(config: ManagerConfig, log: Logger): Promise<(((content: ReadyContent) => void) & { settled(): Promise<void> }) | undefined> {
+  if (config.events?.kind !== 'on') return undefined;
+  // Loaded only when on: HTTPS and crypto cost an idle manager about 2 MiB.
+  const { DrainEvents } = await import('../events/drain-events.js');
+  const events = new DrainEvents(config.events.target, log.child({ component: 'events' }));
+  return Object.assign((content: ReadyContent) => events.report(content), { settled: () => events.settled() });
 }
 
 function boundPort(server: Server): number | undefined {

@@ -7,6 +7,7 @@ import { fromEnv } from '../shared/parsers.js';
 import { parseHookToken } from './hook-token.js';
 import { HOOK_TOKEN_ENV } from './manager-settings.js';
 import type { Endpoints } from './server.js';
+import { eventsSetup, type EventsSetup } from '../events/in-cluster.js';
 
 export interface ManagerConfig {
   /** Undefined: every interface, IPv4 and IPv6. */
@@ -24,6 +25,8 @@ export interface ManagerConfig {
   readonly drain: ShutdownConfig | undefined;
   /** Undefined: our own paths and bodies. */
   readonly endpoints?: Endpoints;
+  /** An Event on the pod per drain (--events), or why none is sent. Undefined: not enabled. */
+  readonly events?: EventsSetup;
 }
 
 export interface ManagerOptions {
@@ -35,6 +38,7 @@ export interface ManagerOptions {
   readonly requestTimeout: number;
   readonly drainStartTimeout: number;
   readonly drainEndpoint?: boolean;
+  readonly events?: boolean;
 }
 
 /**
@@ -67,5 +71,6 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = 
     drainStartTimeoutMs: options.drainStartTimeout,
     hookToken,
     drain: options.drainEndpoint === true ? { ...shutdownConfigFromEnv(env, options.readyFile), startedBy: 'hook' } : undefined,
+    ...(options.events === true ? { events: eventsSetup(env) } : {}),
   };
 }

@@ -17,6 +17,7 @@ export const MANAGER_SETTINGS = {
   requestTimeout: { env: 'ENVOY_SHUTDOWN_REQUEST_TIMEOUT', fallback: '10s', parse: parsePositiveDuration },
   drainStartTimeout: { env: 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT', fallback: '15s', parse: parseDuration },
   drainEndpoint: { env: 'ENVOY_SHUTDOWN_DRAIN_ENDPOINT', parse: parseBoolean },
+  events: { env: 'ENVOY_SHUTDOWN_EVENTS', parse: parseBoolean },
 } as const;
 
 /** The token the pod's own hook sends (from a Secret): set only in the environment, never on a command line. */

@@ -8,6 +8,7 @@ import { collectAfterCrowds } from './collect-garbage.js';
 import type { DrainWatchdog } from './drain-watchdog.js';
 import type { HookTokenCheck } from './hook-token.js';
 import { LogSummary } from './log-summary.js';
+import { METRICS_CONTENT_TYPE, ManagerMetrics } from './metrics.js';
 import type { ReadyContent, ReadyWatch } from './ready-watch.js';
 import { cutSlowRequests } from './slow-requests.js';
 import { Waiters } from './waiters.js';
@@ -17,6 +18,8 @@ export const READY_PATH = '/shutdown/ready';
 /** Native-sidecar mode: Envoy's preStop httpGet starts the drain here, with the hook token. */
 export const DRAIN_PATH = '/shutdown/drain';
 export const HEALTHZ_PATH = '/healthz';
+/** Prometheus' text format, read-only: what the manager has seen since it started. */
+export const METRICS_PATH = '/metrics';
 
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /**
@@ -40,8 +43,8 @@ export interface Endpoints {
 
 export const OWN_ENDPOINTS: Endpoints = { readyPath: READY_PATH };
 
-/** Runs the drain (once for all concurrent callers) and says how it ended. */
-export type DrainRunner = () => Promise<{ readonly ok: boolean; readonly report: unknown }>;
+/** Runs the drain (once for all concurrent callers) and says how it ended: `content` as the ready file holds it, when it does. */
+export type DrainRunner = () => Promise<{ readonly ok: boolean; readonly report: unknown; readonly content: ReadyContent | undefined }>;
 
 export interface ManagerServerOptions {
   /** Infinity: no timeout (Contour's manager waits until the file appears or the client leaves). */
@@ -62,6 +65,8 @@ export interface ManagerServerOptions {
   readonly onEnvoyPrestop: (waiting: boolean) => void;
   /** Native-sidecar mode only. */
   readonly runDrain: DrainRunner | undefined;
+  /** Envoy was released after a drain not seen before (once per drain); its answers are written by then. */
+  readonly onDrain?: (content: ReadyContent) => void;
   readonly log: Logger;
 }
 
@@ -87,6 +92,10 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
   const methods = (allowed: readonly string[]): readonly string[] | undefined => (endpoints.anyMethod === true ? undefined : allowed);
   let drains = 0;
   let onIdle: (() => void) | undefined;
+  const metrics = new ManagerMetrics();
+  const drainSeen = (content: ReadyContent): void => {
+    if (metrics.drainSeen(content)) options.onDrain?.(content);
+  };
   const collect = collectAfterCrowds((collected) => log.info({ ...collected }, 'memory collected after a crowd of waiters'));
   const settled = (): void => {
     if (drains + waiters.pending !== 0) return;
@@ -100,6 +109,11 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
     onDone: () => {
       collect.ended();
       settled();
+    },
+    onAnswer: (status) => metrics.answered('ready', status),
+    onRelease: (content) => {
+      metrics.readyFileRelease();
+      drainSeen(content);
     },
   });
 
@@ -115,11 +129,15 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
       const path = requestPath(request.url ?? '');
       if (path === HEALTHZ_PATH) {
         if (allow(request, response, methods(['GET', 'HEAD']))) reply(response, 200, endpoints.okBody ?? 'ok\n');
+      } else if (path === METRICS_PATH) {
+        // Read-only whatever the endpoints' style: it only reports.
+        if (allow(request, response, ['GET', 'HEAD'])) reply(response, 200, metrics.render(waiters.waiting), METRICS_CONTENT_TYPE);
       } else if (path === endpoints.readyPath) {
         if (!allow(request, response, methods(['GET']))) return;
         if (waiters.waiting >= options.maxWaiters) {
           summary.event('warn', { waiting: waiters.waiting, maxWaiters: options.maxWaiters }, 'too many waiters: refusing /shutdown/ready');
           reply(response, 503, `too many waiters (${options.maxWaiters})\n`);
+          metrics.answered('ready', 503);
           return;
         }
         waiters.add(response, options.carriesHookToken?.(request) ?? true);
@@ -128,10 +146,14 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
         if (options.carriesHookToken?.(request) !== true) {
           summary.event('warn', { remote: request.socket.remoteAddress }, 'drain request refused: it does not carry the hook token');
           reply(response, 403, 'forbidden\n');
+          metrics.answered('drain', 403);
           return;
         }
         drains += 1;
-        void drainFor(response, options.runDrain, log).finally(() => {
+        void drainFor(response, options.runDrain, log, (status, content) => {
+          metrics.answered('drain', status);
+          if (content !== undefined) drainSeen(content);
+        }).finally(() => {
           drains -= 1;
           settled();
         });
@@ -151,7 +173,11 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
     get waiting() {
       return waiters.waiting;
     },
-    releaseWaiters: (content) => waiters.stop(content),
+    releaseWaiters: (content) => {
+      const released = waiters.waiting > 0;
+      waiters.stop(content);
+      if (released && content !== undefined) drainSeen(content);
+    },
     drained: () => (drains + waiters.pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (onIdle = resolve))),
   };
 }
@@ -170,11 +196,13 @@ export function requestPath(target: string): string {
   }
 }
 
-async function drainFor(response: ServerResponse, runDrain: DrainRunner, log: Logger): Promise<void> {
+/** `answered` is told once the answer, Envoy's release, is written. */
+async function drainFor(response: ServerResponse, runDrain: DrainRunner, log: Logger, answered: (status: number, content: ReadyContent | undefined) => void): Promise<void> {
   log.info('drain requested by the pod hook');
-  const { ok, report } = await runDrain();
+  const { ok, report, content } = await runDrain();
   // kubelet only records the status: a 5xx leaves a FailedPreStopHook event for a timeout or an unreachable Envoy.
   reply(response, ok ? 200 : 500, `${JSON.stringify(report)}\n`, 'application/json');
+  answered(ok ? 200 : 500, content);
   await finished(response).catch(() => undefined);
 }
 

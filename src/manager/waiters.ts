@@ -22,6 +22,10 @@ export interface WaitersOptions {
   readonly summary: LogSummary;
   /** Called whenever a waiter is done (answered and its bytes out, or gone). */
   readonly onDone: (how: 'answered' | 'gone') => void;
+  /** Called with each answer's status as it is written (for /metrics). */
+  readonly onAnswer?: (status: number) => void;
+  /** Called after the ready file released the waiters: every answer is written by then. */
+  readonly onRelease?: (content: ReadyContent) => void;
   /** Monotonic milliseconds (tests pass their own clock). */
   readonly now?: () => number;
 }
@@ -117,6 +121,7 @@ export class Waiters {
   #release(content: ReadyContent): void {
     const { count, waitedMs } = this.#answerAll(readyAnswer(content, this.#options.okBody));
     this.#options.summary.event('info', { waiters: count, waitedMs, ...describe(content) }, 'drain finished: releasing envoy');
+    this.#options.onRelease?.(content);
   }
 
   #giveUp(noDrain: NoDrain): void {
@@ -146,6 +151,7 @@ export class Waiters {
     if (--this.#waiting === 0) this.#end();
     // Counted as done only at its 'close', once its bytes are out: the process may exit right after.
     write(response, answer);
+    this.#options.onAnswer?.(answer.status);
   }
 
   /** One timer for the crowd, armed for the oldest waiter's deadline. */

@@ -31,6 +31,9 @@ const INSTALLS: readonly Install[] = [
   { name: 'DaemonSet', set: ['kind=DaemonSet'] },
   { name: 'DaemonSet, native sidecar, hostNetwork', set: ['kind=DaemonSet', 'nativeSidecar=true', 'hostNetwork=true'] },
   { name: 'DaemonSet, sidecar-less', set: ['kind=DaemonSet', 'mode=sidecarless'] },
+  // A ServiceAccount, a Role and its binding, a projected token in the manager's container.
+  { name: 'events', set: ['events.enabled=true'] },
+  { name: 'events, native sidecar', set: ['events.enabled=true', 'nativeSidecar=true'] },
 ];
 
 const usesHostNetwork = (install: Install): boolean => install.values?.['hostNetwork'] === true || (install.set ?? []).includes('hostNetwork=true');

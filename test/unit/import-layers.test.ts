@@ -26,6 +26,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   drain: 3,
   status: 2,
   install: 2,
+  events: 2,
   envoy: 1,
   handoff: 1,
   shared: 0,

@@ -69,6 +69,9 @@ native server and a manual drain), or in sidecar-less mode in Envoy's (for Envoy
   value: {{ $sm.logLevel | quote }}
 - name: ENVOY_SHUTDOWN_LOG_FORMAT
   value: {{ $sm.logFormat | quote }}
+{{- if .Values.events.enabled }}
+{{ include "envoy-shutdown-manager.eventsEnv" . }}
+{{- end }}
 {{- end }}
 
 {{- define "envoy-shutdown-manager.managerContainer" -}}
@@ -143,5 +146,11 @@ native server and a manual drain), or in sidecar-less mode in Envoy's (for Envoy
     {{- if include "envoy-shutdown-manager.adminUnixSocket" . }}
     - name: envoy-admin
       mountPath: {{ dir .Values.admin.unixSocket.path }}
+    {{- end }}
+    {{- if .Values.events.enabled }}
+    # The token that creates the drain's Event; Envoy's container has none.
+    - name: kube-api-access
+      mountPath: {{ include "envoy-shutdown-manager.serviceAccountDir" . }}
+      readOnly: true
     {{- end }}
 {{- end }}

@@ -93,6 +93,12 @@ in one pass. Renders nothing when the values are consistent.
 {{- if $v.nativeSidecar }}
 {{- $errors = append $errors "nativeSidecar: true asks for the manager as a native sidecar, and mode sidecarless for no manager at all: set nativeSidecar to false, or mode to sidecar" }}
 {{- end }}
+{{- if $v.events.enabled }}
+{{- $errors = append $errors "events.enabled: mode sidecarless has no shutdown-manager, which is what sends each drain's Event (after it released Envoy): set mode to sidecar, or events.enabled to false" }}
+{{- end }}
+{{- if $v.metrics.podMonitor.enabled }}
+{{- $errors = append $errors "metrics.podMonitor.enabled: mode sidecarless has no shutdown-manager to serve /metrics: set mode to sidecar, or metrics.podMonitor.enabled to false (statsListener.prometheusAnnotations covers Envoy's own stats)" }}
+{{- end }}
 {{- if $v.shutdownManager.extraEnv }}
 {{- $errors = append $errors "shutdownManager.extraEnv: mode sidecarless has no shutdown-manager container; the hook runs in Envoy's container, so set its variables in envoy.extraEnv" }}
 {{- end }}

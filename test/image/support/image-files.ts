@@ -33,8 +33,13 @@ export async function imageFiles(objects: PodmanObjects, image: string): Promise
   }
 }
 
-/** The layout both images share: the executable, its links, passwd and group, the loader and libraries in `libDir`, and the link at the path the executable names its loader by. */
-export function expectedFiles(rootfs: { IMAGE_EXECUTABLE: string; PEER_LINKS: Readonly<Record<string, string>> }, libDir: string, loader: string, interpreterLink: string): string[] {
+/**
+ * The layout both images share: the executable, its links, passwd and group, the loader and
+ * libraries in `libDir`, the link at the path the executable names its loader by, and the record
+ * of the Debian packages the libraries come from (and of their Debian release).
+ */
+export function expectedFiles(rootfs: { IMAGE_EXECUTABLE: string; PEER_LINKS: Readonly<Record<string, string>>; DPKG_STATUS_DIR: string; RUNTIME_PACKAGES: readonly string[] }, libDir: string, loader: string, interpreterLink: string): string[] {
   const libraries = [loader, 'libc.so.6', 'libdl.so.2', 'libgcc_s.so.1', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6'].map((name) => `${libDir}/${name}`);
-  return ['etc/group', 'etc/passwd', ...libraries, interpreterLink, rootfs.IMAGE_EXECUTABLE.slice(1), ...Object.entries(rootfs.PEER_LINKS).map(([link, target]) => `${link.slice(1)} -> ${target}`)].sort();
+  const packages = rootfs.RUNTIME_PACKAGES.flatMap((name) => [name, `${name}.md5sums`]).map((name) => `${rootfs.DPKG_STATUS_DIR}/${name}`);
+  return ['etc/group', 'etc/os-release', 'etc/passwd', ...libraries, interpreterLink, ...packages, rootfs.IMAGE_EXECUTABLE.slice(1), ...Object.entries(rootfs.PEER_LINKS).map(([link, target]) => `${link.slice(1)} -> ${target}`)].sort();
 }

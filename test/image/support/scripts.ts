@@ -9,6 +9,9 @@ export interface RootfsScript {
   /** Link path → target: the names Envoy Gateway's and Contour's pods call the executable by. */
   readonly PEER_LINKS: Readonly<Record<string, string>>;
   readonly NONROOT: number;
+  /** Where the image records the Debian packages its libraries come from, and those packages. */
+  readonly DPKG_STATUS_DIR: string;
+  readonly RUNTIME_PACKAGES: readonly string[];
   layoutRootfs(
     into: string,
     files: {
@@ -44,7 +47,7 @@ async function load<T>(path: string, names: readonly string[]): Promise<T> {
 
 export async function imageScripts(): Promise<{ rootfs: RootfsScript; image: ImageScript; podman: PodmanScript }> {
   return {
-    rootfs: await load<RootfsScript>('scripts/image-rootfs.mjs', ['ROOTFS', 'IMAGE_EXECUTABLE', 'PEER_LINKS', 'NONROOT', 'layoutRootfs', 'elfInterpreter']),
+    rootfs: await load<RootfsScript>('scripts/image-rootfs.mjs', ['ROOTFS', 'IMAGE_EXECUTABLE', 'PEER_LINKS', 'NONROOT', 'DPKG_STATUS_DIR', 'RUNTIME_PACKAGES', 'layoutRootfs', 'elfInterpreter']),
     image: await load<ImageScript>('scripts/image.mjs', ['IMAGE_NAME', 'imageTag', 'buildImage', 'localContainerfile']),
     podman: await load<PodmanScript>('scripts/podman.mjs', ['CONTAINERS_CONF', 'podmanEnv', 'requirePodman']),
   };

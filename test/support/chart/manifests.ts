@@ -7,7 +7,8 @@
 import { DaemonSet, Deployment, type IDaemonSet, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Pod, Secret, Service, type IConfigMap, type IContainer, type IPod, type IPodSpec, type ISecret, type IService, type IVolume, type IVolumeMount } from 'kubernetes-models/v1';
+import { ConfigMap, Pod, Secret, Service, ServiceAccount, type IConfigMap, type IContainer, type IPod, type IPodSpec, type ISecret, type IService, type IServiceAccount, type IVolume, type IVolumeMount } from 'kubernetes-models/v1';
+import { Role, RoleBinding, type IRole, type IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { parse } from 'yaml';
 import type { Bootstrap } from './bootstrap.js';
 import type { K8sObject } from './helm.js';
@@ -25,6 +26,10 @@ const VALIDATORS: Readonly<Record<string, Validator>> = {
   'v1/Secret': (o) => new Secret(o as unknown as ISecret).validate(),
   'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as unknown as IPodDisruptionBudget).validate(),
   'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o as unknown as IHorizontalPodAutoscaler).validate(),
+  // events.enabled.
+  'v1/ServiceAccount': (o) => new ServiceAccount(o as unknown as IServiceAccount).validate(),
+  'rbac.authorization.k8s.io/v1/Role': (o) => new Role(o as unknown as IRole).validate(),
+  'rbac.authorization.k8s.io/v1/RoleBinding': (o) => new RoleBinding(o as unknown as IRoleBinding).validate(),
 };
 
 /** Throws with every schema error of every object, each named by kind and name. */
@@ -158,12 +163,14 @@ export function secretValue(objects: readonly K8sObject[], name: string, key: st
 
 /**
  * A container's environment as kubelet resolves it: literal values, and secretKeyRefs read from the
- * rendered Secrets (`objects`). Any other source, or a Secret the render lacks, fails here.
+ * rendered Secrets (`objects`); a downward-API fieldRef as `fieldRef:<path>`, which only the pod
+ * knows. Any other source, or a Secret the render lacks, fails here.
  */
 export function envOf(c: IContainer, objects: readonly K8sObject[] = []): Record<string, string> {
   return Object.fromEntries(
     (c.env ?? []).map((variable) => {
       if (variable.value !== undefined) return [variable.name, variable.value];
+      if (variable.valueFrom?.fieldRef !== undefined) return [variable.name, `fieldRef:${variable.valueFrom.fieldRef.fieldPath}`];
       const ref = variable.valueFrom?.secretKeyRef;
       const value = ref === undefined ? undefined : secretValue(objects, ref.name ?? '', ref.key);
       if (value === undefined) throw new Error(`${c.name}: ${variable.name} has neither a literal value nor a secretKeyRef to a rendered Secret`);

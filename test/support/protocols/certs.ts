@@ -9,12 +9,12 @@ export interface Certificate {
   readonly keyPath: string;
 }
 
-/** A P-256 key and a self-signed certificate for `name` (its CN and DNS SAN) in `dir`. */
-export function makeCertificate(dir: string, name: string): Certificate {
+/** A P-256 key and a self-signed certificate for `name` (its CN, and its DNS SAN unless `san` says otherwise) in `dir`. */
+export function makeCertificate(dir: string, name: string, san = `DNS:${name}`): Certificate {
   const certPath = join(dir, `${name}.crt`);
   const keyPath = join(dir, `${name}.key`);
   const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`, '-keyout', keyPath, '-out', certPath];
+    '-subj', `/CN=${name}`, '-addext', `subjectAltName=${san}`, '-keyout', keyPath, '-out', certPath];
   try {
     execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
   } catch (error) {

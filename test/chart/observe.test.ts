@@ -1,0 +1,85 @@
+// events.enabled and metrics.podMonitor: off, the render is byte for byte the default; on, the
+// least the manager needs to create Events (create and patch on events, in the release namespace,
+// with a token only its container mounts) and a PodMonitor on its /metrics.
+import type { IContainer } from 'kubernetes-models/v1';
+import type { IRole, IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { describe, expect, it } from 'vitest';
+import { NAMESPACE, RELEASE, helmTemplate, renderChart, type K8sObject } from '../support/chart/helm.js';
+import { findObjects, readPod, validateAgainstKubernetes } from '../support/chart/manifests.js';
+
+const FULLNAME = `${RELEASE}-envoy-shutdown-manager`;
+/** A fixed token: a generated one differs between renders. */
+const TOKEN = 'hookToken.value=observe-test-token-0123';
+/** nativeSidecar needs 1.29 or later. */
+const KUBE = '1.33.0';
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+const MODES = [[], ['nativeSidecar=true'], ['kind=DaemonSet'], ['mode=sidecarless']];
+const OFF = ['events.enabled=false', 'metrics.podMonitor.enabled=false', 'metrics.podMonitor.envoyStats=true', 'metrics.podMonitor.interval=15s'];
+
+const mounts = (container: IContainer | undefined): string[] => (container?.volumeMounts ?? []).map((mount) => mount.mountPath);
+
+describe('events.enabled and metrics.podMonitor', () => {
+  it.each(MODES)('off, the render is byte for byte the default (%s)', async (...mode) => {
+    const plain = await helmTemplate({ set: [TOKEN, ...mode], kubeVersion: KUBE });
+    const off = await helmTemplate({ set: [TOKEN, ...mode, ...OFF], kubeVersion: KUBE });
+    expect(plain.code).toBe(0);
+    expect(off.stdout).toBe(plain.stdout);
+    expect(plain.stdout).not.toMatch(/kind: ServiceAccount|kind: Role|PodMonitor|serviceAccountName|ENVOY_SHUTDOWN_EVENTS|kube-api-access/);
+  });
+
+  it.each([[[]], [['nativeSidecar=true']]])('on (%j): a Role for create and patch on events only, bound to the pods\' ServiceAccount; the token in the manager alone', async (mode) => {
+    const objects = await renderChart({ set: [TOKEN, ...mode, 'events.enabled=true'], kubeVersion: KUBE });
+    validateAgainstKubernetes(objects.filter((object) => object.kind !== 'PodMonitor'));
+    const pod = readPod(objects);
+    expect(findObjects(objects, 'ServiceAccount')).toMatchObject([{ metadata: { name: FULLNAME }, automountServiceAccountToken: false }]);
+    const [role] = findObjects<IRole>(objects, 'Role');
+    expect(role?.rules).toEqual([{ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }]);
+    const [binding] = findObjects<IRoleBinding>(objects, 'RoleBinding');
+    expect(binding?.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role?.metadata?.name });
+    expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: FULLNAME, namespace: NAMESPACE }]);
+    expect(pod.podSpec.serviceAccountName).toBe(FULLNAME);
+    // No token for Envoy: the pod mounts none; the manager mounts one where the in-cluster convention looks.
+    expect(pod.podSpec.automountServiceAccountToken).toBe(false);
+    expect(mounts(pod.sidecar)).toContain(SERVICE_ACCOUNT_DIR);
+    expect(mounts(pod.envoy)).not.toContain(SERVICE_ACCOUNT_DIR);
+    const volume = pod.podSpec.volumes?.find((v) => v.name === pod.sidecar.volumeMounts?.find((m) => m.mountPath === SERVICE_ACCOUNT_DIR)?.name);
+    expect(volume?.projected?.sources?.map((source) => Object.keys(source)[0])).toEqual(['serviceAccountToken', 'configMap', 'downwardAPI']);
+    expect(pod.sidecarEnv).toMatchObject({
+      ENVOY_SHUTDOWN_EVENTS: 'true',
+      ENVOY_SHUTDOWN_POD_NAME: 'fieldRef:metadata.name',
+      ENVOY_SHUTDOWN_POD_NAMESPACE: 'fieldRef:metadata.namespace',
+      ENVOY_SHUTDOWN_POD_UID: 'fieldRef:metadata.uid',
+    });
+  });
+
+  it("binds the Role to the user's ServiceAccount instead of making one", async () => {
+    const objects = await renderChart({ set: [TOKEN, 'events.enabled=true', 'serviceAccountName=mine'] });
+    expect(findObjects(objects, 'ServiceAccount')).toEqual([]);
+    expect(findObjects<IRoleBinding>(objects, 'RoleBinding')[0]?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'mine', namespace: NAMESPACE }]);
+    expect(readPod(objects).podSpec.serviceAccountName).toBe('mine');
+  });
+
+  it("a PodMonitor selects the release's pods and scrapes the manager's /metrics by its port's name", async () => {
+    const objects = await renderChart({ set: [TOKEN, 'metrics.podMonitor.enabled=true', 'metrics.podMonitor.envoyStats=true', 'metrics.podMonitor.interval=30s', 'metrics.podMonitor.labels.release=prom'] });
+    const [monitor] = objects.filter((object): object is K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<Record<string, string>> } } => object.kind === 'PodMonitor');
+    expect(monitor?.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(monitor?.metadata.labels).toMatchObject({ release: 'prom' });
+    const pod = readPod(objects);
+    const labels = pod.deployment.spec?.template.metadata?.labels ?? {};
+    for (const [key, value] of Object.entries(monitor?.spec.selector.matchLabels ?? {})) expect(labels[key]).toBe(value);
+    const portNames = (container: IContainer): string[] => (container.ports ?? []).map((port) => port.name ?? '');
+    expect(monitor?.spec.podMetricsEndpoints).toEqual([
+      { port: 'shutdown-mgr', path: '/metrics', interval: '30s' },
+      { port: 'metrics', path: '/stats/prometheus', interval: '30s' },
+    ]);
+    expect(portNames(pod.sidecar)).toContain('shutdown-mgr');
+    expect(portNames(pod.envoy)).toContain('metrics');
+  });
+
+  it('refuses both in mode sidecarless, which has no manager', async () => {
+    const result = await helmTemplate({ set: ['mode=sidecarless', 'events.enabled=true', 'metrics.podMonitor.enabled=true'] });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('events.enabled: mode sidecarless has no shutdown-manager');
+    expect(result.stderr).toContain('metrics.podMonitor.enabled: mode sidecarless has no shutdown-manager');
+  });
+});

@@ -1,0 +1,58 @@
+// GET /metrics on the built manager, read by Prometheus' own text-format parser, after real
+// drains of real Envoy released the manager's waiters.
+import { afterEach, describe, expect, it } from 'vitest';
+import { metricsOf, startObservedDrain } from '../support/observed-drain.js';
+import { request } from '../support/http.js';
+import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+const defer = (cleanup: () => unknown): void => void cleanups.push(cleanup);
+
+describe('/metrics', () => {
+  it('counts handshakes, releases and drains by result, and keeps the last drain, as the parser reads them', async () => {
+    const observed = await startObservedDrain(defer);
+    const before = await parsePrometheusText((await metricsOf(observed)).body);
+    expect(sampleValue(before, 'envoy_shutdown_manager_drains_total', { result: 'drained' })).toBe(0);
+    expect(sampleValue(before, 'envoy_shutdown_manager_last_drain_duration_seconds')).toBeUndefined();
+
+    // A drain held to its timeout by an idle connection...
+    const first = await observed.drain('timeout');
+    expect(first.hook.code).toBe(3);
+    const afterFirst = await parsePrometheusText((await metricsOf(observed)).body);
+    const report = JSON.parse(first.prestop.body) as { elapsedMs: number };
+    expect(sampleValue(afterFirst, 'envoy_shutdown_manager_drains_total', { result: 'timeout' })).toBe(1);
+    expect(sampleValue(afterFirst, 'envoy_shutdown_manager_last_drain_duration_seconds')).toBe(report.elapsedMs / 1000);
+    expect(sampleValue(afterFirst, 'envoy_shutdown_manager_last_drain_connections')).toBe(1);
+
+    // ...then one that drains: counted apart, and now the last one.
+    const second = await observed.drain('drained');
+    expect(second.prestop.status).toBe(200);
+    const families = await parsePrometheusText((await metricsOf(observed)).body);
+    expect(sampleValue(families, 'envoy_shutdown_manager_drains_total', { result: 'drained' })).toBe(1);
+    expect(sampleValue(families, 'envoy_shutdown_manager_drains_total', { result: 'timeout' })).toBe(1);
+    expect(sampleValue(families, 'envoy_shutdown_manager_last_drain_connections')).toBe(0);
+    expect(sampleValue(families, 'envoy_shutdown_manager_handshakes_total', { endpoint: 'ready', code: '200' })).toBe(2);
+    expect(sampleValue(families, 'envoy_shutdown_manager_ready_file_releases_total')).toBe(2);
+    expect(sampleValue(families, 'envoy_shutdown_manager_waiters')).toBe(0);
+  });
+
+  it('shows the waiters held now; is read-only; the other paths answer as before', async () => {
+    const observed = await startObservedDrain(defer);
+    const held = request({ port: observed.managerPort }, '/shutdown/ready');
+    await observed.manager.waitForLog((line) => line.msg === 'waiting for the drain to finish');
+    const scrape = await metricsOf(observed, 'GET', '/metrics?x=1');
+    expect(scrape.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(sampleValue(await parsePrometheusText(scrape.body), 'envoy_shutdown_manager_waiters')).toBe(1);
+    const answers = await Promise.all([metricsOf(observed, 'POST'), metricsOf(observed, 'HEAD'), metricsOf(observed, 'GET', '/metrics/'), metricsOf(observed, 'GET', '/shutdown')]);
+    expect(answers.map((answer) => answer.status)).toEqual([405, 200, 404, 404]);
+    expect(answers[0]?.headers['allow']).toBe('GET, HEAD');
+    // Scraping triggered nothing: the waiter is still held, no admin call was made.
+    expect(observed.envoy.calls).toHaveLength(0);
+    const stopped = observed.stop();
+    expect((await held).status).toBe(500);
+    expect((await stopped).code).toBe(0);
+  });
+});

@@ -1,0 +1,75 @@
+// A real drain as the manager sees it: real Envoy (the chart's bootstrap, behind its admin tap),
+// the built manager holding Envoy's preStop request, and `shutdown` draining and writing the ready
+// file, as in the pod. Tests read what the manager tells about it: /metrics, its log, its Events.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { cleanEnv, startCli, tempDir, type LogLine, type RunResult, type RunningCli } from './cli.js';
+import { idleHttpConnection } from './clients.js';
+import { request, type HttpAnswer } from './http.js';
+import { type DrainTarget, startDrainTarget } from './real-envoy/drain-target.js';
+
+/** The four ways a drain ends, each made on demand against real Envoy. */
+export type DrainOutcome = 'drained' | 'timeout' | 'unknown-count' | 'unreachable';
+
+export interface ObservedDrain {
+  readonly envoy: DrainTarget;
+  readonly manager: RunningCli;
+  readonly managerPort: number;
+  /**
+   * Runs `shutdown` to the end with Envoy's preStop request held by the manager; resolves with both.
+   * Several drains of one Envoy are possible as long as the last ends it (`unreachable`).
+   */
+  drain(outcome: DrainOutcome): Promise<{ readonly hook: RunResult; readonly prestop: HttpAnswer; readonly released: LogLine }>;
+  /** SIGTERM, as kubelet stops the sidecar after its hook; resolves when the manager has exited. */
+  stop(): Promise<RunResult>;
+}
+
+/** Fast drains: about half a second when nothing holds them. */
+const FAST = ['--min-drain-duration', '300ms', '--drain-timeout', '1500ms', '--check-interval', '100ms', '--admin-timeout', '300ms'];
+
+export async function startObservedDrain(defer: (cleanup: () => unknown) => void, manager: { args?: readonly string[]; env?: Record<string, string> } = {}): Promise<ObservedDrain> {
+  const envoy = await startDrainTarget();
+  defer(() => envoy.close());
+  const dir = tempDir();
+  defer(dir.cleanup);
+  const readyFile = join(dir.path, 'ready');
+  const cli = startCli(['shutdown-manager', '--port', '0', '--ready-file', readyFile, '--ready-timeout', '10s', ...(manager.args ?? [])], cleanEnv(manager.env));
+  defer(() => {
+    cli.child.kill('SIGKILL');
+    return cli.result.catch(() => undefined);
+  });
+  const listening = await cli.waitForLog((line) => line.msg === 'shutdown manager listening');
+  const managerPort = listening['port'] as number;
+  let drains = 0;
+  return {
+    envoy,
+    manager: cli,
+    managerPort,
+    async drain(outcome) {
+      drains += 1;
+      const released = drains;
+      // The earlier drain's report would answer the new waiter at once: gone, as a new pod's manager finds none.
+      rmSync(readyFile, { force: true });
+      const waiting = cli.logs.filter((line) => line.msg === 'waiting for the drain to finish').length;
+      const prestop = request({ port: managerPort }, '/shutdown/ready');
+      await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && cli.logs.filter((l) => l.msg === line.msg).length > waiting);
+      // An idle keep-alive connection holds the drain to its timeout; closed once the hook is done.
+      const idle = outcome === 'timeout' ? await idleHttpConnection(envoy.listenerPort('ingress')) : undefined;
+      if (outcome === 'unknown-count') envoy.setAdminFault({ kind: 'status', status: 503 }, '/stats');
+      if (outcome === 'unreachable') await envoy.kill();
+      const hook = await startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', ...FAST]).result;
+      await idle?.close();
+      const answer = await prestop;
+      const line = await cli.waitForLog((l) => l.msg === 'drain finished: releasing envoy' && cli.logs.filter((m) => m.msg === l.msg).length >= released);
+      return { hook, prestop: answer, released: line };
+    },
+    async stop() {
+      cli.child.kill('SIGTERM');
+      return cli.result;
+    },
+  };
+}
+
+export function metricsOf(drain: ObservedDrain, method = 'GET', path = '/metrics'): Promise<HttpAnswer> {
+  return request({ port: drain.managerPort }, path, { method });
+}
