@@ -10,6 +10,7 @@ import { ensureHey, HEY_VERSION } from '../fleet/support/hey.js';
 import { errorCount } from '../fleet/support/error-count.js';
 import type { FleetOutput } from '../fleet/support/fleet-run.js';
 import { MIN_DRAIN_S, REMOVE_LAG_MS, REPLICAS, runFleetCase, TEST_CHECK } from '../fleet/support/fleet-settings.js';
+import { fleetTimeline, rolloutFloor } from '../fleet/support/rollout-physics.js';
 import { ensureSystemPackages } from '../support/system-packages.js';
 
 export async function fleetDemo(): Promise<void> {
@@ -45,7 +46,12 @@ export async function fleetDemo(): Promise<void> {
 
 function print(out: FleetOutput): void {
   const title = out.input.hooks ? 'with the chart\'s preStop hooks' : 'WITHOUT the preStop hooks (control)';
-  console.log(`rollout ${title}: ${(out.rollout.durationMs / 1000).toFixed(1)} s (floor: ${REPLICAS} x ${MIN_DRAIN_S} s minimum drain = ${out.floorMs / 1000} s)`);
+  const floor = rolloutFloor(fleetTimeline(out));
+  console.log(`rollout ${title}: ${(out.rollout.durationMs / 1000).toFixed(1)} s`);
+  if (out.input.hooks) {
+    console.log(`  floor     ${floor.formula} = ${(floor.ms / 1000).toFixed(1)} s`);
+    console.log(`            why: ${floor.why}`);
+  }
   console.log('  timeline (ms since the rollout began)');
   for (const event of out.rollout.events) console.log(`    ${String(event.t).padStart(6)}  ${event.pod.padEnd(6)} ${event.kind}`);
   console.log('  old pods: deletion -> HAProxy took it out / Envoy\'s hook returned (the drain) / every container exited');
@@ -53,6 +59,8 @@ function print(out: FleetOutput): void {
     const letGo = out.balancerLetGoMs[drain.pod];
     console.log(`    ${drain.pod.padEnd(6)} ${String(letGo ?? 'never').padStart(6)} ms / ${String(drain.hookMs ?? 'no hook').padStart(7)}${drain.hookMs === undefined ? '' : ' ms'} / ${drain.exitMs} ms, exit codes ${JSON.stringify(drain.exitCodes)}`);
   }
+  console.log('  requests the application received through each pod (old pods: in all / while terminating)');
+  for (const [pod, traffic] of Object.entries(out.podTraffic)) console.log(`    ${pod.padEnd(6)} ${traffic.served}${traffic.whileTerminating === undefined ? '' : ` / ${traffic.whileTerminating}`}`);
   console.log('  errors');
   console.log(`    hey         ${out.hey.responses} responses, ${out.hey.failed} failed: statuses ${JSON.stringify(out.hey.statuses)}, errors ${JSON.stringify(out.hey.errors)}`);
   console.log(`    HTTP/1.1    ${out.clients.http1.succeeded} answered, ${out.clients.http1.failures.length} failed${out.clients.http1.failures.slice(0, 2).map((f) => `; ${f}`).join('')}`);

@@ -21,6 +21,8 @@ describe('haproxyConfig', () => {
       expect(check.error, 'haproxy must be installed (scripts/debian.mjs)').toBeUndefined();
       expect(check.status, check.stdout + check.stderr).toBe(0);
       expect(config).toContain('  retries 0\n');
+      // Both backends name the slot to the application.
+      expect(config.match(/http-send-name-header x-fleet-server\n/g)).toHaveLength(2);
       expect(config).not.toMatch(/redispatch|retry-on/);
       expect(config.includes('option httpchk\n')).toBe(mode === 'health-check');
       expect(config.includes('inter 250ms fastinter 250ms downinter 250ms fall 2 rise 2')).toBe(mode === 'health-check');

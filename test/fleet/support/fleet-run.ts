@@ -14,10 +14,11 @@ import { Traffic } from '../../support/traffic/traffic.js';
 import { terminatePod } from '../../image/support/podman-kubelet.js';
 import { RunObjects } from '../../image/support/podman-objects.js';
 import { startPodmanPod } from '../../image/support/podman-pod.js';
-import { type BalancerMode, type HealthCheck, HTTP1_BACKEND, slotName } from './haproxy-config.js';
+import { type BalancerMode, type HealthCheck, HTTP1_BACKEND, SERVER_HEADER, slotName } from './haproxy-config.js';
 import { Haproxy, haproxyVersion, type ServerStats } from './haproxy.js';
 import { type HeyReport, HEY_VERSION, startHey } from './hey.js';
 import { CHART_STRATEGIES, type Strategy } from './rollout-plan.js';
+import { podTraffic, type PodTraffic } from './pod-traffic.js';
 import { type FleetPod, rollout, type RolloutReport } from './rollout.js';
 
 export interface FleetInput {
@@ -43,10 +44,12 @@ export interface FleetOutput {
   readonly versions: { readonly haproxy: string; readonly hey: string };
   readonly strategy: Strategy;
   readonly rollout: Omit<RolloutReport, 'pods'>;
+  /** New pods take the node ports of exited ones (hostNetwork). */
+  readonly inPlace: boolean;
   /** Per deleted pod: from its deletion until HAProxy took it out (null: it never did). */
   readonly balancerLetGoMs: Readonly<Record<string, number | null>>;
-  /** N x the minimum drain. */
-  readonly floorMs: number;
+  /** Per pod, old and new: the application's requests it served. */
+  readonly podTraffic: Readonly<Record<string, PodTraffic>>;
   readonly hey: HeyReport;
   readonly clients: { readonly http1: ClientCount; readonly http2: ClientCount };
   readonly longRequests: { readonly sent: number; readonly failures: readonly string[] };
@@ -116,7 +119,7 @@ function renderedStrategy(rendered: RenderedPod): Strategy {
 export async function runFleet(input: FleetInput): Promise<FleetOutput> {
   const versions = { haproxy: haproxyVersion(), hey: HEY_VERSION };
   const objects = new RunObjects(input.runId);
-  const upstream = await startUpstream();
+  const upstream = await startUpstream({ tagHeader: SERVER_HEADER });
   const cleanups: Array<() => Promise<unknown>> = [() => upstream.close(), () => objects.removeAll()];
   try {
     const rendered = await render(input, upstream.port);
@@ -192,8 +195,9 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
       versions,
       strategy,
       rollout: timeline,
+      inPlace,
       balancerLetGoMs,
-      floorMs: input.replicas * input.minDrainSeconds * 1_000,
+      podTraffic: podTraffic(timeline, upstream.arrivals()),
       hey: heyReport,
       clients: {
         http1: { succeeded: stats1.requests.terminating + stats1.requests.healthy, failures: stats1.failures.map((f) => `${f.kind}: ${f.detail}`) },

@@ -8,7 +8,9 @@
 // - `endpoints`: an EndpointSlice-following balancer (kube-proxy, a gateway): no checks; the
 //   driver takes a pod out the moment it is marked terminating (after a lag it chooses).
 // Retries are off (`retries 0`, no `option redispatch`, no `retry-on`): a request HAProxy sends to
-// a pod that fails is an error the client sees, never hidden by a second try elsewhere.
+// a pod that fails is an error the client sees, never hidden by a second try elsewhere. Each
+// request carries the name of the slot it was sent to (SERVER_HEADER), so the application can
+// tell which pod served it.
 
 export type BalancerMode = 'health-check' | 'endpoints';
 
@@ -33,6 +35,9 @@ export interface HaproxyOptions {
 
 export const HTTP1_BACKEND = 'pods_h1';
 export const HTTP2_BACKEND = 'pods_h2';
+
+/** The request header HAProxy fills with the server slot's name. */
+export const SERVER_HEADER = 'x-fleet-server';
 
 export function slotName(slot: number): string {
   return `pod${slot}`;
@@ -73,8 +78,10 @@ export function haproxyConfig(options: HaproxyOptions): string {
     `  default_backend ${HTTP2_BACKEND}`,
     `backend ${HTTP1_BACKEND}`,
     ...(checked ? ['  option httpchk'] : []),
+    `  http-send-name-header ${SERVER_HEADER}`,
     ...http1Servers,
     `backend ${HTTP2_BACKEND}`,
+    `  http-send-name-header ${SERVER_HEADER}`,
     ...http2Servers,
     '',
   ].join('\n');

@@ -38,7 +38,11 @@ export interface RolloutOptions {
   readonly timeoutMs: number;
 }
 
-export type RolloutEventKind = 'created' | 'ready' | 'deleted' | 'balancer-removed' | 'envoy-hook-returned' | 'exited';
+/**
+ * `scheduled`: a new pod placed on its node ports (in place, once the old pod holding them exited);
+ * `terminating`: kubelet starts the deleted pod's preStop hooks.
+ */
+export type RolloutEventKind = 'created' | 'scheduled' | 'ready' | 'deleted' | 'terminating' | 'balancer-removed' | 'envoy-hook-returned' | 'exited';
 
 export interface RolloutEvent {
   /** Milliseconds since the rollout began. */
@@ -57,9 +61,13 @@ export interface PodDrain {
 }
 
 export interface RolloutReport {
+  /** Date.now() when the rollout began: events count from it. */
+  readonly startedAt: number;
   readonly durationMs: number;
   readonly events: readonly RolloutEvent[];
   readonly drains: readonly PodDrain[];
+  /** Each pod's server slot, old and new. */
+  readonly slots: Readonly<Record<string, number>>;
   readonly pods: readonly FleetPod[];
 }
 
@@ -101,6 +109,7 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
       const lag = options.removeLagMs;
       const out = lag === undefined ? Promise.resolve() : delay(lag).then(() => hooks.remove(pod)).then(() => record(pod.name, 'balancer-removed'));
       const termination = await hooks.terminate(pod);
+      events.push({ t: termination.startedAt - startedAt, pod: pod.name, kind: 'terminating' });
       const envoy = termination.containers['envoy'];
       if (envoy?.hookEndedMs !== undefined && envoy.hook !== 'none') events.push({ t: termination.startedAt + envoy.hookEndedMs - startedAt, pod: pod.name, kind: 'envoy-hook-returned' });
       record(pod.name, 'exited');
@@ -128,6 +137,7 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
     return (async () => {
       // In place: the scheduler holds the pod until the deleted pod whose ports it takes has exited.
       const slot = options.inPlace ? await (freed.shift() ?? Promise.reject(new Error(`${name}: no deleted pod frees ports for it`))) : nextSlot++;
+      record(name, 'scheduled');
       const pod = await hooks.startPod(name, slot);
       all.push(pod);
       await hooks.admit(pod);
@@ -159,7 +169,8 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
   }
   await Promise.all(work);
   if (failures.length > 0) throw failures[0] instanceof Error ? failures[0] : new Error(String(failures[0]));
-  return { durationMs: Date.now() - startedAt, events: events.sort((a, b) => a.t - b.t), drains, pods: all };
+  const slots = Object.fromEntries(all.map((p) => [p.name, p.slot]));
+  return { startedAt, durationMs: Date.now() - startedAt, events: events.sort((a, b) => a.t - b.t), drains, slots, pods: all };
 }
 
 function delay(ms: number): Promise<void> {

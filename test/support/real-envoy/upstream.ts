@@ -1,5 +1,6 @@
 // The application behind the pod's Envoy: a plain HTTP/1.1 server. `GET /slow/<ms>` answers after
-// that many milliseconds (a long request); anything else after 5 ms.
+// that many milliseconds (a long request); anything else after 5 ms. With `tagHeader`, it also
+// notes when each request arrived, by that header's value (which balancer server sent it).
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,15 +11,23 @@ export interface Upstream {
   answered(): number;
   /** Resolves once this many /slow/<ms> requests are being held at the same time. */
   slowInFlight(count: number): Promise<void>;
+  /** Arrival times (Date.now()) by the value of `tagHeader`; empty without it. */
+  arrivals(): ReadonlyMap<string, readonly number[]>;
   close(): Promise<void>;
+}
+
+export interface UpstreamOptions {
+  /** A request header to tally arrivals by (lower case). */
+  readonly tagHeader?: string;
 }
 
 const DEFAULT_DELAY_MS = 5;
 /** Bounds a /slow/<ms> request, so a test cannot ask for an endless one. */
 const MAX_DELAY_MS = 60_000;
 
-export async function startUpstream(): Promise<Upstream> {
+export async function startUpstream(options: UpstreamOptions = {}): Promise<Upstream> {
   let answered = 0;
+  const arrivals = new Map<string, number[]>();
   let slowHeld = 0;
   const timers = new Set<NodeJS.Timeout>();
   const changed = new EventEmitter();
@@ -26,6 +35,12 @@ export async function startUpstream(): Promise<Upstream> {
     const slow = /^\/slow\/(\d+)$/.exec(req.url ?? '');
     const delayMs = slow === null ? DEFAULT_DELAY_MS : Math.min(Number(slow[1]), MAX_DELAY_MS);
     req.resume();
+    const tag = options.tagHeader === undefined ? undefined : req.headers[options.tagHeader];
+    if (typeof tag === 'string') {
+      const times = arrivals.get(tag) ?? [];
+      times.push(Date.now());
+      arrivals.set(tag, times);
+    }
     if (slow !== null) {
       slowHeld += 1;
       changed.emit('slow');
@@ -56,6 +71,7 @@ export async function startUpstream(): Promise<Upstream> {
         changed.on('slow', check);
         check();
       }),
+    arrivals: () => arrivals,
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       server.closeAllConnections();
