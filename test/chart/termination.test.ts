@@ -106,6 +106,9 @@ async function terminateUnderLightLoad(rendered: RenderedPod, chartPod: ChartPod
   const before = traffic.stats;
   traffic.terminationStarted(deprogrammingDelayMs);
   const timeline = await chartPod.pod.terminate();
+  // Each client sends a request after the load balancer let go of the pod and the pod was gone:
+  // one that still held a connection to it shows the failure.
+  await traffic.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
   return { timeline, stats: await traffic.stop(), before };
 }
 

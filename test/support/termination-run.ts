@@ -2,7 +2,6 @@
 // load balancer send traffic to the pod's Envoy; at time zero kubelet starts terminating the pod
 // and the load balancer starts its deprogramming delay, both at once, as in Kubernetes.
 import { request } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyPod } from './envoy-pod.js';
 import type { Timeline } from './kubelet/timeline.js';
 import { startHealthyEnvoy } from './real-envoy/healthy-envoy.js';
@@ -12,8 +11,6 @@ import { idleHttp1, idleHttp2, longRequest, type IdleConnection, type SideResult
 import { waitFor } from './traffic/pod-conditions.js';
 import { Traffic, type TrafficOptions, type TrafficStats } from './traffic/traffic.js';
 
-/** How long clients keep going after the load balancer stopped sending new connections to the pod. */
-const AFTER_DEPROGRAMMED_MS = 300;
 /** Requests the pod serves before its termination starts: the load is running, not starting. */
 const STEADY_LOAD_REQUESTS = 20;
 
@@ -86,10 +83,9 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
     traffic.terminationStarted(options.deprogrammingDelayMs);
     const timeline = await terminating;
     sampling?.stop();
-    // Keep the clients going until the load balancer has let go of the pod (plus a margin): a pod
-    // that died before that must show its refused connections, not hide them.
-    const lettingGo = (traffic.deprogrammedAt ?? Date.now()) + AFTER_DEPROGRAMMED_MS - Date.now();
-    if (lettingGo > 0) await sleep(lettingGo);
+    // Keep the clients going until each has sent a request after the load balancer let go of the
+    // pod and the pod was gone: a pod that died too early shows its refused or reset connections.
+    await traffic.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
     return { timeline, traffic: await traffic.stop(), samples, requestsBeforeTermination, longRequests: await longRequests, idle, statsAtTermination };
   } finally {
     await traffic.stop();

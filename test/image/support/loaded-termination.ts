@@ -2,7 +2,6 @@
 // HTTP/1.1 and HTTP/2 traffic to the pod's Envoy, with a second replica (real Envoy from the same
 // bootstrap) behind the same load balancer; at time zero kubelet starts terminating the pod and the
 // load balancer starts its deprogramming delay, both at once, as when a pod is deleted.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { RenderedEnvoyPod } from '../../support/chart/manifests.js';
 import { startRealEnvoy } from '../../support/real-envoy/process.js';
 import { Traffic, type TrafficStats } from '../../support/traffic/traffic.js';
@@ -12,12 +11,12 @@ import type { PodmanObjects } from './podman.js';
 
 /** How long the load balancer keeps sending new connections to the pod after its deletion. */
 export const DEPROGRAMMING_DELAY_MS = 1_500;
-/** Clients keep going this long after the load balancer let go: a pod that died early must show it. */
-const AFTER_DEPROGRAMMED_MS = 300;
 
 export interface LoadedTermination {
   readonly termination: PodTermination;
   readonly traffic: TrafficStats;
+  /** Requests the pod served before its termination began. */
+  readonly requestsBeforeTermination: number;
 }
 
 export async function terminateUnderLoad(rendered: RenderedEnvoyPod, objects: PodmanObjects, images: PodImages, options: { hooks: boolean; listenerPort?: number }): Promise<LoadedTermination> {
@@ -30,11 +29,13 @@ export async function terminateUnderLoad(rendered: RenderedEnvoyPod, objects: Po
       healthy: { host: '127.0.0.1', port: other.ports['ingress'] ?? 0 },
       requestTimeoutMs: 5_000,
     });
+    const requestsBeforeTermination = traffic.stats.requests.terminating;
     traffic.terminationStarted(DEPROGRAMMING_DELAY_MS);
     const termination = await terminatePod(pod, { hooks: options.hooks });
-    const lettingGo = (traffic.deprogrammedAt ?? Date.now()) + AFTER_DEPROGRAMMED_MS - Date.now();
-    if (lettingGo > 0) await sleep(lettingGo);
-    return { termination, traffic: await traffic.stop() };
+    // Clients keep going until each has sent a request after the load balancer let go of the pod
+    // and the pod was gone: a pod that died too early shows its refused or reset connections.
+    await traffic.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
+    return { termination, traffic: await traffic.stop(), requestsBeforeTermination };
   } finally {
     await traffic?.stop();
     await other.stop();

@@ -3,7 +3,6 @@
 // connections of each protocol, and a scraper's keep-alive connection on the peer's stats
 // listener. At time zero kubelet (the podman stand-in, as a 1.33 kubelet does it) starts
 // terminating the pod and the load balancer its deprogramming delay. Everything seen is returned.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { IPodSpec } from 'kubernetes-models/v1';
 import { terminatePod, type PodTermination } from '../../image/support/podman-kubelet.js';
 import type { PodmanObjects } from '../../image/support/podman.js';
@@ -23,7 +22,6 @@ const DEPROGRAMMING_DELAY_MS = 1_000;
 /** The long requests: in flight at time zero, answered during the drain. */
 const LONG_REQUEST_MS = 1_500;
 const STEADY_LOAD_REQUESTS = 20;
-const AFTER_DEPROGRAMMED_MS = 300;
 /**
  * A drain still held this long after time zero closes the idle connections from the client side,
  * so a drain that does not tell idle connections apart (Contour's has no timeout) still ends.
@@ -89,8 +87,9 @@ export async function terminatePeerUnderLoad(objects: PodmanObjects, options: Pe
     }, RELEASE_IDLE_AFTER_MS);
     const termination = await terminatePod(peer.pod, { hooks: true });
     clearTimeout(release);
-    const lettingGo = (traffic.deprogrammedAt ?? Date.now()) + AFTER_DEPROGRAMMED_MS - Date.now();
-    if (lettingGo > 0) await sleep(lettingGo);
+    // Clients keep going until each has sent a request after the load balancer let go of the pod
+    // and the pod was gone: a pod that died too early shows its refused or reset connections.
+    await traffic.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
     const idleClosed = idle.map((connection) => connection.closed());
     const manager = termination.containers['shutdown-manager'];
     const stats = await traffic.stop();

@@ -30,14 +30,18 @@ export interface LoopOptions {
   readonly signal: AbortSignal;
   /** Called once, after the loop's first request ended (either way) or when the loop ends. */
   readonly onFirstDone: () => void;
+  /** Called after each request ended (either way), with Date.now() from just before it was sent. */
+  readonly onRequestDone?: (sentAt: number) => void;
 }
 
 /** Sends requests until the signal aborts. A request in flight is always awaited, never abandoned. */
 export async function runLoop(client: TrafficClient, options: LoopOptions): Promise<void> {
-  const { signal, thinkTimeMs, onFirstDone } = options;
+  const { signal, thinkTimeMs, onFirstDone, onRequestDone } = options;
   try {
     while (!signal.aborted) {
+      const sentAt = Date.now();
       const ok = await client.request();
+      onRequestDone?.(sentAt);
       onFirstDone();
       await pause(ok ? thinkTimeMs : Math.max(thinkTimeMs, FAILURE_PAUSE_MS), signal);
     }

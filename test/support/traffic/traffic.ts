@@ -1,5 +1,6 @@
 // The traffic stand-in: well-behaved HTTP/1.1 and HTTP/2 clients behind a load balancer, in front
 // of a pod that Kubernetes terminates. A correct drain shows zero failures; a broken one shows them.
+import { pollUntil } from '../poll.js';
 import { Http1Client } from './http1-client.js';
 import { Http2Client } from './http2-client.js';
 import { LoadBalancer } from './load-balancer.js';
@@ -15,6 +16,8 @@ export { TRAFFIC_DEFAULTS, type TrafficOptions } from './traffic-options.js';
 export class Traffic {
   private readonly controller = new AbortController();
   private readonly loops: Array<Promise<void>> = [];
+  /** Per request loop: when the last request that ended was sent (Date.now()). */
+  private readonly lastSent: number[] = [];
   private churnTimer: NodeJS.Timeout | undefined;
   private stopped: Promise<TrafficStats> | undefined;
 
@@ -54,6 +57,19 @@ export class Traffic {
     return this.lb.deprogrammedAtMs;
   }
 
+  /**
+   * Resolves once every request loop has had its answer (or its failure) to a request sent at or
+   * after `at`: each client has gone back through the load balancer since then, or found its
+   * connection to a pod that is gone.
+   */
+  untilEveryClientSentSince(at: number, timeoutMs = 30_000): Promise<void> {
+    return pollUntil(`every client answered for a request sent after ${new Date(at).toISOString()}`, () => this.lastSent.every((sent) => sent >= at), {
+      timeoutMs,
+      everyMs: 5,
+      lastSeen: () => JSON.stringify(this.lastSent.map((sent) => sent - at)),
+    });
+  }
+
   /** A snapshot: it does not change as traffic goes on. */
   get stats(): TrafficStats {
     return this.recorder.snapshot();
@@ -81,7 +97,11 @@ export class Traffic {
       for (let n = 0; n < loopsPerClient(client); n += 1) {
         let onFirstDone = (): void => {};
         firsts.push(new Promise((resolve) => (onFirstDone = resolve)));
-        const options = { thinkTimeMs: this.options.thinkTimeMs, signal: this.controller.signal, onFirstDone };
+        const loop = this.lastSent.push(Number.NEGATIVE_INFINITY) - 1;
+        const onRequestDone = (sentAt: number): void => {
+          this.lastSent[loop] = sentAt;
+        };
+        const options = { thinkTimeMs: this.options.thinkTimeMs, signal: this.controller.signal, onFirstDone, onRequestDone };
         this.loops.push(runLoop(client, options));
       }
     }
