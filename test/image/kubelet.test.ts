@@ -35,7 +35,9 @@ describe('podman kubelet', () => {
     expect(held?.hookEndedMs).toBeGreaterThanOrEqual(2_000);
     expect(held?.sigtermMs).toBeLessThan(3_000);
     // Stopped within the 2 s extension (exit 0 on SIGTERM, or 137 when it had to be killed), not at the old grace period.
-    expect(held?.exitedMs).toBeLessThan((held?.sigtermMs ?? 0) + 2_000 + 1_500);
+    // podman's own work around the stop gets 5 s, for a busy machine; a stop that let the container
+    // run out podman's default 10 s would still exceed the bound.
+    expect(held?.exitedMs).toBeLessThan((held?.sigtermMs ?? 0) + 2_000 + 5_000);
     expect([0, 137]).toContain(held?.exitCode);
   });
 });

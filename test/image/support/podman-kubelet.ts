@@ -46,7 +46,14 @@ export async function terminatePod(pod: PodmanPod, options: { hooks: boolean }):
     if (options.hooks && c.preStop !== undefined) {
       const abort = new AbortController();
       let timer: NodeJS.Timeout | undefined;
-      const graceEnds = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('cut at the grace period'), graceMs - since())));
+      // A timer may fire up to 1 ms early on Date.now()'s clock: look again until the grace period is really over.
+      const graceEnds = new Promise<string>((resolve) => {
+        const check = (): void => {
+          if (since() >= graceMs) resolve('cut at the grace period');
+          else timer = setTimeout(check, graceMs - since());
+        };
+        check();
+      });
       hook = await Promise.race([runHook(c, c.preStop, abort.signal, graceMs), graceEnds]);
       clearTimeout(timer);
       cut = hook === 'cut at the grace period';

@@ -144,11 +144,11 @@ export class Pod {
 
   async #enforceGracePeriod(graceEnds: number, stopped: AbortSignal): Promise<void> {
     try {
-      await sleep(Math.max(0, graceEnds - Date.now()), undefined, { signal: stopped });
+      await sleepUntil(graceEnds, stopped);
       this.timeline.record('grace-period-end');
       if (this.#hooks.size > 0) {
         this.timeline.record('grace-extension', undefined, `${GRACE_EXTENSION_MS} ms: a preStop hook is still running`);
-        await sleep(GRACE_EXTENSION_MS, undefined, { signal: stopped });
+        await sleepUntil(graceEnds + GRACE_EXTENSION_MS, stopped);
       }
     } catch {
       return; // every container exited in time
@@ -160,6 +160,11 @@ export class Pod {
       container.signal('SIGKILL');
     }
   }
+}
+
+/** Sleeps until Date.now() reaches `at`: a timer may fire up to 1 ms early on that clock, kubelet's grace period never ends early. */
+async function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
+  while (Date.now() < at) await sleep(at - Date.now(), undefined, { signal });
 }
 
 function describeExit(exit: ContainerExit): string {
