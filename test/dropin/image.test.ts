@@ -5,7 +5,7 @@
 // real Envoy beside it; SIGTERM ends the manager with 0.
 import { afterEach, describe, expect, it } from 'vitest';
 import { podman, podmanRun, PodmanObjects, testImages } from '../image/support/podman.js';
-import { logs, mainProcessIds } from '../image/support/wait.js';
+import { logs, mainProcessIds, waitFor } from '../image/support/wait.js';
 import { inPod, startContourPod, startEgPod } from './peer-pod.js';
 
 const images = testImages();
@@ -21,8 +21,10 @@ describe("the image runs the peers' generated shutdown-manager containers", () =
     await inPod(pod.pid, { gets: [{ port: 10080, path: '/' }], untilUp: true });
     expect(await mainProcessIds(pod.manager)).toEqual({ uid: 65532, gid: 65532, capEff: '0000000000000000' });
 
-    // Both preStop hooks at once: Envoy's httpGet /shutdown/ready (held), the manager's exec.
+    // Both preStop hooks: Envoy's httpGet /shutdown/ready, held once the manager logged it, then the
+    // manager's exec, so the answer's time counts from before the drain began.
     const envoyHook = inPod(pod.pid, { idle: [10080], closeAfterMs: 15_000, gets: [{ port: 19002, path: '/shutdown/ready' }] });
+    await waitFor("Envoy's preStop request held by the manager", async () => (/waiting for the drain to finish/.test(await logs(pod.manager)) ? true : undefined));
     const execHook = podmanRun(['exec', pod.manager, 'envoy-gateway', 'envoy', 'shutdown', '--drain-timeout=30s', '--min-drain-duration=2s'], 60_000);
     const [held, exec] = await Promise.all([envoyHook, execHook]);
     expect(exec.code).toBe(0);

@@ -15,14 +15,17 @@ function setup(): Promise<{ envoy: DrainTarget; ready: string }> {
   return realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
 }
 
-/** A client arriving every `everyMs` with one request on a fresh connection, until stopped. Resolves with the time of the last one. */
+/**
+ * A client arriving every `everyMs` with one request on a fresh connection, until stopped. Resolves
+ * with when the last one set out: its connection cannot have been accepted before.
+ */
 function arrivals(port: number, everyMs: number): { stop(): Promise<number> } {
   let stopped = false;
   let last = 0;
   const loop = (async () => {
     while (!stopped) {
-      await request({ port }, '/').catch(() => undefined); // agent: false, so each request is a new connection
       last = Date.now();
+      await request({ port }, '/').catch(() => undefined); // agent: false, so each request is a new connection
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
   })();

@@ -2,7 +2,7 @@
 // project's image, Envoy with a fixture's configuration), terminated as a 1.33 kubelet does under
 // HTTP/1.1 and HTTP/2 load with long requests, idle pooled connections and a scraper on its stats
 // listener: no request lost, and the drain ends within its minimum drain (2 s, from the
-// EnvoyProxy) + quiet period + 1 s once only idle connections are left.
+// EnvoyProxy) + quiet period + two of its reads + 1 s once only idle connections are left.
 import { afterEach, describe, it } from 'vitest';
 import { PodmanObjects, testImages } from '../image/support/podman.js';
 import { PEER_CASES } from '../support/peer-pod/peer-cases.js';

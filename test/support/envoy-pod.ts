@@ -20,7 +20,7 @@ import { Pod, type ContainerSpec, type PodSpec } from './kubelet/pod.js';
 
 export interface EnvoyPodOptions {
   /** The real Envoy, configured by the chart, proxying `ingress` to an upstream. */
-  readonly realEnvoy: { readonly upstreamPort: number; readonly values?: Record<string, unknown> };
+  readonly realEnvoy: { readonly upstreamPort: number; readonly values?: Record<string, unknown>; readonly statsFlushInterval?: string };
   /** The negative control: Envoy alone, no hook, so kubelet's SIGTERM reaches it at once (classic mode). */
   readonly withoutManager?: boolean;
   readonly terminationGracePeriodSeconds: number;
@@ -69,7 +69,8 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
   let envoy: PodEnvoy;
   try {
     const values = native ? { ...options.realEnvoy.values, admin: { unixSocket: { enabled: true } } } : options.realEnvoy.values;
-    envoy = await startChartPodEnvoy({ upstreamPort: options.realEnvoy.upstreamPort, podDir: sharedVolume, ...(values === undefined ? {} : { values }) });
+    const flush = options.realEnvoy.statsFlushInterval === undefined ? {} : { statsFlushInterval: options.realEnvoy.statsFlushInterval };
+    envoy = await startChartPodEnvoy({ upstreamPort: options.realEnvoy.upstreamPort, podDir: sharedVolume, ...(values === undefined ? {} : { values }), ...flush });
   } catch (error) {
     rmSync(sharedVolume, { recursive: true, force: true });
     throw error;

@@ -76,6 +76,8 @@ export interface ChartPodEnvoyOptions {
   readonly values?: Record<string, unknown>;
   /** The pod's shared emptyDir: where a Unix admin socket (its file name kept) lands. */
   readonly podDir: string;
+  /** The bootstrap's `stats_flush_interval` (the chart leaves Envoy's 5 s default), e.g. `10s`. */
+  readonly statsFlushInterval?: string;
 }
 
 const renders = new Map<string, Promise<RenderedPod>>();
@@ -101,6 +103,7 @@ export async function startChartPodEnvoy(options: ChartPodEnvoyOptions): Promise
   const rendered = await renderPod(options.values ?? {});
   const bootstrap: Bootstrap = {
     ...rendered.bootstrap,
+    ...(options.statsFlushInterval === undefined ? {} : { stats_flush_interval: options.statsFlushInterval }),
     static_resources: {
       listeners: listeners(rendered.bootstrap).map((l) => (l.name === 'ingress' ? toUpstream(l) : l)),
       clusters: [...(rendered.bootstrap.static_resources?.clusters ?? []), upstreamCluster(options.upstreamPort)],

@@ -1,7 +1,9 @@
 // How a drop-in drain ended, from the hook's own lines in the manager container's log (JSON, or
 // the text lines Contour's `--log-format text` default gives): how long it took, and the bound it
-// must meet with only idle connections left: its quiet period plus 1 s after the later of its
-// minimum drain and the last request the pod answered (both durations as the hook logged them).
+// must meet with only idle connections left: its quiet period plus two of its reads plus 1 s after
+// the later of its minimum drain and the last request the pod answered (both durations as the hook
+// logged them).
+import { QUIET_READ_SHARE } from '../../../src/drain/policy.js';
 import { parseDuration } from '../../../src/shared/duration.js';
 
 export interface DrainEnd {
@@ -11,7 +13,12 @@ export interface DrainEnd {
   readonly started: Record<string, unknown> | undefined;
 }
 
-/** One second for the last reads, the ready file and the hook's own start. */
+/**
+ * Near the quiet period's end the hook reads a quarter of it apart: the read that sees the last
+ * request may come that long after it, and the one that finds the quiet period over that long after its end.
+ */
+const quietReadsMs = (quietMs: number): number => (2 * quietMs) / QUIET_READ_SHARE;
+/** One second for the last read, the ready file and a busy machine. */
 const SLACK_MS = 1_000;
 
 /** `busyUntil`: Date.now() when the pod answered its last request; only idle connections after it. */
@@ -23,7 +30,7 @@ export function drainEnd(log: string, busyUntil: number): DrainEnd {
   return {
     result: finished?.['result'],
     elapsedMs: Number(finished?.['elapsedMs'] ?? Number.NaN),
-    boundMs: Math.max(duration('minDrainDuration'), busyUntil - Date.parse(String(started?.['time'] ?? ''))) + duration('quietPeriod') + SLACK_MS,
+    boundMs: Math.max(duration('minDrainDuration'), busyUntil - Date.parse(String(started?.['time'] ?? ''))) + duration('quietPeriod') + quietReadsMs(duration('quietPeriod')) + SLACK_MS,
     started,
   };
 }
