@@ -5,6 +5,7 @@
 // through HAProxy's HTTP/1.1 frontend, HTTP/2 clients through its h2c frontend (h2c to the pods
 // too), long requests put in flight before each deletion, and idle pooled connections. Returns what
 // every client and HAProxy counted, and the rollout's timeline.
+import { pollUntil } from '../../support/poll.js';
 import { freePort } from '../../support/ports.js';
 import { helmTemplate, parseManifests } from '../../support/chart/helm.js';
 import { readPod, type RenderedPod } from '../../support/chart/manifests.js';
@@ -75,8 +76,8 @@ export interface HaproxyTotals {
 const TOKEN = 'fleet-test-hook-token-0123456789';
 /** The chart's listener port of the application. */
 const APP_PORT = 8080;
-/** Clients keep going this long after the last pod exited: a broken last pod shows. */
-const AFTER_ROLLOUT_MS = 500;
+/** Bounds the wait for a request through every new pod after the rollout (a broken last pod shows). */
+const AFTER_ROLLOUT_TIMEOUT_MS = 15_000;
 
 /** The chart's listener, routed to the application with no route timeout (long requests). */
 function appValues(upstreamPort: number): Record<string, unknown> {
@@ -171,7 +172,11 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
           await Promise.race([upstream.slowInFlight(batch.length), Promise.all(batch)]);
         },
       }, { replicas: input.replicas, strategy, inPlace, removeLagMs: input.mode === 'endpoints' ? input.removeLagMs : undefined, timeoutMs: 120_000 });
-      await delay(AFTER_ROLLOUT_MS);
+      // The clients keep going until each pod of the new fleet has served a request since the rollout ended.
+      const ended = Date.now();
+      const newSlots = report.pods.filter((p) => !initial.includes(p)).map((p) => p.slot);
+      const servedSince = (slot: number): boolean => (upstream.arrivals().get(slotName(slot)) ?? []).some((at) => at > ended);
+      await pollUntil('a request through every new pod after the rollout', () => newSlots.every(servedSince), { timeoutMs: AFTER_ROLLOUT_TIMEOUT_MS });
     } finally {
       // Stopped whatever happened, so their processes and sockets are gone.
       await Promise.allSettled([hey.stop(), http1.stop(), http2.stop(), Promise.all(long)]);
@@ -223,8 +228,4 @@ function totals(stats: readonly ServerStats[]): HaproxyTotals {
     srvAbrt: sum((s) => s.srvAbrt),
     frontend5xx: sum((s) => s.hrsp5xx, stats.filter((s) => s.server === 'FRONTEND')),
   };
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
