@@ -16,7 +16,8 @@ export interface PodBridge {
 }
 
 const RUNNER = resolve('test/.build/netns-bridge-main.cjs');
-const READY_WITHIN_MS = 15_000;
+/** nsenter and a node process starting on a busy machine. */
+const READY_WITHIN_MS = 60_000;
 
 /** `pid`: any process in the pod (its network namespace is the pod's). */
 export async function bridgePod(pid: string, options: { ports: readonly number[]; backends: ReadonlyArray<{ inPod: number; to: End }> }): Promise<PodBridge> {

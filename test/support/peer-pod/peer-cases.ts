@@ -24,8 +24,6 @@ export const PEER_CASES: readonly PeerCase[] = [
   { peer: 'envoy-gateway', fixture: 'http', listenerPort: 10080, stats: { port: 19001, path: '/stats/prometheus' }, podPorts: [19002, 19003] },
   { peer: 'envoy-gateway', fixture: 'stats-matcher', listenerPort: 10080, stats: { port: 19001, path: '/stats/prometheus' }, podPorts: [19002, 19003] },
   { peer: 'envoy-gateway', fixture: 'dual-stack', listenerPort: 10080, stats: { port: 19001, path: '/stats/prometheus' }, podPorts: [19002, 19003] },
-  { peer: 'contour', fixture: 'ingress', listenerPort: 8080, stats: { port: 8002, path: '/stats/prometheus' }, podPorts: [8090, 8002] },
-  { peer: 'contour', fixture: 'gateway-api', listenerPort: 8080, stats: { port: 8002, path: '/stats/prometheus' }, podPorts: [8090, 8002] },
 ];
 
 /** The pod spec the peer's controller renders (test/fixtures/peers/<peer>/pod/). */
@@ -39,7 +37,7 @@ export function peerPodSpec(peer: PeerName): IPodSpec {
   return spec;
 }
 
-export function peerBootstrap(c: PeerCase): JsonObject {
+export function peerBootstrap(c: Pick<PeerCase, 'peer' | 'fixture'>): JsonObject {
   const env: TestEnvironment = { backend: { address: '127.0.0.1', port: BACKEND_PORT }, certificate: testCertificate() };
   return peerFixture(c.peer, c.fixture).bootstrap(env);
 }

@@ -14,7 +14,7 @@ import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import { PortMap } from '../chart/chart-pod.js';
 import { securityArgs, type Hook, type PodContainer, type PodmanPod } from '../../image/support/podman-pod.js';
 import { podman, type PodmanObjects } from '../../image/support/podman.js';
-import { waitForHttp } from '../../image/support/wait.js';
+import { logs, waitForHttp } from '../../image/support/wait.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
 import type { End } from './forward.js';
 import { bridgePod, type PodBridge } from './netns-bridge.js';
@@ -35,8 +35,16 @@ export interface PeerPodOptions {
 export interface PeerPod {
   readonly pod: PodmanPod;
   readonly bridge: PodBridge;
+  /** A process in the pod (its network namespace is the pod's). */
+  readonly pid: string;
   container(name: string): PodContainer;
 }
+
+/**
+ * kubelet's probes keep looking for as long as the pod's probes allow (minutes); here a pod gets
+ * 90 s: Envoy's /ready took over 15 s beside other pods on a busy 2-core machine.
+ */
+const READY_WITHIN_MS = 90_000;
 
 /** The downward API fields the peers' pods read, as a cluster would fill them. */
 const FIELD_VALUES: Readonly<Record<string, string>> = { 'metadata.name': 'peer-pod-0', 'metadata.namespace': 'peer-system', 'spec.nodeName': 'node-0' };
@@ -76,7 +84,10 @@ export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptio
   objects.onRemove(() => bridge.close());
   const hooked = containers.map((c, index) => ({ ...c, preStop: hookOf(spec.containers[index] as IContainer, bridge) }));
   // kubelet's probes: the pod counts as started once every probed container answers.
-  await Promise.all(probes.map((probe) => waitForHttp(probe.id, bridge.port(probe.port), probe.path)));
+  await Promise.all(probes.map((probe) => waitForHttp(probe.id, bridge.port(probe.port), probe.path, READY_WITHIN_MS))).catch(async (error: unknown) => {
+    const tails = await Promise.all(containers.map(async (c) => `${c.name}:\n${(await logs(c.id)).split('\n').slice(-40).join('\n')}`));
+    throw new Error(`${(error as Error).message}\n${tails.join('\n')}`, { cause: error });
+  });
   const pod: PodmanPod = {
     name,
     terminationGracePeriodSeconds: grace,
@@ -85,7 +96,7 @@ export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptio
     ports: PortMap.of(new Map(options.ports.map((port) => [port, bridge.port(port)]))),
     container: (wanted) => hooked.find((c) => c.name === wanted) ?? missing(wanted),
   };
-  return { pod, bridge, container: pod.container };
+  return { pod, bridge, pid, container: pod.container };
 }
 
 function missing(name: string): never {

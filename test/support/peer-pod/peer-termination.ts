@@ -1,26 +1,28 @@
-// One termination of a peer's generated pod under load (peer-podman-pod.ts): HTTP/1.1 and HTTP/2
-// clients through a load balancer, a long request of each protocol in flight, idle pooled
-// connections of each protocol, and a scraper's keep-alive connection on the peer's stats
-// listener. At time zero kubelet (the podman stand-in, as a 1.33 kubelet does it) starts
-// terminating the pod and the load balancer its deprogramming delay. Everything seen is returned.
+// One termination of a peer's generated pod under load (peer-podman-pod.ts): on an HTTP listener,
+// HTTP/1.1 and HTTP/2 clients through a load balancer, a long request of each protocol in flight
+// and idle pooled connections of each protocol; on the others, their own protocol's load
+// (side-load.ts); and a scraper's keep-alive connection on the peer's stats listener. At time zero
+// kubelet (the podman stand-in, as a 1.33 kubelet does it) starts terminating the pod and the load
+// balancer its deprogramming delay. Everything seen is returned.
 import type { IPodSpec } from 'kubernetes-models/v1';
 import { terminatePod, type PodTermination } from '../../image/support/podman-kubelet.js';
 import type { PodmanObjects } from '../../image/support/podman.js';
 import { logs } from '../../image/support/wait.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
+import { testCertificate } from '../peer-fixtures/certificate.js';
 import { startHealthyEnvoy } from '../real-envoy/healthy-envoy.js';
-import { startUpstream } from '../real-envoy/upstream.js';
 import { waitFor } from '../traffic/pod-conditions.js';
 import { idleHttp1, idleHttp2, longRequest, type IdleConnection, type SideResult } from '../traffic/side-clients.js';
 import { Traffic, type TrafficStats } from '../traffic/traffic.js';
 import { startPeerPod } from './peer-podman-pod.js';
+import { startProtocolBackend } from './protocol-backend.js';
+import { HOLD_AFTER_DELETION_MS, LONG_REQUEST_MS, type SideLoadFactory, type SideReport } from './side-load.js';
+import { SideLoads } from './side-loads-run.js';
 
 /** Where the pod's Envoy reaches its backend (the fixtures' clusters, moved to loopback). */
 export const BACKEND_PORT = 3000;
 /** How long the load balancer keeps sending new connections after the pod's deletion: inside the minimum drain. */
 const DEPROGRAMMING_DELAY_MS = 1_000;
-/** The long requests: in flight at time zero, answered during the drain. */
-const LONG_REQUEST_MS = 1_500;
 const STEADY_LOAD_REQUESTS = 20;
 /**
  * A drain still held this long after time zero closes the idle connections from the client side,
@@ -32,19 +34,25 @@ export interface PeerTerminationOptions {
   readonly spec: IPodSpec;
   readonly bootstrap: JsonObject;
   readonly images: { readonly manager: string; readonly envoy: string };
-  /** The pod's HTTP listener the clients use, and the peer's stats listener the scraper keeps a connection to. */
-  readonly listenerPort: number;
+  /** The pod's HTTP listener (a catch-all virtual host) the load balancer's clients use; none: side loads only. */
+  readonly listenerPort?: number;
+  /** The peer's stats listener the scraper keeps a connection to. */
   readonly stats: { readonly port: number; readonly path: string };
   /** Every other pod port kubelet reaches: the manager's, the readiness probe's. */
   readonly podPorts: readonly number[];
   /** Host directories Envoy's container sees at the same path (the fixture's certificate). */
   readonly envoyMounts: readonly string[];
+  /** Loads of the fixture's other listeners, each on its own protocol, and the pod ports they use. */
+  readonly sides?: readonly SideLoadFactory[];
+  readonly sidePorts?: readonly number[];
 }
 
 export interface PeerTermination {
   readonly termination: PodTermination;
   readonly traffic: TrafficStats;
   readonly requestsBeforeTermination: number;
+  /** What each side load saw. */
+  readonly sides: readonly SideReport[];
   readonly longRequests: readonly SideResult[];
   /** Date.now() when the last request on the pod was answered (load or long request): from then on only idle connections were left. */
   readonly busyUntil: number;
@@ -56,58 +64,81 @@ export interface PeerTermination {
   readonly managerLog: string;
 }
 
-export async function terminatePeerUnderLoad(objects: PodmanObjects, options: PeerTerminationOptions): Promise<PeerTermination> {
-  const upstream = await startUpstream();
-  const healthy = await startHealthyEnvoy();
+/** A termination with load balancer clients on `listenerPort` (and any side loads). */
+export async function terminatePeerUnderLoad(objects: PodmanObjects, options: PeerTerminationOptions & { readonly listenerPort: number }): Promise<PeerTermination> {
+  const run = await terminatePeer(objects, options);
+  return { ...run, traffic: run.traffic as TrafficStats };
+}
+
+/** A termination of the pod under its loads; `traffic` is undefined without `listenerPort`. */
+export async function terminatePeer(objects: PodmanObjects, options: PeerTerminationOptions): Promise<Omit<PeerTermination, 'traffic'> & { readonly traffic: TrafficStats | undefined }> {
+  const backend = await startProtocolBackend(testCertificate());
+  const upstream = backend.upstream;
+  const listenerPort = options.listenerPort;
+  const healthy = listenerPort === undefined ? undefined : await startHealthyEnvoy();
   const idle: IdleConnection[] = [];
   let traffic: Traffic | undefined;
+  let sides: SideLoads | undefined;
   try {
     const peer = await startPeerPod(objects, {
       spec: options.spec,
       bootstrap: options.bootstrap,
       images: options.images,
-      backends: [{ inPod: BACKEND_PORT, to: { host: '127.0.0.1', port: upstream.port } }],
-      ports: [...new Set([options.listenerPort, options.stats.port, ...options.podPorts])],
+      backends: [{ inPod: BACKEND_PORT, to: { host: '127.0.0.1', port: backend.port } }],
+      ports: [...new Set([...(listenerPort === undefined ? [] : [listenerPort]), options.stats.port, ...options.podPorts, ...(options.sidePorts ?? [])])],
       envoyMounts: options.envoyMounts,
     });
-    const port = peer.bridge.port(options.listenerPort);
-    traffic = await Traffic.start({ terminating: { host: '127.0.0.1', port }, healthy: { host: '127.0.0.1', port: healthy.port }, requestTimeoutMs: 5_000 });
-    idle.push(await idleHttp1(port), await idleHttp2(port), await idleHttp1(peer.bridge.port(options.stats.port), options.stats.path));
-    const running = traffic;
-    await waitFor('steady load on the pod', () => running.stats.requests.terminating >= STEADY_LOAD_REQUESTS, 30_000);
-    const path = `/slow/${LONG_REQUEST_MS}`;
-    const longRequests = Promise.all([longRequest(port, 'http1', path), longRequest(port, 'http2', path)]).then((results) => ({ results, at: Date.now() }));
-    await upstream.slowInFlight(2); // both are in flight, past Envoy
-    const requestsBeforeTermination = traffic.stats.requests.terminating;
-    traffic.terminationStarted(DEPROGRAMMING_DELAY_MS);
+    sides = await SideLoads.start(options.sides ?? [], { port: (inPod) => peer.bridge.port(inPod), backend, podPid: peer.pid });
+    const long: Array<Promise<SideResult>> = [];
+    if (listenerPort !== undefined && healthy !== undefined) {
+      const port = peer.bridge.port(listenerPort);
+      traffic = await Traffic.start({ terminating: { host: '127.0.0.1', port }, healthy: { host: '127.0.0.1', port: healthy.port }, requestTimeoutMs: 5_000 });
+      idle.push(await idleHttp1(port), await idleHttp2(port));
+      const running = traffic;
+      await waitFor('steady load on the pod', () => running.stats.requests.terminating >= STEADY_LOAD_REQUESTS, 30_000);
+      const path = `/slow/${LONG_REQUEST_MS}`;
+      long.push(longRequest(port, 'http1', path), longRequest(port, 'http2', path));
+    }
+    idle.push(await idleHttp1(peer.bridge.port(options.stats.port), options.stats.path));
+    const longRequests = Promise.all(long).then((results) => ({ results, at: Date.now() }));
+    await upstream.slowInFlight(long.length + sides.slowRequests); // all in flight, past Envoy
+    const requestsBeforeTermination = traffic?.stats.requests.terminating ?? 0;
+    traffic?.terminationStarted(DEPROGRAMMING_DELAY_MS);
+    const zero = Date.now();
+    sides.terminationStarted(zero, zero + DEPROGRAMMING_DELAY_MS);
+    const allIdle = [...idle, ...sides.idle];
     let idleReleasedByTest = false;
+    // Held streams end HOLD_AFTER_DELETION_MS in: only then are idle connections all that is left.
     const release = setTimeout(() => {
-      idleReleasedByTest = idle.some((connection) => !connection.closed());
-      for (const connection of idle) void connection.close();
-    }, RELEASE_IDLE_AFTER_MS);
+      idleReleasedByTest = allIdle.some((connection) => !connection.closed());
+      for (const connection of allIdle) void connection.close();
+    }, RELEASE_IDLE_AFTER_MS + ((options.sides ?? []).length > 0 ? HOLD_AFTER_DELETION_MS : 0));
     const termination = await terminatePod(peer.pod, { hooks: true });
     clearTimeout(release);
     // Clients keep going until each has sent a request after the load balancer let go of the pod
     // and the pod was gone: a pod that died too early shows its refused or reset connections.
-    await traffic.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
-    const idleClosed = idle.map((connection) => connection.closed());
+    await traffic?.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
+    const sideReports = await sides.finish();
+    const idleClosed = allIdle.map((connection) => connection.closed());
     const manager = termination.containers['shutdown-manager'];
-    const stats = await traffic.stop();
-    const long = await longRequests;
+    const stats = await traffic?.stop();
+    const longDone = await longRequests;
     return {
       termination,
       traffic: stats,
       requestsBeforeTermination,
-      longRequests: long.results,
-      busyUntil: Math.max(long.at, stats.lastRequestToTerminatingAt ?? 0),
+      sides: sideReports,
+      longRequests: longDone.results,
+      busyUntil: Math.max(long.length > 0 ? longDone.at : 0, stats?.lastRequestToTerminatingAt ?? 0, ...sideReports.map((side) => side.busyUntil)),
       idleClosed,
       idleReleasedByTest,
       managerLog: manager === undefined ? '' : await logs(manager.id),
     };
   } finally {
     await traffic?.stop();
+    await sides?.close();
     for (const connection of idle) await connection.close();
-    await healthy.stop();
-    await upstream.close();
+    await healthy?.stop();
+    await backend.close();
   }
 }

@@ -35,9 +35,14 @@ export async function aioquicPython(): Promise<string> {
   return script.ensureAioquic();
 }
 
-/** Connects to a QUIC listener on 127.0.0.1 and resolves once the handshake is done. */
-export async function connectH3(port: number, serverName: string): Promise<H3Client> {
-  const child = spawn(await aioquicPython(), [CLIENT, '127.0.0.1', String(port), serverName], { stdio: ['pipe', 'pipe', 'pipe'] });
+/**
+ * Connects to a QUIC listener on 127.0.0.1 and resolves once the handshake is done; with
+ * `netnsPid`, from inside that process's network namespace (a pod's own loopback: UDP is not bridged).
+ */
+export async function connectH3(port: number, serverName: string, netnsPid?: string): Promise<H3Client> {
+  const command = [await aioquicPython(), CLIENT, '127.0.0.1', String(port), serverName];
+  const [file, ...args] = netnsPid === undefined ? command : ['nsenter', '-t', netnsPid, '-n', ...command];
+  const child = spawn(file as string, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   const events: H3Event[] = [];
   const wakers = new Set<() => void>();
   let stderr = '';

@@ -1,0 +1,78 @@
+// A TCP proxy listener's load (a TCPRoute's stream, TLS passthrough bytes with SNI), through to the
+// backend's echo servers: short exchanges on new connections until the load balancer deprograms
+// the pod, and one stream held open across the deletion, echoing a line every 100 ms, which the
+// client ends HOLD_AFTER_DELETION_MS after time zero. A TCP proxy cannot tell an idle stream from a
+// busy one, so no idle stream is kept: it would hold any drain to its end.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { tcpStream, tlsStream, type StreamConnection } from '../protocols/clients.js';
+import { Departure, HOLD_AFTER_DELETION_MS, THINK_MS, type SideContext, type SideLoad, type SideReport } from './side-load.js';
+
+export interface StreamTarget {
+  readonly name: string;
+  readonly inPod: number;
+  /** TLS passthrough with this SNI (the handshake is with the backend); raw TCP without. */
+  readonly servername?: string;
+}
+
+const ECHO_EVERY_MS = 100;
+
+export function streamLoad(target: StreamTarget): (context: SideContext) => Promise<SideLoad> {
+  return async (context) => {
+    const port = context.port(target.inPod);
+    const open = (): Promise<StreamConnection> => (target.servername === undefined ? tcpStream(port) : tlsStream(port, target.servername));
+    const failures: string[] = [];
+    const departure = new Departure();
+    let served = 0;
+    let lastAnswer = 0;
+    const exchange = async (stream: StreamConnection, line: string): Promise<void> => {
+      await stream.echo(line);
+      lastAnswer = Date.now();
+      if (departure.zero !== undefined) served += 1;
+    };
+
+    const held = await open();
+    await exchange(held, 'held 0\n');
+    let heldUntil: number | undefined;
+    const holding = (async () => {
+      for (let n = 1; departure.zero === undefined || Date.now() < departure.zero + HOLD_AFTER_DELETION_MS; n += 1) {
+        if (n > (HOLD_AFTER_DELETION_MS * 20) / ECHO_EVERY_MS) throw new Error('time zero never came');
+        await exchange(held, `held ${n}\n`);
+        await sleep(ECHO_EVERY_MS);
+      }
+      heldUntil = Date.now();
+      await held.close();
+      lastAnswer = Date.now();
+    })().catch((error: Error) => void failures.push(`${target.name} held stream: ${error.message}`));
+
+    let first: () => void = () => undefined;
+    const exchanged = new Promise<void>((resolve) => (first = resolve));
+    const loop = (async () => {
+      for (let n = 0; departure.goOn(false); n += 1) {
+        try {
+          const stream = await open();
+          await exchange(stream, `short ${n}\n`);
+          await stream.close();
+          first();
+        } catch (error) {
+          failures.push(`${target.name} exchange: ${(error as Error).message}`);
+        }
+        await sleep(THINK_MS);
+      }
+    })();
+    return {
+      name: target.name,
+      slowRequests: 0,
+      idle: [],
+      ready: () => exchanged,
+      terminationStarted(zero, deprogrammedAt) {
+        departure.zero = zero;
+        departure.deprogrammedAt = deprogrammedAt;
+      },
+      async finish(): Promise<SideReport> {
+        await Promise.all([loop, holding]);
+        return { name: target.name, failures, servedAfterDeletion: served, busyUntil: Math.max(lastAnswer, heldUntil ?? 0), heldUntil, toldToLeaveAfterMs: undefined };
+      },
+      close: () => held.close(),
+    };
+  };
+}
