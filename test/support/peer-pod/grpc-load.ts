@@ -119,6 +119,7 @@ export function grpcLoad(target: { readonly name: string; readonly inPod: number
     return {
       name: target.name,
       slowRequests: 0,
+      startLong: () => undefined,
       idle: [idleChannel],
       ready: () => Promise.all([unaryOnce, firstReply]).then(() => undefined),
       terminationStarted(zero, deprogrammedAt) {

@@ -61,15 +61,18 @@ export function h3Load(target: { readonly name: string; readonly inPod: number; 
 
     let longAnswered = 0;
     const longClient = await opened();
-    const long = h3Get(longClient, `/slow/${LONG_REQUEST_MS}`, REQUEST_TIMEOUT_MS + LONG_REQUEST_MS).then(
-      (status) => void (status === 200 ? (longAnswered = Date.now()) : failures.push(`${target.name} long request: status ${status}`)),
-      (error: Error) => void failures.push(`${target.name} long request: ${error.message}`),
-    );
+    let long: Promise<void> = Promise.resolve();
     return {
       name: target.name,
       slowRequests: 1,
       idle: [{ closed: () => idle.events.some((e) => e.event === 'closed'), close: () => idle.close() }],
       ready: () => answeredOnce,
+      startLong() {
+        long = h3Get(longClient, `/slow/${LONG_REQUEST_MS}`, REQUEST_TIMEOUT_MS + LONG_REQUEST_MS).then(
+          (status) => void (status === 200 ? (longAnswered = Date.now()) : failures.push(`${target.name} long request: status ${status}`)),
+          (error: Error) => void failures.push(`${target.name} long request: ${error.message}`),
+        );
+      },
       terminationStarted(zero, deprogrammedAt) {
         departure.zero = zero;
         departure.deprogrammedAt = deprogrammedAt;

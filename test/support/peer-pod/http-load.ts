@@ -78,15 +78,18 @@ export function httpLoad(target: HttpTarget): (context: SideContext) => Promise<
     })();
 
     let longAnswered = 0;
-    const long = get(`/slow/${LONG_REQUEST_MS}`, false).then(
-      (res) => void (answered(res, 'long request') ? (longAnswered = Date.now()) : undefined),
-      (error: Error) => void failures.push(`${target.name} long request: ${error.message}`),
-    );
+    let long: Promise<void> = Promise.resolve();
     return {
       name: target.name,
       slowRequests: 1,
       idle: [idle],
       ready: () => answeredOnce,
+      startLong() {
+        long = get(`/slow/${LONG_REQUEST_MS}`, false).then(
+          (res) => void (answered(res, 'long request') ? (longAnswered = Date.now()) : undefined),
+          (error: Error) => void failures.push(`${target.name} long request: ${error.message}`),
+        );
+      },
       terminationStarted(zero, deprogrammedAt) {
         departure.zero = zero;
         departure.deprogrammedAt = deprogrammedAt;

@@ -24,6 +24,8 @@ export const BACKEND_PORT = 3000;
 /** How long the load balancer keeps sending new connections after the pod's deletion: inside the minimum drain. */
 const DEPROGRAMMING_DELAY_MS = 1_000;
 const STEADY_LOAD_REQUESTS = 20;
+/** The long requests all reach the backend within their 1.5 s of each other on any machine; a bound, so a slow one fails with a reason. */
+const LONG_IN_FLIGHT_WITHIN_MS = 30_000;
 /**
  * A drain still held this long after time zero closes the idle connections from the client side,
  * so a drain that does not tell idle connections apart (Contour's has no timeout) still ends.
@@ -66,8 +68,9 @@ export interface PeerTermination {
 
 /** A termination with load balancer clients on `listenerPort` (and any side loads). */
 export async function terminatePeerUnderLoad(objects: PodmanObjects, options: PeerTerminationOptions & { readonly listenerPort: number }): Promise<PeerTermination> {
-  const run = await terminatePeer(objects, options);
-  return { ...run, traffic: run.traffic as TrafficStats };
+  const { traffic, ...run } = await terminatePeer(objects, options);
+  if (traffic === undefined) throw new Error('the load balancer clients did not run');
+  return { ...run, traffic };
 }
 
 /** A termination of the pod under its loads; `traffic` is undefined without `listenerPort`. */
@@ -89,6 +92,7 @@ export async function terminatePeer(objects: PodmanObjects, options: PeerTermina
       envoyMounts: options.envoyMounts,
     });
     sides = await SideLoads.start(options.sides ?? [], { port: (inPod) => peer.bridge.port(inPod), backend, podPid: peer.pid });
+    idle.push(await idleHttp1(peer.bridge.port(options.stats.port), options.stats.path));
     const long: Array<Promise<SideResult>> = [];
     if (listenerPort !== undefined && healthy !== undefined) {
       const port = peer.bridge.port(listenerPort);
@@ -99,9 +103,10 @@ export async function terminatePeer(objects: PodmanObjects, options: PeerTermina
       const path = `/slow/${LONG_REQUEST_MS}`;
       long.push(longRequest(port, 'http1', path), longRequest(port, 'http2', path));
     }
-    idle.push(await idleHttp1(peer.bridge.port(options.stats.port), options.stats.path));
+    sides.startLong();
     const longRequests = Promise.all(long).then((results) => ({ results, at: Date.now() }));
-    await upstream.slowInFlight(long.length + sides.slowRequests); // all in flight, past Envoy
+    const inFlight = long.length + sides.slowRequests;
+    await waitUntil(`${inFlight} long requests in flight at once, past Envoy`, upstream.slowInFlight(inFlight), LONG_IN_FLIGHT_WITHIN_MS);
     const requestsBeforeTermination = traffic?.stats.requests.terminating ?? 0;
     traffic?.terminationStarted(DEPROGRAMMING_DELAY_MS);
     const zero = Date.now();
@@ -140,5 +145,16 @@ export async function terminatePeer(objects: PodmanObjects, options: PeerTermina
     for (const connection of idle) await connection.close();
     await healthy?.stop();
     await backend.close();
+  }
+}
+
+/** `promise`, or an error naming `what` after `timeoutMs`. */
+async function waitUntil(what: string, promise: Promise<void>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${timeoutMs} ms`)), timeoutMs)));
+  try {
+    await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -21,16 +21,20 @@ export interface ProtocolCase extends Omit<PeerCase, 'listenerPort'> {
 const EG = { peer: 'envoy-gateway' as PeerName, stats: { port: 19001, path: '/stats/prometheus' }, podPorts: [19002, 19003] };
 const CONTOUR = { peer: 'contour' as PeerName, listenerPort: 8080, stats: { port: 8002, path: '/stats/prometheus' }, podPorts: [8090, 8002] };
 
-/** Contour's two fixtures serve the same shape: HTTP on 8080, HTTPS (secure.example.test) and TLS passthrough (pass.example.test) on 8443. */
-const contourSides: readonly SideLoadFactory[] = [
+/**
+ * Contour's two fixtures serve the same shape: HTTP on 8080, HTTPS (secure.example.test) and TLS
+ * passthrough (pass.example.test) on 8443. `ingress` holds a passthrough stream across the
+ * deletion; `gateway-api` does not, so its drain shows what ends it with only idle connections left.
+ */
+const contourSides = (holdPassthrough: boolean): readonly SideLoadFactory[] => [
   httpLoad({ name: 'busy keep-alive HTTP/1.1', inPod: 8080, host: 'busy.example.test' }),
   httpLoad({ name: 'HTTPS secure.example.test', inPod: 8443, host: 'secure.example.test', servername: 'secure.example.test' }),
-  streamLoad({ name: 'TLS passthrough pass.example.test', inPod: 8443, servername: 'pass.example.test' }),
+  streamLoad({ name: 'TLS passthrough pass.example.test', inPod: 8443, servername: 'pass.example.test', hold: holdPassthrough }),
 ];
 
 export const CONTOUR_CASES: readonly ProtocolCase[] = [
-  { ...CONTOUR, fixture: 'ingress', sides: contourSides, sidePorts: [8443], busyClient: 'busy keep-alive HTTP/1.1' },
-  { ...CONTOUR, fixture: 'gateway-api', sides: contourSides, sidePorts: [8443], busyClient: 'busy keep-alive HTTP/1.1' },
+  { ...CONTOUR, fixture: 'ingress', sides: contourSides(true), sidePorts: [8443], busyClient: 'busy keep-alive HTTP/1.1' },
+  { ...CONTOUR, fixture: 'gateway-api', sides: contourSides(false), sidePorts: [8443], busyClient: 'busy keep-alive HTTP/1.1' },
 ];
 
 /** Envoy Gateway's fixtures whose listeners carry TLS (terminated, passed through, or both on one port, and HTTP/3 beside HTTPS). */

@@ -31,8 +31,10 @@ export interface SideLoad {
   readonly slowRequests: number;
   /** Connections it leaves idle: each must not hold the drain. */
   readonly idle: ReadonlyArray<{ closed(): boolean; close(): Promise<void> }>;
-  /** Resolves once it has had answers from the pod and what it holds across the deletion is in flight. */
+  /** Resolves once it has had answers from the pod and any stream it holds across the deletion is open. */
   ready(): Promise<void>;
+  /** Sends its long requests, all loads' at once just before time zero, so that they overlap there. */
+  startLong(): void;
   /** Time zero; new connections may go to the pod until `deprogrammedAt`. */
   terminationStarted(zero: number, deprogrammedAt: number): void;
   /** Resolves once the load has ended (it bounds itself in count and time). */

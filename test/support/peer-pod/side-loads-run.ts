@@ -33,6 +33,10 @@ export class SideLoads {
     return this.loads.flatMap((load) => load.idle);
   }
 
+  startLong(): void {
+    for (const load of this.loads) load.startLong();
+  }
+
   terminationStarted(zero: number, deprogrammedAt: number): void {
     for (const load of this.loads) load.terminationStarted(zero, deprogrammedAt);
   }

@@ -12,6 +12,8 @@ export interface StreamTarget {
   readonly inPod: number;
   /** TLS passthrough with this SNI (the handshake is with the backend); raw TCP without. */
   readonly servername?: string;
+  /** False: short exchanges only, nothing held across the deletion. */
+  readonly hold?: boolean;
 }
 
 const ECHO_EVERY_MS = 100;
@@ -30,10 +32,10 @@ export function streamLoad(target: StreamTarget): (context: SideContext) => Prom
       if (departure.zero !== undefined) served += 1;
     };
 
-    const held = await open();
-    await exchange(held, 'held 0\n');
     let heldUntil: number | undefined;
-    const holding = (async () => {
+    const held = target.hold === false ? undefined : await open();
+    const holding = held === undefined ? Promise.resolve() : (async () => {
+      await exchange(held, 'held 0\n');
       for (let n = 1; departure.zero === undefined || Date.now() < departure.zero + HOLD_AFTER_DELETION_MS; n += 1) {
         if (n > (HOLD_AFTER_DELETION_MS * 20) / ECHO_EVERY_MS) throw new Error('time zero never came');
         await exchange(held, `held ${n}\n`);
@@ -62,6 +64,7 @@ export function streamLoad(target: StreamTarget): (context: SideContext) => Prom
     return {
       name: target.name,
       slowRequests: 0,
+      startLong: () => undefined,
       idle: [],
       ready: () => exchanged,
       terminationStarted(zero, deprogrammedAt) {
@@ -72,7 +75,7 @@ export function streamLoad(target: StreamTarget): (context: SideContext) => Prom
         await Promise.all([loop, holding]);
         return { name: target.name, failures, servedAfterDeletion: served, busyUntil: Math.max(lastAnswer, heldUntil ?? 0), heldUntil, toldToLeaveAfterMs: undefined };
       },
-      close: () => held.close(),
+      close: async () => held?.close(),
     };
   };
 }
