@@ -2,10 +2,11 @@
 // image, Envoy with a fixture's listeners and Contour's own bootstrap, which leaves Envoy's drain
 // strategy gradual and its drain time at Envoy's default) terminated as a 1.33 kubelet does:
 // HTTP/1.1 and HTTP/2 through a load balancer on 8080, HTTPS with SNI and TLS passthrough bytes on
-// 8443, a busy keep-alive client straight to the pod, long requests and a passthrough stream held
-// across the deletion, idle pooled connections and a scraper on its stats listener. No request or
-// byte lost; Contour has no minimum drain and no drain timeout, so the drain ends on its quiet
-// period once only idle connections are left, and the busy client is told to leave before that.
+// 8443, a busy keep-alive client straight to the pod, long requests (and on `ingress` a passthrough
+// stream held across the deletion), idle pooled connections and a scraper on its stats listener.
+// No request or byte lost; Contour has no minimum drain and no drain timeout, so the drain ends on
+// its quiet period once only idle connections are left, and the busy client is told to leave before
+// that. Each case prints what it measured (docs/migrating.md quotes it).
 import { afterEach, describe, expect, it } from 'vitest';
 import { PodmanObjects, testImages } from '../image/support/podman.js';
 import { CONTOUR_CASES } from '../support/peer-pod/protocol-cases.js';

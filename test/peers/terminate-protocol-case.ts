@@ -20,9 +20,12 @@ export interface ProtocolOutcome {
   readonly boundMs: number;
   /** Per side load: ms from time zero to the pod closing its connection (Connection: close, GOAWAY). */
   readonly toldToLeaveAfterMs: Readonly<Record<string, number | undefined>>;
-  /** When the drain ended (the hook's finishedAt) and when the busy client was told to leave, both Date.now() clock. */
+  /** When the drain ended (the hook's finishedAt) and time zero, both Date.now() clock. */
   readonly finishedAt: number;
   readonly zero: number;
+  /** Ms from time zero to the pod's last answer, and to the end of each held stream. */
+  readonly busyUntilAfterMs: number;
+  readonly heldEndedAfterMs: Readonly<Record<string, number>>;
 }
 
 /** No request, call or byte lost; both hooks succeeded; held streams held the drain; it ended on its count within its bound, idle connections still open. */
@@ -59,5 +62,7 @@ export async function expectProtocolCase(objects: PodmanObjects, images: { manag
     toldToLeaveAfterMs: Object.fromEntries(run.sides.map((s) => [s.name, s.toldToLeaveAfterMs])),
     finishedAt,
     zero: run.termination.startedAt,
+    busyUntilAfterMs: run.busyUntil - run.termination.startedAt,
+    heldEndedAfterMs: Object.fromEntries(run.sides.flatMap((s) => (s.heldUntil === undefined ? [] : [[s.name, s.heldUntil - run.termination.startedAt]]))),
   };
 }
