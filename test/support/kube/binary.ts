@@ -24,7 +24,6 @@ export function kubeBinaryPath(component: KubeComponent, version = kubeVersion()
   return join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'esm-kube', version, component);
 }
 
-
 /** Builds the component when the cache has none; throws one clear line when Go is missing or the build fails. */
 export function ensureKubeBinary(component: KubeComponent, log: (line: string) => void = () => {}): string {
   const version = kubeVersion();
