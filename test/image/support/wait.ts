@@ -12,6 +12,13 @@ export function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ti
   return pollFor(what, tolerant, { timeoutMs, everyMs: 25, lastSeen: () => (last === undefined ? undefined : `last error: ${(last as Error).message}`) });
 }
 
+/**
+ * How long a container may take to answer its probe: a deadline, not a speed. A busy machine has
+ * taken over 15 s to start a pod's container (podman, runc, conmon, the executable itself); the
+ * deadline still comes before the test's own 60 s timeout, so its error names the container.
+ */
+const STARTED_WITHIN_MS = 40_000;
+
 /** Waits until the server on 127.0.0.1:`port` answers `path` with 200; if `container` exited, the error at the deadline carries its log. */
 export async function waitForHttp(container: string, port: number, path: string): Promise<void> {
   await waitFor(`${container} answering ${path} on 127.0.0.1:${port}`, async () => {
@@ -20,7 +27,7 @@ export async function waitForHttp(container: string, port: number, path: string)
     const state = (await podman(['inspect', '--format', '{{.State.Status}}', container])).trim();
     if (state === 'exited') throw new Error(`${container} exited:\n${await logs(container)}`);
     return undefined;
-  });
+  }, STARTED_WITHIN_MS);
 }
 
 /** The container's log as `podman logs` (and `kubectl logs`) shows it: stdout and stderr. */

@@ -3,6 +3,7 @@
 // connections of each protocol, and a scraper's keep-alive connection on the peer's stats
 // listener. At time zero kubelet (the podman stand-in, as a 1.33 kubelet does it) starts
 // terminating the pod and the load balancer its deprogramming delay. Everything seen is returned.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IPodSpec } from 'kubernetes-models/v1';
 import { terminatePod, type PodTermination } from '../../image/support/podman-kubelet.js';
 import type { PodmanObjects } from '../../image/support/podman.js';
@@ -23,10 +24,13 @@ const DEPROGRAMMING_DELAY_MS = 1_000;
 const LONG_REQUEST_MS = 1_500;
 const STEADY_LOAD_REQUESTS = 20;
 /**
- * A drain still held this long after time zero closes the idle connections from the client side,
- * so a drain that does not tell idle connections apart (Contour's has no timeout) still ends.
+ * A drain still held this long after it began (its hook may start seconds after time zero on a busy
+ * machine) closes the idle connections from the client side, so a drain that does not tell idle
+ * connections apart (Contour's has no timeout) still ends.
  */
 const RELEASE_IDLE_AFTER_MS = 8_000;
+/** How often the manager container's log is read for the drain's start. */
+const LOG_POLL_MS = 100;
 
 export interface PeerTerminationOptions {
   readonly spec: IPodSpec;
@@ -80,13 +84,11 @@ export async function terminatePeerUnderLoad(objects: PodmanObjects, options: Pe
     await upstream.slowInFlight(2); // both are in flight, past Envoy
     const requestsBeforeTermination = traffic.stats.requests.terminating;
     traffic.terminationStarted(DEPROGRAMMING_DELAY_MS);
-    let idleReleasedByTest = false;
-    const release = setTimeout(() => {
-      idleReleasedByTest = idle.some((connection) => !connection.closed());
-      for (const connection of idle) void connection.close();
-    }, RELEASE_IDLE_AFTER_MS);
+    const terminated = new AbortController();
+    const release = releaseIdleOnceHeld(peer.pod.container('shutdown-manager').id, idle, terminated.signal);
     const termination = await terminatePod(peer.pod, { hooks: true });
-    clearTimeout(release);
+    terminated.abort();
+    const idleReleasedByTest = await release;
     // Clients keep going until each has sent a request after the load balancer let go of the pod
     // and the pod was gone: a pod that died too early shows its refused or reset connections.
     await traffic.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
@@ -110,4 +112,21 @@ export async function terminatePeerUnderLoad(objects: PodmanObjects, options: Pe
     await healthy.stop();
     await upstream.close();
   }
+}
+
+/**
+ * Closes the idle connections from the client side once the drain has run RELEASE_IDLE_AFTER_MS
+ * (from its hook's 'graceful drain started' in the manager container's log) unless the pod is gone
+ * first. Resolves with whether any was still open then: the drain was holding on to them.
+ */
+async function releaseIdleOnceHeld(managerId: string, idle: readonly IdleConnection[], terminated: AbortSignal): Promise<boolean> {
+  try {
+    while (!(await logs(managerId).catch(() => '')).includes('graceful drain started')) await sleep(LOG_POLL_MS, undefined, { signal: terminated });
+    await sleep(RELEASE_IDLE_AFTER_MS, undefined, { signal: terminated });
+  } catch {
+    return false; // the pod was gone first
+  }
+  const held = idle.some((connection) => !connection.closed());
+  for (const connection of idle) void connection.close();
+  return held;
 }
