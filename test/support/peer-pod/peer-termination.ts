@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { IPodSpec } from 'kubernetes-models/v1';
 import { terminatePod, type PodTermination } from '../../image/support/podman-kubelet.js';
 import type { PodmanObjects } from '../../image/support/podman.js';
-import { logs } from '../../image/support/wait.js';
+import { logs, untilLogged } from '../../image/support/wait.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
 import { startHealthyEnvoy } from '../real-envoy/healthy-envoy.js';
 import { startUpstream } from '../real-envoy/upstream.js';
@@ -29,8 +29,6 @@ const STEADY_LOAD_REQUESTS = 20;
  * connections apart (Contour's has no timeout) still ends.
  */
 const RELEASE_IDLE_AFTER_MS = 8_000;
-/** How often the manager container's log is read for the drain's start. */
-const LOG_POLL_MS = 100;
 
 export interface PeerTerminationOptions {
   readonly spec: IPodSpec;
@@ -121,7 +119,7 @@ export async function terminatePeerUnderLoad(objects: PodmanObjects, options: Pe
  */
 async function releaseIdleOnceHeld(managerId: string, idle: readonly IdleConnection[], terminated: AbortSignal): Promise<boolean> {
   try {
-    while (!(await logs(managerId).catch(() => '')).includes('graceful drain started')) await sleep(LOG_POLL_MS, undefined, { signal: terminated });
+    await untilLogged(managerId, 'graceful drain started', terminated);
     await sleep(RELEASE_IDLE_AFTER_MS, undefined, { signal: terminated });
   } catch {
     return false; // the pod was gone first
