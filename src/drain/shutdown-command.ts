@@ -73,7 +73,7 @@ async function shutdown(config: ShutdownConfig, log: Logger, signal: AbortSignal
       writeDrainState(readyFile, drainState('awaiting-envoy-prestop'));
       const verdict = await awaitTermination(readyFile, config, startedAt, log, signal);
       if (verdict === 'interrupted') return { result: 'interrupted', exitCode: ExitCode.Interrupted };
-      if (verdict === 'not-terminating') return { result: 'not-terminating', exitCode: ExitCode.Drained };
+      if (verdict === 'not-terminating') return { result: 'not-terminating', exitCode: ExitCode.Success };
     }
     if (removeReadyFile(readyFile)) {
       log.info({ readyFile }, 'removed the ready file of an earlier drain');
