@@ -18,7 +18,7 @@ import { aioquicPython } from './support/protocols/h3.js';
 import { prometheusPython } from './support/prometheus.js';
 import { ensureSystemPackages } from './support/system-packages.js';
 import { ensureHey } from './fleet/support/hey.js';
-import { ensureKubeApiserver } from './support/kube/binary.js';
+import { ensureKubeApiserver, ensureKubeControllerManager } from './support/kube/binary.js';
 import { ensureSyft } from './support/syft.js';
 
 const SUPPORT = 'test/support';
@@ -41,8 +41,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const images = await buildTestImages((line) => console.log(line));
   // hey, built from its pinned Go module into a cache outside the repository (once per machine).
   project.provide('heyBinary', ensureHey());
-  // kube-apiserver, built from its pinned Go module into a cache outside the repository (once per version).
+  // kube-apiserver and kube-controller-manager, built from their pinned Go module into a cache outside the repository (once per version).
   ensureKubeApiserver((line) => console.log(line));
+  ensureKubeControllerManager((line) => console.log(line));
   // syft, for the release's SBOMs: the same, before the release test's time starts.
   await ensureSyft();
   const runId = `${process.pid}${Date.now().toString(36)}`;

@@ -64,8 +64,13 @@ Endpoints:
   GET /shutdown/ready  waits until the ready file appears, then answers 200 with the drain
                        report; after --ready-timeout answers 500 (kubelet records a failed
                        hook). It never starts or changes anything: it only waits.
+  GET /shutdown/drain  only with --drain-endpoint (native sidecar), with the hook token: runs
+                       the drain in this process and answers when it ends (200 drained, 500
+                       timeout or Envoy unreachable); without the token 403
   GET /healthz         200 while the process runs (use it for readiness; see the README
                        before adding a liveness probe)
+  GET /metrics         Prometheus text: handshakes, waiters, releases, drains by result and
+                       the last drain's numbers. Read-only.
   Other paths answer 404, other methods 405. Past --max-waiters, /shutdown/ready answers 503.
 
 At start a ready file left by an earlier run is removed, so it cannot release Envoy early.

@@ -23,7 +23,7 @@ interface GlobalOptions {
 
 /** Parses `argv` with commander and runs its command; resolves to the exit code. */
 export async function runProgram(argv: readonly string[]): Promise<number> {
-  let exitCode: number = ExitCode.Drained;
+  let exitCode: number = ExitCode.Success;
   try {
     await buildProgram((code) => (exitCode = code)).parseAsync(argv, { from: 'user' });
     return exitCode;

@@ -11,7 +11,7 @@ import { AdminError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { DrainResult } from '../handoff/drain-result.js';
 import { type DrainPolicy, hintPollMs, hintWanted, nextReadDelay, readTimeoutMs, startGiveUpMs, startRetryDelayMs } from './policy.js';
-import { INITIAL_STATE, decide, observe, type DrainEvent, type Reading } from './progress.js';
+import { INITIAL_STATE, decide, observe, type DrainLogLine, type Reading } from './progress.js';
 import { NO_FLUSHES, flushWindowStartMs, noteRead } from './flush-timing.js';
 
 export interface DrainOptions extends DrainPolicy {
@@ -108,7 +108,7 @@ async function pollUntilDrained(
   remember: (count: number | null) => void,
   outcome: (result: DrainOutcome['result']) => DrainOutcome,
 ): Promise<DrainOutcome> {
-  const say = (events: readonly DrainEvent[]): void => {
+  const say = (events: readonly DrainLogLine[]): void => {
     for (const { level, fields, msg } of events) log[level](fields, msg);
   };
   if (options.quietPeriodMs > 0) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');

@@ -35,7 +35,7 @@ export async function runDryRun(config: ShutdownConfig, sources: OptionSources, 
     now,
   };
   process.stdout.write(output === 'json' ? `${JSON.stringify(report)}\n` : `${formatDryRun(report)}\n`);
-  return now.envoy.reachable && now.connections?.total !== null ? ExitCode.Drained : ExitCode.EnvoyUnreachable;
+  return now.envoy.reachable && now.connections?.total !== null ? ExitCode.Success : ExitCode.EnvoyUnreachable;
 }
 
 export function plan(config: ShutdownConfig): string[] {

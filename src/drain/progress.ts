@@ -20,7 +20,7 @@ export type Reading =
   | { readonly elapsedMs: number; readonly failed: string; readonly refused: boolean };
 
 /** A log line the loop writes: pure functions decide what to say, the loop says it. */
-export interface DrainEvent {
+export interface DrainLogLine {
   readonly level: 'debug' | 'info' | 'warn' | 'error';
   readonly fields: Readonly<Record<string, unknown>>;
   readonly msg: string;
@@ -47,7 +47,7 @@ export interface DrainState {
   /** One-time log lines already written. */
   readonly said: ReadonlySet<'minimum' | 'quiet' | 'idle' | 'flush-wait'>;
   /** The lines the last observe or decide call asks the loop to write. */
-  readonly events: readonly DrainEvent[];
+  readonly events: readonly DrainLogLine[];
 }
 
 export type Decision = { readonly kind: 'continue' } | { readonly kind: 'done'; readonly reason: 'drained' | 'timeout' | 'envoy-unreachable' };
@@ -74,7 +74,7 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
     // Unknown is not zero: the drain goes on, and can now end only at its timeout or a later good read.
     const refusedReads = reading.refused ? state.refusedReads + 1 : 0;
     const fields = { err: reading.failed, elapsedMs };
-    const events: DrainEvent[] = [];
+    const events: DrainLogLine[] = [];
     if (!envoyGone(refusedReads)) {
       if (refusedReads > 0) events.push({ level: 'warn', fields: { ...fields, refusedReads }, msg: 'could not reach envoy: checking whether it exited' });
       else events.push({ level: 'warn', fields, msg: 'connection count unknown: still waiting (unknown is not zero)' });
@@ -82,7 +82,7 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
     return { ...state, connections: undefined, unconfirmed: undefined, lastCount: null, refusedReads, lastError: reading.failed, events };
   }
   const { counts } = reading;
-  const events: DrainEvent[] = [];
+  const events: DrainLogLine[] = [];
   if (counts.pairing !== undefined && counts.pairing !== state.pairing) events.push(pairingEvent(counts.pairing, elapsedMs));
   const said = new Set(state.said);
   const flushBaselineS = state.flushBaselineS ?? counts.uptimeS;
@@ -131,7 +131,7 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
   };
 }
 
-function pairingEvent(pairing: Pairing, elapsedMs: number): DrainEvent {
+function pairingEvent(pairing: Pairing, elapsedMs: number): DrainLogLine {
   const report = describePairing(pairing);
   if (!report.known) return { level: 'warn', fields: { why: report.why, elapsedMs }, msg: "listeners' connection managers unknown: every connection counts as busy" };
   return { level: 'info', fields: { listeners: report.listeners, elapsedMs }, msg: "listeners paired with their connection managers from envoy's configuration" };
@@ -142,10 +142,10 @@ export function decide(options: ProgressOptions, state: DrainState, elapsedMs: n
   const { connections } = state;
   const fields = { connections, elapsedMs: Math.round(elapsedMs) };
   if (envoyGone(state.refusedReads)) {
-    const event: DrainEvent = { level: 'error', fields: { err: state.lastError, elapsedMs: fields.elapsedMs, refusedReads: state.refusedReads }, msg: 'envoy is gone: its admin API refuses or drops every connection, so its connections are closed too' };
+    const event: DrainLogLine = { level: 'error', fields: { err: state.lastError, elapsedMs: fields.elapsedMs, refusedReads: state.refusedReads }, msg: 'envoy is gone: its admin API refuses or drops every connection, so its connections are closed too' };
     return { decision: { kind: 'done', reason: 'envoy-unreachable' }, state: { ...state, events: [event] } };
   }
-  const events: DrainEvent[] = [];
+  const events: DrainLogLine[] = [];
   const said = new Set(state.said);
   if (!said.has('minimum') && elapsedMs >= options.minDrainMs) {
     events.push({ level: 'info', fields, msg: 'minimum drain period reached' });

@@ -70,15 +70,15 @@ async function shutdown(config: ShutdownConfig, log: Logger, signal: AbortSignal
   // as "no drain running", and must never see that between the two.
   try {
     if (config.requireEnvoyPrestop) {
-      await writeDrainState(readyFile, drainState('awaiting-envoy-prestop'));
+      writeDrainState(readyFile, drainState('awaiting-envoy-prestop'));
       const verdict = await awaitTermination(readyFile, config, startedAt, log, signal);
       if (verdict === 'interrupted') return { result: 'interrupted', exitCode: ExitCode.Interrupted };
-      if (verdict === 'not-terminating') return { result: 'not-terminating', exitCode: ExitCode.Drained };
+      if (verdict === 'not-terminating') return { result: 'not-terminating', exitCode: ExitCode.Success };
     }
     if (removeReadyFile(readyFile)) {
       log.info({ readyFile }, 'removed the ready file of an earlier drain');
     }
-    await writeDrainState(readyFile, drainState('draining'));
+    writeDrainState(readyFile, drainState('draining'));
     return await drainAndReport(config, log, signal);
   } finally {
     // Logged, never thrown: it must not hide how the drain itself ended.

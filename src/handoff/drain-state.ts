@@ -38,7 +38,7 @@ export function drainStatePath(readyFile: string): string {
 }
 
 /** Synchronous (a few hundred bytes): written just before the drain's first admin request. */
-export async function writeDrainState(readyFile: string, state: DrainInProgress): Promise<void> {
+export function writeDrainState(readyFile: string, state: DrainInProgress): void {
   writeFileAtomicallySync(drainStatePath(readyFile), `${JSON.stringify(state)}\n`);
 }
 

@@ -82,7 +82,7 @@ export async function runInstall(config: InstallConfig, write: (line: string) =>
   write(`verified: ${hookCommand(config.dir, runtime.loader.name).join(' ')} --version printed ${VERSION}`);
   write(`preStop exec command (mounted at ${config.mountPath}), followed by shutdown and its flags:`);
   write(JSON.stringify([...hookCommand(config.mountPath, runtime.loader.name), 'shutdown']));
-  return ExitCode.Drained;
+  return ExitCode.Success;
 }
 
 function runningExecutable(): string {

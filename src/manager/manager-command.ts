@@ -73,8 +73,8 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   await manager.drained();
   // An Event still on its way gets its bounded time: the pod's grace period has room for it.
   await events?.settled();
-  log.info({ exitCode: ExitCode.Drained }, 'shutdown manager stopped');
-  return ExitCode.Drained;
+  log.info({ exitCode: ExitCode.Success }, 'shutdown manager stopped');
+  return ExitCode.Success;
 }
 
 /**

@@ -2,6 +2,8 @@
 
 /** Process exit codes, documented in --help and docs/. */
 export const ExitCode = {
+  /** Every other command (the manager, status, install, a dry run) did what it was asked. */
+  Success: 0,
   /** Drain finished: connections at or under the threshold after the minimum drain. */
   Drained: 0,
   /** No drain could start (the admin API refused, failed or did not answer the start calls), or Envoy exited during it. */

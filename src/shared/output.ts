@@ -13,8 +13,3 @@ export function endOutputQuietlyWhenClosed(): void {
     });
   }
 }
-
-/** For synchronous writers (the logger): true when an error only means the reader is gone. */
-export function isClosedOutput(error: unknown): boolean {
-  return CLOSED.has(String((error as { code?: unknown } | null)?.code));
-}

@@ -25,8 +25,8 @@ export async function runStatus(config: StatusConfig, signal: AbortSignal, write
     if (!signal.aborted) throw error;
   }
   // --watch ends by interruption, which is how a person stops it: not a failure.
-  if (config.watch) return ExitCode.Drained;
-  return ok ? ExitCode.Drained : ExitCode.EnvoyUnreachable;
+  if (config.watch) return ExitCode.Success;
+  return ok ? ExitCode.Success : ExitCode.EnvoyUnreachable;
 }
 
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {

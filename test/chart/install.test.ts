@@ -5,10 +5,10 @@
 // workload's pod template is also sent as a Pod in a server-side dry run, which gets Pod Security's
 // real enforce decision. `helm test` runs for real: its Pod is created and admitted, and the test
 // then reports the Pod's phase as kubelet would once the status check exited 0.
-import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CASES, SIDECARLESS_CASES } from '../support/chart/cases.js';
-import { CHART_DIR, RELEASE, helm, helmWithValues, parseManifests, type K8sObject, type RenderOptions } from '../support/chart/helm.js';
+import { CHART_DIR, RELEASE, helm, helmWithValues, type RenderOptions } from '../support/chart/helm.js';
+import { releaseManifest } from '../support/chart/release.js';
 import { type ApiServer, startApiServer } from '../support/kube/api-server.js';
 import { kubeVersion } from '../support/kube/binary.js';
 import { KubeApiError, type KubeObject } from '../support/kube/client.js';
@@ -40,15 +40,6 @@ const usesHostNetwork = (install: Install): boolean => install.values?.['hostNet
 
 let server: ApiServer;
 let namespaces = 0;
-
-/** The objects helm recorded for the release, read from its release Secret (what `helm get manifest` prints). */
-async function releaseManifest(namespace: string): Promise<K8sObject[]> {
-  const secret = await server.admin.get<KubeObject & { data?: { release?: string } }>('v1', 'Secret', `sh.helm.release.v1.${RELEASE}.v1`, namespace);
-  if (secret?.data?.release === undefined) throw new Error(`no release Secret in ${namespace}`);
-  // Kubernetes' base64 around helm's base64 around gzipped JSON.
-  const release = JSON.parse(gunzipSync(Buffer.from(Buffer.from(secret.data.release, 'base64').toString('utf8'), 'base64')).toString('utf8')) as { manifest?: string };
-  return parseManifests(release.manifest ?? '');
-}
 
 /** A fresh namespace at the level the install needs. */
 async function namespaceFor(level: 'restricted' | 'privileged'): Promise<string> {
@@ -122,7 +113,7 @@ describe('helm install against a real API server', () => {
     expect(installed.stderr).toBe('');
     expect(installed.code).toBe(0);
 
-    const objects = await releaseManifest(namespace);
+    const objects = await releaseManifest(server.admin, namespace, RELEASE);
     expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['ConfigMap', 'Service', (install.set ?? []).includes('kind=DaemonSet') ? 'DaemonSet' : 'Deployment']));
     for (const object of objects) {
       expect(await server.admin.get(object.apiVersion, object.kind, object.metadata.name, namespace), `${object.kind} ${object.metadata.name}`).toBeDefined();

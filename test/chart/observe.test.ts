@@ -1,10 +1,11 @@
-// events.enabled and metrics.podMonitor: off, the render is byte for byte the default; on, the
-// least the manager needs to create Events (create and patch on events, in the release namespace,
-// with a token only its container mounts) and a PodMonitor on its /metrics.
+// events.enabled and metrics.podMonitor: off, the render is byte for byte the default (whose pods
+// name the namespace's `default` ServiceAccount); on, the least the manager needs to create Events
+// (create and patch on events, in the release namespace, with a token only its container mounts)
+// and a PodMonitor on its /metrics.
 import type { IContainer } from 'kubernetes-models/v1';
 import type { IRole, IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { describe, expect, it } from 'vitest';
-import { NAMESPACE, RELEASE, helmTemplate, renderChart, type K8sObject } from '../support/chart/helm.js';
+import { NAMESPACE, RELEASE, helmTemplate, parseManifests, renderChart, type K8sObject } from '../support/chart/helm.js';
 import { findObjects, readPod, validateAgainstKubernetes } from '../support/chart/manifests.js';
 
 const FULLNAME = `${RELEASE}-envoy-shutdown-manager`;
@@ -24,7 +25,10 @@ describe('events.enabled and metrics.podMonitor', () => {
     const off = await helmTemplate({ set: [TOKEN, ...mode, ...OFF], kubeVersion: KUBE });
     expect(plain.code).toBe(0);
     expect(off.stdout).toBe(plain.stdout);
-    expect(plain.stdout).not.toMatch(/kind: ServiceAccount|kind: Role|PodMonitor|serviceAccountName|ENVOY_SHUTDOWN_EVENTS|kube-api-access/);
+    expect(plain.stdout).not.toMatch(/kind: ServiceAccount|kind: Role|PodMonitor|ENVOY_SHUTDOWN_EVENTS|kube-api-access/);
+    // Named even here, so that an upgrade from events on replaces the chart's account (see upgrade.test.ts).
+    const workload = parseManifests(plain.stdout).find((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet') as { spec?: { template?: { spec?: { serviceAccountName?: string } } } } | undefined;
+    expect(workload?.spec?.template?.spec?.serviceAccountName).toBe('default');
   });
 
   it.each([[[]], [['nativeSidecar=true']]])('on (%j): a Role for create and patch on events only, bound to the pods\' ServiceAccount; the token in the manager alone', async (mode) => {

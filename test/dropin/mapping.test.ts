@@ -121,7 +121,7 @@ describe('Contour', () => {
     try {
       const ready = `${dir.path}/ok`;
       const self = ownIdentity();
-      await writeDrainState(ready, { pid: self.pid, ...(self.startTime === undefined ? {} : { pidStartTime: self.startTime }), startedAt: new Date().toISOString(), startedBy: 'hook', phase: 'draining', minDrainMs: 0, drainTimeoutMs: Number.POSITIVE_INFINITY, quietPeriodMs: 0 });
+      writeDrainState(ready, { pid: self.pid, ...(self.startTime === undefined ? {} : { pidStartTime: self.startTime }), startedAt: new Date().toISOString(), startedBy: 'hook', phase: 'draining', minDrainMs: 0, drainTimeoutMs: Number.POSITIVE_INFINITY, quietPeriodMs: 0 });
       expect(await readDrainState(ready)).toMatchObject({ kind: 'running', state: { drainTimeoutMs: Number.POSITIVE_INFINITY } });
     } finally {
       dir.cleanup();

@@ -3,9 +3,14 @@ Events (events.enabled): the manager creates one Event on the pod per drain, wit
 chart's ServiceAccount mounted into the shutdown-manager container only. Envoy gets no token.
 */}}
 
-{{/* The ServiceAccount the pods run as: the user's, else the chart's own when events are on. */}}
+{{/*
+The ServiceAccount the pods run as: the user's, else the chart's own when events are on, else the
+namespace's `default`; always rendered. The API server keeps the deprecated `serviceAccount` alias
+beside `serviceAccountName` and fills either from the other, so an upgrade that merely drops
+`serviceAccountName` keeps the old account, and once helm has deleted it no pod can be created.
+*/}}
 {{- define "envoy-shutdown-manager.serviceAccountName" -}}
-{{- if .Values.serviceAccountName }}{{ .Values.serviceAccountName }}{{ else if .Values.events.enabled }}{{ include "envoy-shutdown-manager.fullname" . }}{{ end }}
+{{- if .Values.serviceAccountName }}{{ .Values.serviceAccountName }}{{ else if .Values.events.enabled }}{{ include "envoy-shutdown-manager.fullname" . }}{{ else }}default{{ end }}
 {{- end }}
 
 {{/* Where the in-cluster convention looks for the token and the CA. */}}

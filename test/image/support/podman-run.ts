@@ -15,6 +15,11 @@ export interface PodmanResult {
   readonly stderr: string;
 }
 
+/** The environment every podman command runs with (the project's containers.conf). */
+export async function podmanEnv(): Promise<NodeJS.ProcessEnv> {
+  return (await scripts).podman.podmanEnv();
+}
+
 /** Runs podman; resolves with its exit code and output whatever the code (a timeout kills it). */
 export async function podmanRun(args: readonly string[], timeoutMs = 60_000): Promise<PodmanResult> {
   const { podman: script } = await scripts;

@@ -1,9 +1,10 @@
 // Waiting on what containers show from outside (a log line, an HTTP answer, a state), on the
 // shared poll.
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from '../../support/http.js';
 import { pollFor } from '../../support/poll.js';
-import { podman, podmanRun } from './podman-run.js';
+import { podman, podmanEnv, podmanRun } from './podman-run.js';
 
 /** Polls `probe`; an error it throws counts as not yet (podman may fail while a container starts), and is named at the deadline. */
 export function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
@@ -12,8 +13,15 @@ export function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ti
   return pollFor(what, tolerant, { timeoutMs, everyMs: 25, lastSeen: () => (last === undefined ? undefined : `last error: ${(last as Error).message}`) });
 }
 
+/**
+ * How long a container may take to answer its probe: a deadline, not a speed. A busy machine has
+ * taken over 15 s to start a pod's container (podman, runc, conmon, the executable itself); the
+ * deadline still comes before the test's own 60 s timeout, so its error names the container.
+ */
+const STARTED_WITHIN_MS = 40_000;
+
 /** Waits until the server on 127.0.0.1:`port` answers `path` with 200; if `container` exited, the error at the deadline carries its log. */
-export async function waitForHttp(container: string, port: number, path: string, timeoutMs?: number): Promise<void> {
+export async function waitForHttp(container: string, port: number, path: string, timeoutMs = STARTED_WITHIN_MS): Promise<void> {
   await waitFor(`${container} answering ${path} on 127.0.0.1:${port}`, async () => {
     const answer = await request({ port }, path).catch(() => undefined);
     if (answer?.status === 200) return true;
@@ -27,6 +35,39 @@ export async function waitForHttp(container: string, port: number, path: string,
 export async function logs(container: string): Promise<string> {
   const result = await podmanRun(['logs', container]);
   return `${result.stdout}${result.stderr}`;
+}
+
+/**
+ * Resolves once the container's log (followed, as `kubectl logs -f`: one podman process, no
+ * polling) has shown `text`; rejects when `signal` aborts or the log ends first.
+ */
+export async function untilLogged(container: string, text: string, signal: AbortSignal): Promise<void> {
+  const env = await podmanEnv();
+  return new Promise((resolve, reject) => {
+    const child = spawn('podman', ['logs', '--follow', container], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let tail = '';
+    let settled = false;
+    const settle = (error?: Error): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', abort);
+      child.kill('SIGKILL');
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const abort = (): void => settle(new Error(`stopped waiting for "${text}" in ${container}'s log`));
+    // Only the tail a split line could start in is kept.
+    const look = (chunk: string): void => {
+      tail = (tail + chunk).slice(-(chunk.length + text.length));
+      if (tail.includes(text)) settle();
+    };
+    child.stdout.setEncoding('utf8').on('data', look);
+    child.stderr.setEncoding('utf8').on('data', look);
+    child.once('error', (error) => settle(error));
+    child.once('close', () => settle(new Error(`${container}'s log ended without "${text}"`)));
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  });
 }
 
 /** The container's log lines that parse as JSON (the manager logs JSON). */

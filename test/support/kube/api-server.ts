@@ -1,9 +1,10 @@
 // A real Kubernetes API server for the tests: etcd (Debian's, scripts/debian.mjs) and
 // kube-apiserver (./binary.ts) on 127.0.0.1 ports, their data, certificates and keys in a temp dir.
 // Authentication: a static admin token (system:masters) and service-account tokens (TokenRequest);
-// authorization RBAC; the default admission plugins, Pod Security among them. No kubelet,
-// scheduler or controller-manager: objects are stored and admitted, nothing runs them.
-// Both processes die with the process that started them (parent-death signal), also when a test
+// authorization RBAC; the default admission plugins, Pod Security among them. On request,
+// kube-controller-manager runs beside it (./controllers.ts): workloads then make pods. No kubelet
+// or scheduler: pods are stored and admitted, nothing runs them.
+// Every process dies with the process that started them (parent-death signal), also when a test
 // run is killed; stop() ends them and removes the temp dir.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,8 +14,9 @@ import { stringify } from 'yaml';
 import { pollUntil } from '../poll.js';
 import { freePort } from '../ports.js';
 import { etcdBinary } from '../system-packages.js';
-import { ensureKubeApiserver } from './binary.js';
+import { ensureKubeApiserver, ensureKubeControllerManager } from './binary.js';
 import { type KubeClient, kubeClient } from './client.js';
+import { CONTROLLERS_READY_NAMESPACE, ROOT_CA_CONFIGMAP, controllerManagerArgs } from './controllers.js';
 import { makeKubePki } from './pki.js';
 import { serviceAccountToken } from './resources.js';
 
@@ -95,8 +97,14 @@ function processExists(pid: number): boolean {
   }
 }
 
-export async function startApiServer(): Promise<ApiServer> {
+export interface ApiServerOptions {
+  /** Run kube-controller-manager too (see ./controllers.ts); its start is part of the wait. */
+  readonly controllers?: boolean;
+}
+
+export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
   const apiserverBinary = ensureKubeApiserver();
+  const controllerManagerBinary = options.controllers === true ? ensureKubeControllerManager() : undefined;
   const etcd = await etcdBinary();
   removeOrphanedDirs();
   const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
@@ -130,11 +138,20 @@ export async function startApiServer(): Promise<ApiServer> {
   ]));
   const url = `https://127.0.0.1:${securePort}`;
   const caPem = readFileSync(pki.caFile, 'utf8');
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'esm-test', cluster: { server: url, 'certificate-authority': pki.caFile } }],
+    users: [{ name: 'admin', user: { token: pki.adminToken } }],
+    contexts: [{ name: 'esm-test', context: { cluster: 'esm-test', user: 'admin' } }],
+    'current-context': 'esm-test',
+  }), { mode: 0o600 });
   const clientWith = (token: string): KubeClient => kubeClient({ url, caPem, token });
   const admin = clientWith(pki.adminToken);
   const log = (): string => daemons.map((d) => d.log()).join('\n').slice(-8_000);
   const stop = async (): Promise<void> => {
-    // The API server first: it then has no etcd to complain about.
+    // In reverse order of start: the controllers, then the API server, then etcd; none complains of a missing peer.
     for (const daemon of [...daemons].reverse()) await stopDaemon(daemon, 10_000);
     rmSync(dir, { recursive: true, force: true });
     process.removeListener('exit', killAtExit);
@@ -146,20 +163,20 @@ export async function startApiServer(): Promise<ApiServer> {
       if (dead !== undefined) throw new Error(dead);
       return (await admin.send('GET', '/readyz').catch(() => undefined))?.status === 200;
     }, { timeoutMs: READY_TIMEOUT_MS, everyMs: 100 });
+    if (controllerManagerBinary !== undefined) {
+      daemons.push(startDaemon('kube-controller-manager', controllerManagerBinary, controllerManagerArgs({ kubeconfig, caFile: pki.caFile, featureGates: FEATURE_GATES })));
+      // Its controllers have started once the root-CA publisher has filled in a namespace.
+      await pollUntil('kube-controller-manager publishing kube-root-ca.crt', async () => {
+        const dead = daemons.map((d) => d.exit()).find((exit) => exit !== undefined);
+        if (dead !== undefined) throw new Error(dead);
+        return (await admin.get('v1', 'ConfigMap', ROOT_CA_CONFIGMAP, CONTROLLERS_READY_NAMESPACE)) !== undefined;
+      }, { timeoutMs: READY_TIMEOUT_MS, everyMs: 100 });
+    }
   } catch (error) {
     const message = `${(error as Error).message}\n${log()}`;
     await stop();
     throw new Error(message);
   }
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'esm-test', cluster: { server: url, 'certificate-authority': pki.caFile } }],
-    users: [{ name: 'admin', user: { token: pki.adminToken } }],
-    contexts: [{ name: 'esm-test', context: { cluster: 'esm-test', user: 'admin' } }],
-    'current-context': 'esm-test',
-  }), { mode: 0o600 });
   return {
     url,
     caFile: pki.caFile,

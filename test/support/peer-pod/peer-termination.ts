@@ -4,10 +4,11 @@
 // (side-load.ts); and a scraper's keep-alive connection on the peer's stats listener. At time zero
 // kubelet (the podman stand-in, as a 1.33 kubelet does it) starts terminating the pod and the load
 // balancer its deprogramming delay. Everything seen is returned.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IPodSpec } from 'kubernetes-models/v1';
 import { terminatePod, type PodTermination } from '../../image/support/podman-kubelet.js';
 import type { PodmanObjects } from '../../image/support/podman.js';
-import { logs } from '../../image/support/wait.js';
+import { logs, untilLogged } from '../../image/support/wait.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
 import { testCertificate } from '../peer-fixtures/certificate.js';
 import { startHealthyEnvoy } from '../real-envoy/healthy-envoy.js';
@@ -27,8 +28,9 @@ const STEADY_LOAD_REQUESTS = 20;
 /** The long requests all reach the backend within their 1.5 s of each other on any machine; a bound, so a slow one fails with a reason. */
 const LONG_IN_FLIGHT_WITHIN_MS = 30_000;
 /**
- * A drain still held this long after time zero closes the idle connections from the client side,
- * so a drain that does not tell idle connections apart (Contour's has no timeout) still ends.
+ * A drain still held this long after it began (its hook may start seconds after time zero on a busy
+ * machine) closes the idle connections from the client side, so a drain that does not tell idle
+ * connections apart (Contour's has no timeout) still ends.
  */
 const RELEASE_IDLE_AFTER_MS = 8_000;
 
@@ -112,14 +114,13 @@ export async function terminatePeer(objects: PodmanObjects, options: PeerTermina
     const zero = Date.now();
     sides.terminationStarted(zero, zero + DEPROGRAMMING_DELAY_MS);
     const allIdle = [...idle, ...sides.idle];
-    let idleReleasedByTest = false;
     // Held streams end HOLD_AFTER_DELETION_MS in: only then are idle connections all that is left.
-    const release = setTimeout(() => {
-      idleReleasedByTest = allIdle.some((connection) => !connection.closed());
-      for (const connection of allIdle) void connection.close();
-    }, RELEASE_IDLE_AFTER_MS + ((options.sides ?? []).length > 0 ? HOLD_AFTER_DELETION_MS : 0));
+    const terminated = new AbortController();
+    const releaseAfterMs = RELEASE_IDLE_AFTER_MS + ((options.sides ?? []).length > 0 ? HOLD_AFTER_DELETION_MS : 0);
+    const release = releaseIdleOnceHeld(peer.pod.container('shutdown-manager').id, allIdle, releaseAfterMs, terminated.signal);
     const termination = await terminatePod(peer.pod, { hooks: true });
-    clearTimeout(release);
+    terminated.abort();
+    const idleReleasedByTest = await release;
     // Clients keep going until each has sent a request after the load balancer let go of the pod
     // and the pod was gone: a pod that died too early shows its refused or reset connections.
     await traffic?.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
@@ -157,4 +158,21 @@ async function waitUntil(what: string, promise: Promise<void>, timeoutMs: number
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Closes the idle connections from the client side once the drain has run `afterMs`
+ * (from its hook's 'graceful drain started' in the manager container's log) unless the pod is gone
+ * first. Resolves with whether any was still open then: the drain was holding on to them.
+ */
+async function releaseIdleOnceHeld(managerId: string, idle: ReadonlyArray<{ closed(): boolean; close(): Promise<void> }>, afterMs: number, terminated: AbortSignal): Promise<boolean> {
+  try {
+    await untilLogged(managerId, 'graceful drain started', terminated);
+    await sleep(afterMs, undefined, { signal: terminated });
+  } catch {
+    return false; // the pod was gone first
+  }
+  const held = idle.some((connection) => !connection.closed());
+  for (const connection of idle) void connection.close();
+  return held;
 }

@@ -78,7 +78,7 @@ describe('readDrainState trusts a pid only with its start time', () => {
     const ready = path('ready');
     const self = ownIdentity();
     expect(self.startTime).toMatch(/^\d+$/);
-    await writeDrainState(ready, state(self.pid, self.startTime));
+    writeDrainState(ready, state(self.pid, self.startTime));
     expect(await readDrainState(ready)).toMatchObject({ kind: 'running' });
   });
 
@@ -87,13 +87,13 @@ describe('readDrainState trusts a pid only with its start time', () => {
     ['another start time', '1'],
   ])('abandoned: a live pid with %s', async (_what, startTime) => {
     const ready = path('ready');
-    await writeDrainState(ready, state(process.pid, startTime));
+    writeDrainState(ready, state(process.pid, startTime));
     expect(await readDrainState(ready)).toMatchObject({ kind: 'abandoned', why: 'pid reused or unverifiable' });
   });
 
   it('abandoned: a pid nothing runs under', async () => {
     const ready = path('ready');
-    await writeDrainState(ready, state(2 ** 22 + 1, '5'));
+    writeDrainState(ready, state(2 ** 22 + 1, '5'));
     expect(await readDrainState(ready)).toMatchObject({ kind: 'abandoned', why: 'process gone' });
   });
 
