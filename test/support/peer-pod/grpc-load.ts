@@ -56,12 +56,6 @@ export function grpcLoad(target: { readonly name: string; readonly inPod: number
     const port = context.port(target.inPod);
     const failures: string[] = [];
     const departure = new Departure();
-    let served = 0;
-    let lastAnswer = 0;
-    const answered = (): void => {
-      lastAnswer = Date.now();
-      if (departure.zero !== undefined) served += 1;
-    };
 
     const idle = await channel(port);
     await unary(idle.session, target.authority, 0);
@@ -73,7 +67,7 @@ export function grpcLoad(target: { readonly name: string; readonly inPod: number
     const firstReply = new Promise<void>((resolve) => (replied = resolve));
     const watch = call(watching.session, target.authority, GRPC_STREAM_PATH, (payload) => {
       replies.push(payload);
-      answered();
+      departure.answered();
       replied();
     });
     watch.stream.write(grpcMessage('watch'));
@@ -88,7 +82,7 @@ export function grpcLoad(target: { readonly name: string; readonly inPod: number
       heldUntil = Date.now();
       watch.stream.end();
       const code = await watch.status;
-      lastAnswer = Date.now();
+      departure.lastAnswer = Date.now();
       if (code !== '0') throw new Error(`grpc-status ${code}`);
       if (before === 0 || replies.some((reply, i) => reply !== `reply ${i + 1}`)) throw new Error(`replies out of order: ${replies.join(', ')}`);
     })().catch((error: Error) => void failures.push(`${target.name} streaming call: ${error.message}`));
@@ -105,7 +99,7 @@ export function grpcLoad(target: { readonly name: string; readonly inPod: number
             current = await channel(port);
           }
           await unary(current.session, target.authority, n);
-          answered();
+          departure.answered();
           first();
         } catch (error) {
           failures.push(`${target.name} unary call: ${(error as Error).message}`);
@@ -123,14 +117,13 @@ export function grpcLoad(target: { readonly name: string; readonly inPod: number
       idle: [idleChannel],
       ready: () => Promise.all([unaryOnce, firstReply]).then(() => undefined),
       terminationStarted(zero, deprogrammedAt) {
-        departure.zero = zero;
-        departure.deprogrammedAt = deprogrammedAt;
+        departure.start(zero, deprogrammedAt);
         started(zero);
       },
       async finish(): Promise<SideReport> {
         await Promise.all([loop, holding]);
         watching.session.close();
-        return { name: target.name, failures, servedAfterDeletion: served, busyUntil: Math.max(lastAnswer, heldUntil ?? 0), heldUntil, toldToLeaveAfterMs: departure.toldAfterMs() };
+        return { name: target.name, failures, servedAfterDeletion: departure.served, busyUntil: Math.max(departure.lastAnswer, heldUntil ?? 0), heldUntil, toldToLeaveAfterMs: departure.toldAfterMs() };
       },
       async close() {
         watching.session.destroy();

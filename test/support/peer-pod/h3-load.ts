@@ -25,8 +25,6 @@ export function h3Load(target: { readonly name: string; readonly inPod: number; 
     const connect = (): Promise<H3Client> => connectH3(target.inPod, target.host, context.podPid);
     const failures: string[] = [];
     const departure = new Departure();
-    let served = 0;
-    let lastAnswer = 0;
     const clients: H3Client[] = [];
     const opened = async (): Promise<H3Client> => {
       const client = await connect();
@@ -48,8 +46,7 @@ export function h3Load(target: { readonly name: string; readonly inPod: number; 
           const status = await h3Get(current, '/');
           if (goneOrLeaving(current)) departure.told();
           if (status !== 200) throw new Error(`status ${status}`);
-          lastAnswer = Date.now();
-          if (departure.zero !== undefined) served += 1;
+          departure.answered();
           first();
         } catch (error) {
           failures.push(`${target.name} request: ${(error as Error).message}`);
@@ -73,13 +70,10 @@ export function h3Load(target: { readonly name: string; readonly inPod: number; 
           (error: Error) => void failures.push(`${target.name} long request: ${error.message}`),
         );
       },
-      terminationStarted(zero, deprogrammedAt) {
-        departure.zero = zero;
-        departure.deprogrammedAt = deprogrammedAt;
-      },
+      terminationStarted: (zero, deprogrammedAt) => departure.start(zero, deprogrammedAt),
       async finish(): Promise<SideReport> {
         await Promise.all([loop, long]);
-        return { name: target.name, failures, servedAfterDeletion: served, busyUntil: Math.max(lastAnswer, longAnswered), heldUntil: undefined, toldToLeaveAfterMs: departure.toldAfterMs() };
+        return { name: target.name, failures, servedAfterDeletion: departure.served, busyUntil: Math.max(departure.lastAnswer, longAnswered), heldUntil: undefined, toldToLeaveAfterMs: departure.toldAfterMs() };
       },
       async close() {
         await Promise.all(clients.map((client) => client.close()));

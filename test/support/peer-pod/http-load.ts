@@ -51,8 +51,6 @@ export function httpLoad(target: HttpTarget): (context: SideContext) => Promise<
     const idle = { closed: () => idleSocket.destroyed, close: async () => void idleAgent.destroy() };
 
     const departure = new Departure();
-    let served = 0;
-    let lastAnswer = 0;
     let firstAnswer: () => void = () => undefined;
     const answeredOnce = new Promise<void>((resolve) => (firstAnswer = resolve));
     const loopAgent = agentOf();
@@ -64,8 +62,7 @@ export function httpLoad(target: HttpTarget): (context: SideContext) => Promise<
           open = res.headers.connection !== 'close';
           if (!open) departure.told();
           if (answered(res, 'request')) {
-            lastAnswer = Date.now();
-            if (departure.zero !== undefined) served += 1;
+            departure.answered();
             firstAnswer();
           }
         } catch (error) {
@@ -90,13 +87,10 @@ export function httpLoad(target: HttpTarget): (context: SideContext) => Promise<
           (error: Error) => void failures.push(`${target.name} long request: ${error.message}`),
         );
       },
-      terminationStarted(zero, deprogrammedAt) {
-        departure.zero = zero;
-        departure.deprogrammedAt = deprogrammedAt;
-      },
+      terminationStarted: (zero, deprogrammedAt) => departure.start(zero, deprogrammedAt),
       async finish(): Promise<SideReport> {
         await Promise.all([loop, long]);
-        return { name: target.name, failures, servedAfterDeletion: served, busyUntil: Math.max(lastAnswer, longAnswered), heldUntil: undefined, toldToLeaveAfterMs: departure.toldAfterMs() };
+        return { name: target.name, failures, servedAfterDeletion: departure.served, busyUntil: Math.max(departure.lastAnswer, longAnswered), heldUntil: undefined, toldToLeaveAfterMs: departure.toldAfterMs() };
       },
       async close() {
         loopAgent.destroy();

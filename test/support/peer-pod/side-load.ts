@@ -62,6 +62,22 @@ export class Departure {
   toldToLeaveAt: number | undefined;
   readonly startedAt = Date.now();
   requests = 0;
+  /** Answers the pod gave after time zero. */
+  served = 0;
+  /** Date.now() of the pod's last answer (or of the end of a stream it held). */
+  lastAnswer = 0;
+
+  /** Time zero; new connections may go to the pod until `deprogrammedAt`. */
+  start(zero: number, deprogrammedAt: number): void {
+    this.zero = zero;
+    this.deprogrammedAt = deprogrammedAt;
+  }
+
+  /** The pod answered the client. */
+  answered(): void {
+    this.lastAnswer = Date.now();
+    if (this.zero !== undefined) this.served += 1;
+  }
 
   /** The pod closed (or asked to close) the client's connection. */
   told(at = Date.now()): void {

@@ -24,12 +24,9 @@ export function streamLoad(target: StreamTarget): (context: SideContext) => Prom
     const open = (): Promise<StreamConnection> => (target.servername === undefined ? tcpStream(port) : tlsStream(port, target.servername));
     const failures: string[] = [];
     const departure = new Departure();
-    let served = 0;
-    let lastAnswer = 0;
     const exchange = async (stream: StreamConnection, line: string): Promise<void> => {
       await stream.echo(line);
-      lastAnswer = Date.now();
-      if (departure.zero !== undefined) served += 1;
+      departure.answered();
     };
 
     let heldUntil: number | undefined;
@@ -43,7 +40,7 @@ export function streamLoad(target: StreamTarget): (context: SideContext) => Prom
       }
       heldUntil = Date.now();
       await held.close();
-      lastAnswer = Date.now();
+      departure.lastAnswer = Date.now();
     })().catch((error: Error) => void failures.push(`${target.name} held stream: ${error.message}`));
 
     let first: () => void = () => undefined;
@@ -67,13 +64,10 @@ export function streamLoad(target: StreamTarget): (context: SideContext) => Prom
       startLong: () => undefined,
       idle: [],
       ready: () => exchanged,
-      terminationStarted(zero, deprogrammedAt) {
-        departure.zero = zero;
-        departure.deprogrammedAt = deprogrammedAt;
-      },
+      terminationStarted: (zero, deprogrammedAt) => departure.start(zero, deprogrammedAt),
       async finish(): Promise<SideReport> {
         await Promise.all([loop, holding]);
-        return { name: target.name, failures, servedAfterDeletion: served, busyUntil: Math.max(lastAnswer, heldUntil ?? 0), heldUntil, toldToLeaveAfterMs: undefined };
+        return { name: target.name, failures, servedAfterDeletion: departure.served, busyUntil: Math.max(departure.lastAnswer, heldUntil ?? 0), heldUntil, toldToLeaveAfterMs: undefined };
       },
       close: async () => held?.close(),
     };
