@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { idleHttpConnection, keepAliveRequest } from '../support/clients.js';
 import { cleanEnv, startCli, tempDir, type RunningCli } from '../support/cli.js';
 import { request } from '../support/http.js';
+import { pollUntil } from '../support/poll.js';
 import { type AdminKind, type ChartEnvoy, startChartEnvoy } from '../support/real-envoy/chart-envoy.js';
 import { get } from '../support/real-envoy/process.js';
 
@@ -154,11 +155,12 @@ describe('counting connections on real Envoy', () => {
     const scraper = await idleHttpConnection(envoy.ports['stats'] as number, '/stats/prometheus');
     cleanups.push(() => scraper.close());
     // server.total_connections moves only at Envoy's stats flush (every 5 s with the chart's bootstrap).
-    for (let value = 0; value !== 1; ) {
+    let value = Number.NaN;
+    await pollUntil('a stats flush counting the scraper', async () => {
       const answer = await get(envoy.adminAddress, '/stats?filter=^server\\.total_connections$&format=json');
       value = (JSON.parse(answer.body) as { stats: Array<{ value: number }> }).stats[0]?.value ?? Number.NaN;
-      if (value !== 1) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return value === 1;
+    }, { timeoutMs: 30_000, everyMs: 50, lastSeen: () => `server.total_connections ${value}` });
     const totalReady = readyPath();
     const total = await run(['shutdown', '--connections', 'total', '--drain-timeout', '1s'], chartEnv(envoy, totalReady)).result;
     expect(total.code).toBe(3);

@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { idleHttpConnection } from '../support/clients.js';
+import { pollUntil } from '../support/poll.js';
 import { cleanEnv, startCli, tempDir, type RunResult } from '../support/cli.js';
 import { renderedPod } from '../support/real-envoy/chart-envoy.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
@@ -52,11 +53,7 @@ function run(args: string[], env: Record<string, string> = {}): ReturnType<typeo
 
 /** Resolves once the tap has seen a call matching `predicate` (answered, when the predicate asks for a status). */
 async function waitForCall(envoy: DrainTarget, predicate: (call: DrainTarget['calls'][number]) => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!envoy.calls.some(predicate)) {
-    if (Date.now() > deadline) throw new Error(`no such admin call within ${timeoutMs} ms: ${JSON.stringify(envoy.calls.slice(-5))}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await pollUntil('such an admin call', () => envoy.calls.some(predicate), { timeoutMs, everyMs: 10, lastSeen: () => JSON.stringify(envoy.calls.slice(-5)) });
 }
 
 function report(path: string): Record<string, unknown> {
