@@ -12,6 +12,8 @@ import { forward, portOf, type End } from './forward.js';
 export interface PodBridge {
   /** This machine's loopback port that reaches the pod's `inPod` port. */
   port(inPod: number): number;
+  /** For an error message: whether the forwarder inside the pod still runs, and what it said. */
+  describe(): string;
   close(): void;
 }
 
@@ -39,10 +41,12 @@ export async function bridgePod(pid: string, options: { ports: readonly number[]
       ports.set(inPod, portOf(server));
     }
     const child = spawn('nsenter', ['-t', pid, '-n', process.execPath, RUNNER, JSON.stringify(plan)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    let exit: string | undefined;
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err = (err + chunk).slice(-4_000)));
+    child.once('exit', (code, signal) => (exit = `exited ${code ?? signal}`));
     await new Promise<void>((ready, fail) => {
-      let err = '';
       const timer = setTimeout(() => fail(new Error(`the pod's bridge did not start in ${READY_WITHIN_MS} ms: ${err}`)), READY_WITHIN_MS);
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
         if (!chunk.includes('ready')) return;
         clearTimeout(timer);
@@ -57,6 +61,7 @@ export async function bridgePod(pid: string, options: { ports: readonly number[]
         if (port === undefined) throw new Error(`port ${inPod} of the pod is not bridged`);
         return port;
       },
+      describe: () => `the pod's bridge (nsenter -t ${pid}) ${exit ?? 'runs'}${err === '' ? '' : `: ${err}`}`,
       close() {
         child.kill('SIGKILL');
         // Not waiting for their connections: the pod is gone, and each one ends with it.

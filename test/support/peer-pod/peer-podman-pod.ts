@@ -86,7 +86,7 @@ export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptio
   // kubelet's probes: the pod counts as started once every probed container answers.
   await Promise.all(probes.map((probe) => waitForHttp(probe.id, bridge.port(probe.port), probe.path, READY_WITHIN_MS))).catch(async (error: unknown) => {
     const tails = await Promise.all(containers.map(async (c) => `${c.name}:\n${(await logs(c.id)).split('\n').slice(-40).join('\n')}`));
-    throw new Error(`${(error as Error).message}\n${tails.join('\n')}`, { cause: error });
+    throw new Error(`${(error as Error).message}\n${bridge.describe()}\n${tails.join('\n')}`, { cause: error });
   });
   const pod: PodmanPod = {
     name,
