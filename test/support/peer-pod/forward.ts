@@ -10,8 +10,8 @@ export type End = { readonly host: string; readonly port: number } | { readonly 
 export function forward(from: End, to: End): Promise<Server> {
   const server = createServer({ allowHalfOpen: true }, (inbound) => {
     const outbound = connect({ ...to, allowHalfOpen: true });
-    join(inbound, outbound);
-    join(outbound, inbound);
+    join(inbound, outbound, !('path' in to));
+    join(outbound, inbound, !('path' in from));
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -19,10 +19,15 @@ export function forward(from: End, to: End): Promise<Server> {
   });
 }
 
-function join(from: Socket, to: Socket): void {
+/** `toIsTcp`: only a TCP socket can be reset; Node throws for a Unix socket, which is closed instead. */
+function join(from: Socket, to: Socket, toIsTcp: boolean): void {
   from.pipe(to);
   // A reset (or a failed connect) on one side is a reset on the other, as a client would see it.
-  from.on('error', () => (to.destroyed ? undefined : to.resetAndDestroy()));
+  from.on('error', () => {
+    if (to.destroyed) return;
+    if (toIsTcp) to.resetAndDestroy();
+    else to.destroy();
+  });
   from.on('close', (hadError) => {
     if (!hadError && !to.destroyed && to.writableEnded) to.destroy();
   });
