@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { HINT_POLL_MS } from '../src/drain/policy.js';
-import { LISTENER_STATS_FILTER } from '../src/envoy/stats.js';
+import { statsFilter } from '../src/envoy/stat-names.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { type Scenario, DrainTarget, formatMs, FORMS, medianAndSpread, NODE, progress, ratio, sleep, spawnTimed, stratifiedOffsets, summarize, table } from './support/harness.js';
 import { egShutdown, parseAdminAddress, startEgReadyServer } from './support/eg-design.js';
@@ -122,7 +122,7 @@ async function measureFloor(): Promise<number[]> {
   try {
     await target.open(1);
     const { host, port } = parseAdminAddress(target.adminAddress);
-    const path = `/stats?filter=${LISTENER_STATS_FILTER}&format=json`;
+    const path = `/stats?filter=${statsFilter({})}&format=json`;
     const { stdout } = await execFileAsync(NODE, ['-e', FLOOR_CLIENT, host, String(port), path, String(FLOOR_SAMPLES)], { env: {} });
     return JSON.parse(stdout) as number[];
   } finally {

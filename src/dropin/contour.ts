@@ -12,6 +12,7 @@ import { runManager } from '../manager/manager-command.js';
 import type { ManagerConfig } from '../manager/manager-config.js';
 import { MANAGER_SETTINGS } from '../manager/manager-settings.js';
 import { defaultOf, parseListenPort, parseReadyFile } from '../shared/parsers.js';
+import { ADMIN_SCOPE } from '../envoy/stat-names.js';
 import { hookLogMirror } from '../shared/hook-log.js';
 import { onTerminationSignal } from '../shared/signals.js';
 import { durationFlag, intFlag, stringFlag, type FlagValues } from './go-flags.js';
@@ -21,7 +22,7 @@ import type { Peer } from './peer.js';
 export const CONTOUR = {
   readyPath: '/shutdown',
   /** Connection managers Contour never counts: the admin API and its stats and health listeners. */
-  ignoredPrefixes: ['admin', 'envoy-admin', 'stats', 'health', 'stats-health'],
+  ignoredPrefixes: [ADMIN_SCOPE, 'envoy-admin', 'stats', 'health', 'stats-health'],
   /** The stats and health listener of `contour bootstrap` (0.0.0.0:8002, or [::]:8002), as Envoy names its stats: counted out even when Envoy's configuration cannot be read. */
   statsListeners: ['0.0.0.0_8002', '[__]_8002'],
 } as const;

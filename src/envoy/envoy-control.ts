@@ -2,13 +2,12 @@
 import { AdminError, errorMessage } from '../shared/errors.js';
 import type { AdminAddress } from './address.js';
 import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
-import { countByHttpPrefix, HTTP_STATS_PATTERN, type HttpCounts } from './http-stats.js';
+import { countByHttpPrefix, type HttpCounts } from './http-stats.js';
 import { LISTENER_CONFIG_PATH, parseListenerConfig, type ListenerTopology } from './listener-config.js';
 import { ignoredListeners, type IgnoreRules, type Pairing } from './pairing.js';
 import {
   type ConnectionSource,
   type ListenerCounts,
-  LISTENER_CHANGES_PATTERN,
   type Stat,
   countByListener,
   listenerChanges,
@@ -19,6 +18,7 @@ import {
   totalConnections,
   uptimeSeconds,
 } from './stats.js';
+import { statsFilter } from './stat-names.js';
 
 export const HEALTHCHECK_FAIL_PATH = '/healthcheck/fail';
 /** `graceful`: connections are told to close (Connection: close, GOAWAY) while listeners keep accepting; `skip_exit`: listeners stay open at the end. */
@@ -62,20 +62,6 @@ export interface ConnectionCounting {
 }
 
 /**
- * One /stats filter for everything a reading needs. `total` always reads the live listener gauges
- * too: server.total_connections is only recomputed at a stats flush, so the drain takes the live
- * sum as a floor, and server.uptime tells it when a flush happened.
- */
-export function statsFilter(counting: Pick<ConnectionCounting, 'source' | 'countRequests'>): string {
-  const parts = [
-    ...(counting.source === 'total' ? ['server\\.(total_connections|uptime)'] : []),
-    'listener\\..*\\.downstream_cx_(active|total)',
-    ...(counting.countRequests === true ? [HTTP_STATS_PATTERN, LISTENER_CHANGES_PATTERN] : []),
-  ];
-  return parts.length === 1 ? `^${parts[0]}$` : `^(${parts.join('|')})$`;
-}
-
-/**
  * A quiet period judged without the counters would read "no new connections": there they are
  * `required`, and a reading without them fails. A report takes them `if-available`.
  */
@@ -90,7 +76,9 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   // The pairing tells idle connections, and which listeners the drop-ins' connection managers alone serve.
   const pairs = counting.countRequests === true || counting.ignore.connectionManagers.size > 0;
   // Sent unencoded, as Envoy's own docs write it; Envoy decodes either form.
-  const statsPath = `/stats?filter=${statsFilter({ source: counting.source, countRequests: pairs })}&format=json`;
+  // `total` always reads the live listener gauges too: server.total_connections is only recomputed
+  // at a stats flush, so the drain takes the live sum as a floor, and server.uptime tells it when a flush happened.
+  const statsPath = `/stats?filter=${statsFilter({ server: counting.source === 'total', requests: pairs })}&format=json`;
   // Read at the first count and again whenever Envoy's listener counters move; a failure is not retried until then.
   let paired: { readonly changes: number | undefined; readonly pairing: Pairing } | undefined;
   const pairingFor = async (stats: readonly Stat[], signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<Pairing> => {

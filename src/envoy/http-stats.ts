@@ -1,10 +1,8 @@
 // Reading the HTTP connection managers' request stats out of Envoy's /stats JSON. Pure: the admin
 // client fetches, these decide what the numbers mean. They let a drain tell an idle keep-alive
 // connection (no request in flight) from a busy one.
+import { ADMIN_SCOPE, HTTP_STAT } from './stat-names.js';
 import type { Stat } from './stats.js';
-
-/** The HTTP connection managers' live connections, requests in flight, and requests ever received. */
-export const HTTP_STATS_PATTERN = 'http\\..*\\.downstream_(cx_active|rq_active|rq_total)';
 
 export interface HttpCounts {
   /** HTTP connections of this connection manager (http.<prefix>.downstream_cx_active). */
@@ -25,10 +23,10 @@ const FIELD = { cx_active: 'connections', rq_active: 'activeRequests', rq_total:
 export function countByHttpPrefix(stats: readonly Stat[]): Map<string, HttpCounts> {
   const byPrefix = new Map<string, HttpCounts>();
   for (const { name, value } of stats) {
-    const match = /^http\.(.+)\.downstream_(cx_active|rq_active|rq_total)$/.exec(name);
+    const match = HTTP_STAT.exec(name);
     if (match === null) continue;
     const prefix = match[1] as string;
-    if (prefix === 'admin') continue;
+    if (prefix === ADMIN_SCOPE) continue;
     const counts = byPrefix.get(prefix) ?? { connections: 0, activeRequests: 0, requests: 0 };
     byPrefix.set(prefix, { ...counts, [FIELD[match[2] as keyof typeof FIELD]]: value });
   }

@@ -3,24 +3,12 @@
 // never a zero: a drain that reads "0" releases Envoy.
 import { AdminError, UsageError } from '../shared/errors.js';
 import { quote } from '../shared/parsers.js';
+import { HTTP_STAT, isAdminListener, LISTENER_CHANGE_STAT, LISTENER_STAT, LISTENER_STATS_HINT, listenerStatName, PER_THREAD_COPY, TOTAL_CONNECTIONS_STAT, UPTIME_STAT } from './stat-names.js';
 
 export interface Stat {
   readonly name: string;
   readonly value: number;
 }
-
-/** The gauge Envoy Gateway's design reads. Only recomputed at each stats flush (5 s by default). */
-export const TOTAL_CONNECTIONS_STAT = 'server.total_connections';
-/** Live per-listener gauges, and the counters of connections each listener ever accepted. */
-export const LISTENER_STATS_FILTER = '^listener\\..*\\.downstream_cx_(active|total)$';
-/** What `total` reads: the gauge, server.uptime (see below) and the live listener gauges, as a floor. */
-export const TOTAL_STATS_FILTER = '^(server\\.(total_connections|uptime)|listener\\..*\\.downstream_cx_(active|total))$';
-/** Seconds since Envoy started, set only at a stats flush: when it moves, the flush gauges are new. */
-export const UPTIME_STAT = 'server.uptime';
-
-/** Counters that move whenever a listener is added, changed or removed: the pairing is read again then. */
-export const LISTENER_CHANGES_PATTERN = 'listener_manager\\.listener_(added|modified|removed|in_place_updated)';
-const LISTENER_CHANGE_STAT = /^listener_manager\.listener_(added|modified|removed|in_place_updated)$/;
 
 /** Where a connection count comes from: see --connections. */
 export type ConnectionSource = 'total' | 'listeners';
@@ -31,18 +19,6 @@ export function parseConnectionSource(text: string): ConnectionSource {
   if (source === undefined) throw new UsageError(`${quote(text)} is not a connection source: expected ${CONNECTION_SOURCES.join(' or ')}`);
   return source;
 }
-
-/** The admin listener's own stats scope: our polling connection lives here, never count it. */
-const ADMIN_LISTENER = 'admin';
-/** Per-thread copies of a listener's stats (`listener.<name>.worker_3.*`), already in the listener's sum. */
-const PER_THREAD_COPY = /\.(worker_\d+|main_thread)$/;
-const LISTENER_STAT = /^listener\.(.+)\.downstream_cx_(active|total)$/;
-/** The HTTP connection managers' stats that tell an idle connection (http-stats.ts). */
-const HTTP_STAT = /^http\.(.+)\.downstream_(cx_active|rq_active|rq_total)$/;
-
-/** What to tell a person whose Envoy does not export the listener stats (a stats_matcher in the bootstrap). */
-const LISTENER_STATS_HINT =
-  'if the bootstrap has a stats_config.stats_matcher, let ^listener\\..*\\.downstream_cx_(active|total)$ through; or use --connections total';
 
 /** The stats a count is made of: their values must be counts, and each may appear once. */
 function isCountedStat(name: string): boolean {
@@ -122,7 +98,7 @@ export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<stri
     const counts = byListener.get(listener) ?? { active: undefined, accepted: undefined };
     byListener.set(listener, match[2] === 'active' ? { ...counts, active: value } : { ...counts, accepted: value });
   }
-  if (dataPlaneStats === 0) throw malformed(`/stats has no listener.<name>.downstream_cx_active gauges: ${LISTENER_STATS_HINT}`);
+  if (dataPlaneStats === 0) throw malformed(`/stats has no ${listenerStatName('<name>', 'active')} gauges: ${LISTENER_STATS_HINT}`);
   return byListener;
 }
 
@@ -148,27 +124,24 @@ export function listenerNames(stats: readonly Stat[]): Set<string> {
 
 /** Live connections on every counted listener; fails when one of them has no live gauge. */
 export function sumActive(counts: ReadonlyMap<string, ListenerCounts>): number {
-  return sumOf(counts, 'active', 'downstream_cx_active gauge');
+  return sumOf(counts, 'active');
 }
 
 /** Connections ever accepted on every counted listener; fails when one of them has no counter. */
 export function sumAccepted(counts: ReadonlyMap<string, ListenerCounts>): number {
-  return sumOf(counts, 'accepted', 'downstream_cx_total counter');
+  return sumOf(counts, 'accepted');
 }
 
 /** One stat summed over the listeners: a listener without it makes the sum unknown, never smaller. */
-function sumOf(counts: ReadonlyMap<string, ListenerCounts>, key: 'active' | 'accepted', stat: string): number {
+function sumOf(counts: ReadonlyMap<string, ListenerCounts>, key: 'active' | 'accepted'): number {
   let total = 0;
   for (const [listener, listenerCounts] of counts) {
     const value = listenerCounts[key];
-    if (value === undefined) throw malformed(`/stats has no listener.${listener}.${stat}: ${LISTENER_STATS_HINT}`);
+    const stat = key === 'active' ? `${listenerStatName(listener, 'active')} gauge` : `${listenerStatName(listener, 'total')} counter`;
+    if (value === undefined) throw malformed(`/stats has no ${stat}: ${LISTENER_STATS_HINT}`);
     total += value;
   }
   return total;
-}
-
-function isAdminListener(listener: string): boolean {
-  return listener === ADMIN_LISTENER || listener.startsWith(`${ADMIN_LISTENER}.`);
 }
 
 function isCount(value: unknown): value is number {

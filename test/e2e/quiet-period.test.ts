@@ -4,7 +4,7 @@ import { waitFor } from '../support/traffic/pod-conditions.js';
 import { cleanEnv, startCli } from '../support/cli.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { request } from '../support/http.js';
-import { TOTAL_STATS_FILTER } from '../../src/envoy/stats.js';
+import { statsFilter } from '../../src/envoy/stat-names.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -96,7 +96,7 @@ describe('shutdown --quiet-period', () => {
     expect(result.code).toBe(0);
     const reads = envoy.calls.filter((c) => c.path === '/stats');
     expect(reads.length).toBeGreaterThan(0);
-    expect(reads.every((c) => c.query === `filter=${TOTAL_STATS_FILTER}&format=json`)).toBe(true);
+    expect(reads.every((c) => c.query === `filter=${statsFilter({ server: true })}&format=json`)).toBe(true);
   });
 
   it('is bounded by the drain timeout', async () => {

@@ -10,7 +10,7 @@ import { pollUntil } from '../support/poll.js';
 import { cleanEnv, startCli, tempDir, type RunResult } from '../support/cli.js';
 import { renderedPod } from '../support/real-envoy/chart-envoy.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
-import { TOTAL_STATS_FILTER } from '../../src/envoy/stats.js';
+import { statsFilter } from '../../src/envoy/stat-names.js';
 import { FAST_READ_INTERVAL_MS } from '../../src/drain/policy.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -77,7 +77,7 @@ describe('shutdown drain sequence', () => {
     const calls = envoy.calls.map((c) => `${c.method} ${c.path}${c.query === '' ? '' : `?${c.query}`}`);
     expect(calls[0]).toBe('POST /healthcheck/fail');
     expect(calls[1]).toBe('POST /drain_listeners?graceful&skip_exit');
-    expect(calls.slice(2).every((c) => c === `GET /stats?filter=${TOTAL_STATS_FILTER}&format=json`)).toBe(true);
+    expect(calls.slice(2).every((c) => c === `GET /stats?filter=${statsFilter({ server: true })}&format=json`)).toBe(true);
     expect(calls.length).toBeGreaterThan(2);
     expect(envoy.calls.every((c) => c.status === 200)).toBe(true);
     expect(await envoy.state()).toBe('DRAINING');

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { countToDecideOn, inFlight, requestsReceived } from '../../../src/drain/count.js';
 import type { ConnectionReading } from '../../../src/envoy/envoy-control.js';
-import { statsFilter } from '../../../src/envoy/envoy-control.js';
+import { statsFilter } from '../../../src/envoy/stat-names.js';
 import { countByHttpPrefix } from '../../../src/envoy/http-stats.js';
-import { LISTENER_STATS_FILTER, TOTAL_STATS_FILTER } from '../../../src/envoy/stats.js';
 
 const listeners = (active: Record<string, number>) => new Map(Object.entries(active).map(([name, n]) => [name, { active: n, accepted: 0 }]));
 const http = (counts: Record<string, [connections: number, activeRequests: number, requests: number]>) =>
@@ -93,9 +92,9 @@ describe('idle connections', () => {
 
 describe('statsFilter', () => {
   it('asks in one request for what the mode needs', () => {
-    expect(statsFilter({ source: 'listeners' })).toBe(LISTENER_STATS_FILTER);
-    expect(statsFilter({ source: 'total' })).toBe(TOTAL_STATS_FILTER);
-    expect(statsFilter({ source: 'listeners', countRequests: true })).toBe(
+    expect(statsFilter({})).toBe('^listener\\..*\\.downstream_cx_(active|total)$');
+    expect(statsFilter({ server: true })).toBe('^(server\\.(total_connections|uptime)|listener\\..*\\.downstream_cx_(active|total))$');
+    expect(statsFilter({ requests: true })).toBe(
       '^(listener\\..*\\.downstream_cx_(active|total)|http\\..*\\.downstream_(cx_active|rq_active|rq_total)|listener_manager\\.listener_(added|modified|removed|in_place_updated))$',
     );
   });

@@ -1,0 +1,60 @@
+// Every Envoy stat this tool reads, each name spelled once: the /stats filter sent to Envoy and the
+// patterns that parse its answer are both built from these, so they cannot disagree.
+
+/** The gauge Envoy Gateway's design reads. Only recomputed at each stats flush (5 s by default). */
+export const TOTAL_CONNECTIONS_STAT = 'server.total_connections';
+/** Seconds since Envoy started, set only at a stats flush: when it moves, the flush gauges are new. */
+export const UPTIME_STAT = 'server.uptime';
+
+/**
+ * The admin API's own stats scope, as a listener (`listener.admin.*`) and as a connection manager
+ * (`http.admin.*`): our polling connection and request live there, so it is never counted.
+ */
+export const ADMIN_SCOPE = 'admin';
+
+/** A listener's live connections (`active`) and the connections it ever accepted (`total`). */
+const LISTENER_SUFFIX = 'downstream_cx_(active|total)';
+/** An HTTP connection manager's live connections, requests in flight, and requests ever received. */
+const HTTP_SUFFIX = 'downstream_(cx_active|rq_active|rq_total)';
+/** Counters that move whenever a listener is added, changed or removed. */
+const LISTENER_CHANGES = 'listener_manager\\.listener_(added|modified|removed|in_place_updated)';
+const SERVER_STATS = 'server\\.(total_connections|uptime)';
+
+/** `listener.<name>.downstream_cx_active|total`; the name may hold dots (`0.0.0.0_10000`). */
+export const LISTENER_STAT = new RegExp(`^listener\\.(.+)\\.${LISTENER_SUFFIX}$`);
+/** `http.<stat prefix>.downstream_cx_active|rq_active|rq_total`. */
+export const HTTP_STAT = new RegExp(`^http\\.(.+)\\.${HTTP_SUFFIX}$`);
+export const LISTENER_CHANGE_STAT = new RegExp(`^${LISTENER_CHANGES}$`);
+/** Per-thread copies of a listener's stats (`listener.<name>.worker_3.*`), already in the listener's sum. */
+export const PER_THREAD_COPY = /\.(worker_\d+|main_thread)$/;
+
+/** A listener's live gauge (`active`) or accepted counter (`total`) by name; `<name>` in messages about any listener. */
+export function listenerStatName(listener: string, kind: 'active' | 'total'): string {
+  return `listener.${listener}.downstream_cx_${kind}`;
+}
+
+/** What to tell a person whose Envoy does not export the listener stats (a stats_matcher in the bootstrap). */
+export const LISTENER_STATS_HINT = `if the bootstrap has a stats_config.stats_matcher, let ^listener\\..*\\.${LISTENER_SUFFIX}$ through; or use --connections total`;
+
+/** Which families of stats one /stats read asks for. */
+export interface StatsWanted {
+  /** server.total_connections and server.uptime. */
+  readonly server?: boolean;
+  /** The HTTP connection managers' stats and the listener-change counters, which tell idle connections. */
+  readonly requests?: boolean;
+}
+
+/** One /stats filter (a regular expression Envoy matches names against) for all `wanted`; the listener stats always. */
+export function statsFilter(wanted: StatsWanted): string {
+  const parts = [
+    ...(wanted.server === true ? [SERVER_STATS] : []),
+    `listener\\..*\\.${LISTENER_SUFFIX}`,
+    ...(wanted.requests === true ? [`http\\..*\\.${HTTP_SUFFIX}`, LISTENER_CHANGES] : []),
+  ];
+  return parts.length === 1 ? `^${parts[0]}$` : `^(${parts.join('|')})$`;
+}
+
+/** Whether a listener stats scope is the admin API's own. */
+export function isAdminListener(listener: string): boolean {
+  return listener === ADMIN_SCOPE || listener.startsWith(`${ADMIN_SCOPE}.`);
+}
