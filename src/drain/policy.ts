@@ -1,4 +1,5 @@
 // When a drain is finished, and when to look next. Pure: no clock, no I/O.
+import type { DrainResult } from '../handoff/drain-result.js';
 
 export interface DrainPolicy {
   /** Never finish before this much time has passed (load balancers are still deprogramming). */
@@ -24,7 +25,8 @@ export interface DrainObservation {
   readonly refusedReads?: number;
 }
 
-export type DrainDecision = 'wait' | 'drained' | 'timeout';
+/** `envoy-unreachable` is the reads' verdict, never the policy's. */
+export type DrainDecision = 'wait' | Exclude<DrainResult, 'envoy-unreachable'>;
 
 /**
  * Once the drain could finish, reads come as often as the distance to the threshold warrants:

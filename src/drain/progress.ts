@@ -3,6 +3,7 @@
 // for, so the loop only fetches, observes, logs and sleeps, and tests drive a whole drain
 // reading by reading without a clock or a socket.
 import type { ConnectionReading } from '../envoy/envoy-control.js';
+import type { DrainResult } from '../handoff/drain-result.js';
 import type { ConnectionSource } from '../envoy/stats.js';
 import { describePairing, type Pairing } from '../envoy/pairing.js';
 import { countToDecideOn, inFlight, liveConnections, requestsReceived } from './count.js';
@@ -50,7 +51,7 @@ export interface DrainState {
   readonly events: readonly DrainLogLine[];
 }
 
-export type Decision = { readonly kind: 'continue' } | { readonly kind: 'done'; readonly reason: 'drained' | 'timeout' | 'envoy-unreachable' };
+export type Decision = { readonly kind: 'continue' } | { readonly kind: 'done'; readonly reason: DrainResult };
 
 export const INITIAL_STATE: DrainState = {
   connections: undefined,

@@ -137,6 +137,16 @@ async function runContourShutdown(values: FlagValues): Promise<number> {
 }
 
 /** Contour's hook exits 0 whenever it returns, even when the ready file could not be written. */
+const CONTOUR_EXIT_CODES: Readonly<Record<ExitCode, number>> = {
+  [ExitCode.Drained]: 0,
+  [ExitCode.EnvoyUnreachable]: 0,
+  [ExitCode.Usage]: 0,
+  [ExitCode.Timeout]: 0,
+  [ExitCode.ReadyFileFailed]: 0,
+  [ExitCode.Unexpected]: 0,
+  [ExitCode.Interrupted]: ExitCode.Interrupted,
+};
+
 export function contourExitCode(code: ExitCode): number {
-  return code === ExitCode.Interrupted ? code : 0;
+  return CONTOUR_EXIT_CODES[code];
 }

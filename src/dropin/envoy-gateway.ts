@@ -124,13 +124,21 @@ async function runEgShutdown(values: FlagValues): Promise<number> {
 
 /**
  * Envoy Gateway's hook exits 0 when drained, on the drain timeout and when Envoy could not be
- * reached; 1 only when the ready file could not be written.
+ * reached; 1 only when its hook returns an error (the ready file could not be written; Go exits 1
+ * on any error, an unexpected one included).
  */
+const EG_EXIT_CODES: Readonly<Record<ExitCode, number>> = {
+  [ExitCode.Drained]: 0,
+  [ExitCode.EnvoyUnreachable]: 0,
+  [ExitCode.Usage]: 1,
+  [ExitCode.Timeout]: 0,
+  [ExitCode.ReadyFileFailed]: 1,
+  [ExitCode.Unexpected]: 1,
+  [ExitCode.Interrupted]: ExitCode.Interrupted,
+};
+
 export function egExitCode(code: ExitCode): number {
-  // Its hook returns an error for these, and Go exits 1 on any error: an unexpected one included.
-  if (code === ExitCode.ReadyFileFailed || code === ExitCode.Usage || code === ExitCode.Unexpected) return 1;
-  if (code === ExitCode.Interrupted) return code;
-  return 0;
+  return EG_EXIT_CODES[code];
 }
 
 /**

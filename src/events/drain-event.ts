@@ -1,4 +1,5 @@
 // What a drain's Event on the pod says: type, reason and message, from the drain's report. Pure.
+import { isDrainResult, type DrainResult } from '../handoff/drain-result.js';
 import type { ReadyReport } from '../handoff/ready-file.js';
 
 export type EventType = 'Normal' | 'Warning';
@@ -18,23 +19,35 @@ export function drainEvent(report: ReadyReport | 'unreadable', releasedAt: numbe
   if (report === 'unreadable') {
     return { type: 'Warning', reason: 'EnvoyDrainUnreported', message: 'Envoy released: the ready file holds no drain report' };
   }
+  const released = releaseLine(report, releasedAt);
+  if (!isDrainResult(report.result)) {
+    return { type: 'Warning', reason: 'EnvoyDrainUnreported', message: `Envoy released: the ready file reports an unknown result, ${released}` };
+  }
   const took = `after ${seconds(report.elapsedMs)}`;
   const left = report.connections === null ? 'connection count unknown' : `${report.connections} ${report.connections === 1 ? 'connection' : 'connections'} left`;
-  const released = releaseLine(report, releasedAt);
-  switch (report.result) {
-    case 'drained':
-      return { type: 'Normal', reason: 'EnvoyDrained', message: `drained in ${seconds(report.elapsedMs)}, ${left}, ${released}` };
-    case 'timeout':
-      // Unknown is not zero: a timeout without a count is its own reason, so an alert can tell them apart.
-      return report.connections === null
-        ? { type: 'Warning', reason: 'EnvoyDrainUnknownCount', message: `drain timed out ${took} with the connection count unknown (unknown is not zero), ${released}` }
-        : { type: 'Warning', reason: 'EnvoyDrainTimeout', message: `drain timed out ${took}, ${left}, ${released}` };
-    case 'envoy-unreachable':
-      return { type: 'Warning', reason: 'EnvoyUnreachable', message: `Envoy's admin API unreachable ${took}: no drain (or Envoy exited during it), ${left}, ${released}` };
-    default:
-      return { type: 'Warning', reason: 'EnvoyDrainUnreported', message: `Envoy released: the ready file reports an unknown result, ${released}` };
-  }
+  return EVENTS[report.result]({ report, took, left, released });
 }
+
+interface EventFacts {
+  readonly report: ReadyReport;
+  /** `after 4.1 s` */
+  readonly took: string;
+  /** `2 connections left`, or that the count is unknown. */
+  readonly left: string;
+  /** When Envoy was released, relative to the drain. */
+  readonly released: string;
+}
+
+/** Each result's Event. */
+const EVENTS: Readonly<Record<DrainResult, (facts: EventFacts) => DrainEvent>> = {
+  drained: ({ report, left, released }) => ({ type: 'Normal', reason: 'EnvoyDrained', message: `drained in ${seconds(report.elapsedMs)}, ${left}, ${released}` }),
+  // Unknown is not zero: a timeout without a count is its own reason, so an alert can tell them apart.
+  timeout: ({ report, took, left, released }) =>
+    report.connections === null
+      ? { type: 'Warning', reason: 'EnvoyDrainUnknownCount', message: `drain timed out ${took} with the connection count unknown (unknown is not zero), ${released}` }
+      : { type: 'Warning', reason: 'EnvoyDrainTimeout', message: `drain timed out ${took}, ${left}, ${released}` },
+  'envoy-unreachable': ({ took, left, released }) => ({ type: 'Warning', reason: 'EnvoyUnreachable', message: `Envoy's admin API unreachable ${took}: no drain (or Envoy exited during it), ${left}, ${released}` }),
+};
 
 function releaseLine(report: ReadyReport, releasedAt: number): string {
   const endedAt = Date.parse(report.finishedAt);

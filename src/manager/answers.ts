@@ -2,6 +2,7 @@
 // release of ten thousand waiters serializes its body and headers once, not ten thousand times.
 import type { ServerResponse } from 'node:http';
 import { formatDuration } from '../shared/duration.js';
+import { UNKNOWN_RESULT } from '../handoff/drain-result.js';
 import type { NoDrain } from './drain-watchdog.js';
 import type { ReadyContent } from './ready-watch.js';
 
@@ -32,12 +33,12 @@ export function reply(response: ServerResponse, status: number, body: string, ty
 /** 200 with the drain report (or the body the peer's hook expects). */
 export function readyAnswer(content: ReadyContent, okBody: string | undefined): Answer {
   if (okBody !== undefined) return answer(200, okBody);
-  return answer(200, `${JSON.stringify(content === 'unreadable' ? { result: 'unknown' } : content)}\n`, JSON_TYPE);
+  return answer(200, `${JSON.stringify(content === 'unreadable' ? { result: UNKNOWN_RESULT } : content)}\n`, JSON_TYPE);
 }
 
 /** The report's fields for the release log line. */
 export function describe(content: ReadyContent): Record<string, unknown> {
-  if (content === 'unreadable') return { result: 'unknown', note: 'the ready file holds no drain report' };
+  if (content === 'unreadable') return { result: UNKNOWN_RESULT, note: 'the ready file holds no drain report' };
   return { result: content.result, connections: content.connections, drainElapsedMs: content.elapsedMs, drainExitCode: content.exitCode };
 }
 

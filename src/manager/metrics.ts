@@ -1,6 +1,7 @@
 // What the manager has seen since it started, in Prometheus' text format (0.0.4) for GET /metrics.
 // Plain counters bumped where things happen; the text is built only when scraped: no timer, no
 // work at idle.
+import { DRAIN_RESULTS, isDrainResult, UNKNOWN_RESULT } from '../handoff/drain-result.js';
 import type { ReadyContent } from './ready-watch.js';
 
 /** The Content-Type of the text exposition format. */
@@ -8,7 +9,7 @@ export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 const PREFIX = 'envoy_shutdown_manager';
 /** Every result a drain can report, and `unknown` for a ready file that holds no report: each exported from 0. */
-const RESULTS = ['drained', 'timeout', 'envoy-unreachable', 'unknown'] as const;
+const RESULTS = [...DRAIN_RESULTS, UNKNOWN_RESULT];
 
 export type Handshake = 'ready' | 'drain';
 
@@ -45,7 +46,7 @@ export class ManagerMetrics {
     const key = content === 'unreadable' ? 'unreadable' : `${content.finishedAt} ${content.elapsedMs}`;
     if (key === this.#lastKey) return false;
     this.#lastKey = key;
-    const result = content === 'unreadable' || !RESULTS.includes(content.result) ? 'unknown' : content.result;
+    const result = content === 'unreadable' || !isDrainResult(content.result) ? UNKNOWN_RESULT : content.result;
     this.#drains.set(result, (this.#drains.get(result) ?? 0) + 1);
     if (content !== 'unreadable') {
       const finishedAtMs = Date.parse(content.finishedAt);

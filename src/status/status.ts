@@ -1,5 +1,6 @@
 // `envoy-shutdown-manager status`: where Envoy and its drain stand, for an operator.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { UNKNOWN_RESULT } from '../handoff/drain-result.js';
 import { readDrainState, type DrainInProgress, type DrainStateReading } from '../handoff/drain-state.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import type { ConnectionReading, EnvoyControl } from '../envoy/envoy-control.js';
@@ -31,7 +32,7 @@ export interface StatusReport {
   readonly drain:
     | ({ readonly inProgress: true; readonly elapsedMs: number; readonly minDrainLeftMs: number; readonly timeoutLeftMs: number } & DrainInProgress)
     | { readonly inProgress: false; readonly abandoned?: { readonly pid: number; readonly startedAt: string; readonly why: string } };
-  readonly lastDrain: ReadyReport | { readonly result: 'unknown' } | null;
+  readonly lastDrain: ReadyReport | { readonly result: typeof UNKNOWN_RESULT } | null;
 }
 
 export interface StatusSource {
@@ -92,7 +93,7 @@ export async function gatherStatus(from: StatusSource, baseline: Baseline | unde
       connections,
       newConnections,
       drain: drainReport(drainState, now),
-      lastDrain: lastDrain === undefined ? null : lastDrain === 'unreadable' ? { result: 'unknown' } : lastDrain,
+      lastDrain: lastDrain === undefined ? null : lastDrain === 'unreadable' ? { result: UNKNOWN_RESULT } : lastDrain,
     },
   };
 }
