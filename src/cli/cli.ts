@@ -1,9 +1,6 @@
-// The command line's entry: a plain `shutdown` (the preStop hook) or `shutdown-manager` (the
-// sidecar) goes straight to its action; every other command line, and anything unusual in those,
-// goes through commander (program.ts), loaded only then.
-import { managerAction } from './manager-action.js';
-import { quickParse } from './quick-parse.js';
-import { shutdownAction } from './shutdown-action.js';
+// The command line's entry: every command line goes through commander (program.ts); failures come
+// back here, to one line on stderr and the exit code the README's table gives them.
+import { runProgram } from './program.js';
 import { SHORT_USAGE } from './help.js';
 import { ExitCode, errorMessage, exitCodeFor } from '../shared/errors.js';
 
@@ -14,10 +11,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     return ExitCode.Usage;
   }
   try {
-    const quick = quickParse(argv, process.env);
-    if (quick?.command === 'shutdown') return await shutdownAction(quick.parsed);
-    if (quick?.command === 'shutdown-manager') return await managerAction(quick.parsed);
-    const { runProgram } = await import('./program.js');
     return await runProgram(argv);
   } catch (error) {
     const code = exitCodeFor(error);

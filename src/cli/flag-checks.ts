@@ -3,7 +3,7 @@
 // gets a warning line instead.
 import { ENV } from './config.js';
 import { UsageError } from '../shared/errors.js';
-import type { OptionSource } from './quick-parse.js';
+import type { OptionSource } from './option-spec.js';
 
 export interface ShutdownFlags {
   readonly dryRun?: boolean | undefined;

@@ -1,6 +1,6 @@
-// What `shutdown-manager` does once its command line is parsed, by commander (program.ts) or by
-// the quick parser (quick-parse.ts): the config, the logger, then the manager until a signal.
-import type { ParsedCommand } from './quick-parse.js';
+// What `shutdown-manager` does once commander (program.ts) parsed its command line: the config, the
+// logger, then the manager until a signal.
+import type { ParsedCommand } from './option-spec.js';
 import type { ManagerValues } from './manager-options.js';
 import { createLogger } from '../shared/log.js';
 import { onTerminationSignal } from '../shared/signals.js';

@@ -1,6 +1,6 @@
 // The one table of `shutdown-manager`'s options, in the form of shutdown's (shutdown-options.ts): a
-// flag and help for each of the manager's settings (manager/manager-settings.ts). Commander's wiring
-// and the quick parse of a sidecar's command line both read it.
+// flag and help for each of the manager's settings (manager/manager-settings.ts), which commander's
+// wiring reads.
 import { MANAGER_SETTINGS } from '../manager/manager-settings.js';
 import type { OptionSpec, OptionValues } from './option-spec.js';
 

@@ -1,6 +1,7 @@
 // The shape of a command's option table (shutdown-options.ts, manager-options.ts), and the values
-// a parse of it yields, typed from the table itself: commander (program.ts) and the quick parse
-// (quick-parse.ts) both hand the actions these, so neither needs a cast.
+// a parse of it yields, typed from the table itself: commander (program.ts) hands the actions
+// these without a cast.
+import type { LogFormat, LogLevel } from '../shared/log.js';
 
 /**
  * `value`: takes an argument, parsed by `parse`; `switch`: a boolean that an environment variable
@@ -57,4 +58,19 @@ export function attributeOf(flags: string): string {
   return longFlag(flags)
     .replace(/^--(no-)?/, '')
     .replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** Where an option's value came from, in commander's words. */
+export type OptionSource = 'cli' | 'env' | 'default';
+
+/** What commander hands a command's action, as far as the actions read it. */
+export interface ParsedCommand<Options> {
+  /** By attribute (`adminAddress`), as commander's `opts()` holds them. */
+  readonly options: Options;
+  /** By option attribute; undefined for an option without a value (`dryRun` unset). */
+  readonly sourceOf: (attribute: string) => OptionSource | undefined;
+  /** Flags seen on the command line, negated ones included: `ready-file`, `no-ready-file`. */
+  readonly seen: ReadonlySet<string>;
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
 }

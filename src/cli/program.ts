@@ -1,6 +1,5 @@
 // Commander's wiring of every command: flags and environment variables to typed configs, each
-// subcommand to one call. Loaded for every command line but a plain `shutdown` or `shutdown-manager`
-// (see cli.ts).
+// subcommand to one call.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ENV, LOG_DEFAULTS } from './config.js';
 import { ExitCode, UsageError } from '../shared/errors.js';
@@ -9,8 +8,7 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../share
 import { interruptSignal, shutdownAction, type ParsedShutdown } from './shutdown-action.js';
 import { managerAction } from './manager-action.js';
 import { MANAGER_OPTIONS, type ManagerValues } from './manager-options.js';
-import type { OptionSpec, OptionTable } from './option-spec.js';
-import type { OptionSource, ParsedCommand } from './quick-parse.js';
+import type { OptionSource, OptionSpec, OptionTable, ParsedCommand } from './option-spec.js';
 import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import { STATUS_OPTIONS, type StatusValues } from './status-options.js';
 import { onTerminationSignal, signalExitCode } from '../shared/signals.js';

@@ -1,14 +1,13 @@
-// What `shutdown` does once its command line is parsed, by commander (program.ts) or by the quick
-// parser (quick-parse.ts): the flag checks, the config, then the drain or the dry run.
+// What `shutdown` does once commander (program.ts) parsed its command line: the flag checks, the
+// config, then the drain or the dry run.
 import { shutdownConfig } from '../drain/drain-config.js';
 import { checkShutdownFlags } from './flag-checks.js';
 import { hookLogMirror } from '../shared/hook-log.js';
-import { attributeOf, type OptionSpec } from './option-spec.js';
+import { attributeOf, type OptionSpec, type ParsedCommand } from './option-spec.js';
 import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import type { OptionSources } from '../drain/dry-run.js';
 import { createLogger } from '../shared/log.js';
 import { onTerminationSignal } from '../shared/signals.js';
-import type { ParsedCommand } from './quick-parse.js';
 
 export type ParsedShutdown = ParsedCommand<ShutdownValues>;
 

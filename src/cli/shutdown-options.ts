@@ -1,6 +1,6 @@
 // The one table of `shutdown`'s options: a flag and help for each of the drain's settings (their
 // variables, defaults and parsers live with the drain, drain/drain-config.ts). Commander's wiring,
-// the quick parse, --help, --dry-run's sources and docs/reference.md's options tables are all derived from
+// --help, --dry-run's sources and docs/reference.md's options tables are all derived from
 // it: adding an option is one setting there, one entry here, plus its behaviour.
 import { DRAIN_SETTINGS } from '../drain/drain-config.js';
 import { OUTPUT_FORMATS } from '../shared/output-format.js';

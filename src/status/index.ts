@@ -1,2 +1,0 @@
-// The `status` command: reads the hand-off files and Envoy's counts, and formats a report.
-export { runStatus } from './status-command.js';
