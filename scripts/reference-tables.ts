@@ -1,6 +1,6 @@
 // The generated parts of docs/reference.md: each command's options table, rendered from its
 // option table in src/cli/. `generated` puts them in place; the docs test fails on any drift.
-import { MANAGER_OPTIONS } from '../src/cli/manager-options.js';
+import { MANAGER_SETTINGS } from '../src/manager/manager-settings.js';
 import { optionsMarkdown, SHUTDOWN_OPTIONS } from '../src/cli/shutdown-options.js';
 
 export const REFERENCE_PAGE = 'docs/reference.md';
@@ -9,7 +9,7 @@ const TABLE_HEADER = '| flag | default | environment variable | meaning |';
 /** Each generated table: the section heading it follows, and the table. */
 export const GENERATED_TABLES: readonly { readonly heading: string; readonly table: string }[] = [
   { heading: '## `shutdown`', table: optionsMarkdown(Object.values(SHUTDOWN_OPTIONS)) },
-  { heading: '## `shutdown-manager`', table: optionsMarkdown(Object.values(MANAGER_OPTIONS)) },
+  { heading: '## `shutdown-manager`', table: optionsMarkdown(Object.values(MANAGER_SETTINGS)) },
 ];
 
 /** Where the options table of the section under `heading` sits in `page`, or undefined. */

@@ -3,7 +3,7 @@
 // gets a warning line instead.
 import { ENV } from './config.js';
 import { UsageError } from '../shared/errors.js';
-import type { OptionSource } from './option-spec.js';
+import type { OptionSource } from '../shared/option-spec.js';
 
 export interface ShutdownFlags {
   readonly dryRun?: boolean | undefined;
@@ -27,6 +27,6 @@ export function checkShutdownFlags(sourceOf: (attribute: string) => OptionSource
   if (options.connections === 'total' && options.quietPeriod === 0) {
     const why = 'it only applies to --connections listeners or a --quiet-period';
     if (fromFlag('ignoreListener')) throw new UsageError(`--ignore-listener does nothing here: ${why}`);
-    if (sourceOf('ignoreListener') === 'env') process.stderr.write(`warning: ${ENV.ignoreListeners} is ignored: ${why}\n`);
+    if (sourceOf('ignoreListener') === 'env') process.stderr.write(`warning: ${ENV.ignoreListener} is ignored: ${why}\n`);
   }
 }

@@ -7,8 +7,8 @@ import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.j
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
 import { interruptSignal, shutdownAction, type ParsedShutdown } from './shutdown-action.js';
 import { managerAction } from './manager-action.js';
-import { MANAGER_OPTIONS, type ManagerValues } from './manager-options.js';
-import type { OptionSource, OptionSpec, OptionTable, ParsedCommand } from './option-spec.js';
+import { MANAGER_SETTINGS, type ManagerOptions } from '../manager/manager-settings.js';
+import type { OptionSource, OptionSpec, OptionTable, ParsedCommand } from '../shared/option-spec.js';
 import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import { STATUS_OPTIONS, type StatusValues } from './status-options.js';
 import { onTerminationSignal, signalExitCode } from '../shared/signals.js';
@@ -34,7 +34,7 @@ export async function runProgram(argv: readonly string[]): Promise<number> {
 /** What each command runs once parsed; the tests substitute their own. */
 export interface Actions {
   readonly shutdown: (parsed: ParsedShutdown) => Promise<number>;
-  readonly manager: (parsed: ParsedCommand<ManagerValues>) => Promise<number>;
+  readonly manager: (parsed: ParsedCommand<ManagerOptions>) => Promise<number>;
 }
 
 export function buildProgram(setExitCode: (code: number) => void, actions: Actions = { shutdown: shutdownAction, manager: managerAction }): Command {
@@ -68,8 +68,8 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
     .summary("serve /shutdown/ready: hold Envoy's preStop hook until the drain has ended")
     .description(MANAGER_HELP.description)
     .addHelpText('after', MANAGER_HELP.after);
-  addOptions(manager, MANAGER_OPTIONS);
-  manager.action(async (options: ManagerValues, command: Command) => {
+  addOptions(manager, MANAGER_SETTINGS);
+  manager.action(async (options: ManagerOptions, command: Command) => {
     setExitCode(await actions.manager({ ...parsedBy(command), options }));
   });
 

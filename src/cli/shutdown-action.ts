@@ -3,7 +3,7 @@
 import { shutdownConfig } from '../drain/drain-config.js';
 import { checkShutdownFlags } from './flag-checks.js';
 import { hookLogMirror } from '../shared/hook-log.js';
-import { attributeOf, type OptionSpec, type ParsedCommand } from './option-spec.js';
+import { attributeOf, type OptionSpec, type ParsedCommand } from '../shared/option-spec.js';
 import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import type { OptionSources } from '../drain/dry-run.js';
 import { createLogger } from '../shared/log.js';
@@ -41,7 +41,7 @@ function optionSources(sourceOf: ParsedShutdown['sourceOf']): OptionSources {
     const key = attributeOf(spec.flags);
     const source = sourceOf(key);
     const described = source === 'cli' ? 'flag' : source === 'env' ? `env ${spec.env ?? ''}` : 'default';
-    sources[key === 'ignoreListener' ? 'ignoreListeners' : key] = described;
+    sources[key] = described;
   }
   return sources;
 }

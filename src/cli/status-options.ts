@@ -1,8 +1,8 @@
-// The table of `status`'s options, in the form of shutdown's (shutdown-options.ts): where `status`
-// reads what `shutdown` reads, the option is shutdown's own row, so both take the same variable.
+// The table of `status`'s options: where `status` reads what `shutdown` or the manager reads, the
+// option is their own row, so all take the same variable.
 import { MANAGER_SETTINGS } from '../manager/manager-settings.js';
 import { STATUS_SETTINGS } from '../status/status-config.js';
-import type { OptionSpec, OptionValues } from './option-spec.js';
+import type { OptionSpec, OptionValues } from '../shared/option-spec.js';
 import { SHUTDOWN_OPTIONS } from './shutdown-options.js';
 
 const SHUTDOWN = SHUTDOWN_OPTIONS;
@@ -10,8 +10,6 @@ const SHUTDOWN = SHUTDOWN_OPTIONS;
 export const STATUS_OPTIONS = {
   adminAddress: SHUTDOWN.adminAddress,
   readyFile: {
-    flags: '--ready-file <path>',
-    kind: 'value',
     // A path is required here, as for the manager: "" (no ready file) is the drain's alone.
     ...MANAGER_SETTINGS.readyFile,
     help: 'the ready file: how the last drain ended, and where the drain-in-progress file lives',
@@ -22,7 +20,7 @@ export const STATUS_OPTIONS = {
     help: 'never count this listener (its stat prefix, exact), in --connections listeners and in new connections (--quiet-period, status); repeatable, comma-separated in the env var',
   },
   adminTimeout: SHUTDOWN.adminTimeout,
-  interval: { flags: '--interval <duration>', kind: 'value', ...STATUS_SETTINGS.interval, help: 'new connections are counted over this interval; with --watch, the refresh interval' },
+  interval: STATUS_SETTINGS.interval,
   output: { ...SHUTDOWN.output, help: 'text for people, json for scripts (one object per line)' },
   watch: { flags: '--watch', kind: 'plain', help: 'refresh every interval until interrupted' },
 } as const satisfies Readonly<Record<string, OptionSpec>>;

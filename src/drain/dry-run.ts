@@ -2,14 +2,13 @@
 // stands now. Reads only: nothing is sent to Envoy but GETs, and no file is left behind (the
 // ready file directory gets the real run's own check, which creates and removes a probe file).
 import { checkReadyFileDirectory } from '../handoff/ready-file.js';
-import type { ShutdownConfig } from './drain-config.js';
+import { describeShutdownConfig, envoyConnection, type ShutdownConfig } from './drain-config.js';
 import { formatDuration } from '../shared/duration.js';
 import { GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH, withEnvoy } from '../envoy/envoy-control.js';
 import { ExitCode } from '../shared/errors.js';
 import { formatStatus } from '../status/format.js';
 import { gatherStatus, type StatusReport } from '../status/status.js';
 import type { OutputFormat } from '../shared/output-format.js';
-import { describeShutdownConfig } from './shutdown-command.js';
 
 /** Where each option's value came from: `flag`, `env NAME` or `default`. */
 export type OptionSources = Readonly<Record<string, string>>;
@@ -23,8 +22,8 @@ export interface DryRunReport {
 }
 
 export async function runDryRun(config: ShutdownConfig, sources: OptionSources, output: OutputFormat, signal: AbortSignal): Promise<ExitCode> {
-  const { report: now } = await withEnvoy({ ...config, ignoreIdleConnections: true }, 'if-available', (envoy) =>
-    gatherStatus({ envoy, readyFile: config.readyFile, source: config.connections }, undefined, config.checkIntervalMs, signal),
+  const { report: now } = await withEnvoy(envoyConnection(config, true), 'if-available', (envoy) =>
+    gatherStatus({ envoy, readyFile: config.readyFile, source: config.connections }, undefined, config.checkInterval, signal),
   );
   const described = describeShutdownConfig(config);
   const report: DryRunReport = {
@@ -42,17 +41,17 @@ export function plan(config: ShutdownConfig): string[] {
   const counted =
     config.connections === 'total'
       ? 'server.total_connections (from a stats flush after the drain began, at least the live listener gauges)'
-      : `live listener gauges${config.ignoreListeners.size > 0 ? ` without ${[...config.ignoreListeners].join(', ')}` : ''}`;
+      : `live listener gauges${config.ignoreListener.length > 0 ? ` without ${config.ignoreListener.join(', ')}` : ''}`;
   const idle = config.ignoreIdleConnections ? ' or request, then counting only connections with a request in flight' : '';
-  const quiet = config.quietPeriodMs > 0 ? ` and no new connection${idle} for ${formatDuration(config.quietPeriodMs)}` : '';
+  const quiet = config.quietPeriod > 0 ? ` and no new connection${idle} for ${formatDuration(config.quietPeriod)}` : '';
   const steps = [
     `POST ${GRACEFUL_DRAIN_PATH}`,
-    `read ${counted} every ${formatDuration(config.checkIntervalMs)}; finish once ${formatDuration(config.minDrainMs)} have passed with at most ${config.exitAtConnections} connections${quiet}, or at ${formatDuration(config.drainTimeoutMs)}`,
+    `read ${counted} every ${formatDuration(config.checkInterval)}; finish once ${formatDuration(config.minDrainDuration)} have passed with at most ${config.exitAtConnections} connections${quiet}, or at ${formatDuration(config.drainTimeout)}`,
     config.readyFile === undefined ? "write no ready file: Envoy's SIGTERM follows this command's return" : `write ${config.readyFile}`,
   ];
   const failHealthCheck = `POST ${HEALTHCHECK_FAIL_PATH}`;
-  if (config.healthCheckFailureDelayMs === 0) steps.unshift(failHealthCheck);
-  else steps.splice(1, 0, `${failHealthCheck} after ${formatDuration(config.healthCheckFailureDelayMs)}, unless the drain is over`);
+  if (config.healthCheckFailureDelay === 0) steps.unshift(failHealthCheck);
+  else steps.splice(1, 0, `${failHealthCheck} after ${formatDuration(config.healthCheckFailureDelay)}, unless the drain is over`);
   return steps;
 }
 

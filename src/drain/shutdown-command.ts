@@ -1,7 +1,6 @@
 // `envoy-shutdown-manager shutdown`: the drain as one call, from a validated config to an exit code.
-import type { ShutdownConfig } from './drain-config.js';
+import { drainOptions, envoyConnection, describeShutdownConfig, type ShutdownConfig } from './drain-config.js';
 import { formatDuration } from '../shared/duration.js';
-import { formatAdminAddress } from '../envoy/address.js';
 import { withEnvoy } from '../envoy/envoy-control.js';
 import { DEFAULT_SOCKET_COUNTS_DIR, SOCKET_COUNTS_DIR_ENV, createSocketWatch } from '../envoy/socket-watch.js';
 import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
@@ -62,9 +61,9 @@ async function shutdown(config: ShutdownConfig, log: Logger, signal: AbortSignal
     startedAt: new Date(startedAt).toISOString(),
     startedBy: config.startedBy,
     phase,
-    minDrainMs: config.minDrainMs,
-    drainTimeoutMs: config.drainTimeoutMs,
-    quietPeriodMs: config.quietPeriodMs,
+    minDrainMs: config.minDrainDuration,
+    drainTimeoutMs: config.drainTimeout,
+    quietPeriodMs: config.quietPeriod,
   });
   // The drain-state file lives until the ready file is written: the manager reads "neither file"
   // as "no drain running", and must never see that between the two.
@@ -90,7 +89,7 @@ async function drainAndReport(config: ShutdownConfig, log: Logger, signal: Abort
   log.info(describeShutdownConfig(config), 'shutdown started');
   // The live listener gauges follow each close at once, so a hint of one is worth a read; a `total` gauge waits for a flush.
   const sockets = config.connections === 'listeners' ? createSocketWatch(process.env[SOCKET_COUNTS_DIR_ENV] || DEFAULT_SOCKET_COUNTS_DIR) : undefined;
-  const outcome = await withEnvoy(config, config.quietPeriodMs > 0 ? 'required' : 'no', (envoy) => runDrain(config, { envoy, log, signal, ...(sockets === undefined ? {} : { sockets }) }));
+  const outcome = await withEnvoy(envoyConnection(config), config.quietPeriod > 0 ? 'required' : 'no', (envoy) => runDrain(drainOptions(config), { envoy, log, signal, ...(sockets === undefined ? {} : { sockets }) }));
   if (outcome.result === 'interrupted') {
     log.warn(
       { connections: outcome.connections, elapsedMs: outcome.elapsedMs },
@@ -125,39 +124,18 @@ async function awaitTermination(
 ): Promise<'terminating' | 'not-terminating' | 'interrupted'> {
   let seenAt: number | undefined;
   try {
-    seenAt = await waitForEnvoyPrestop(readyFile, startedAt, config.envoyPrestopWaitMs, signal);
+    seenAt = await waitForEnvoyPrestop(readyFile, startedAt, config.envoyPrestopWait, signal);
   } catch {
     log.warn('interrupted while waiting for envoy preStop hook: nothing was sent to Envoy');
     return 'interrupted';
   }
   if (seenAt === undefined) {
     log.warn(
-      { waitedMs: Date.now() - startedAt, envoyPrestopWait: formatDuration(config.envoyPrestopWaitMs) },
+      { waitedMs: Date.now() - startedAt, envoyPrestopWait: formatDuration(config.envoyPrestopWait) },
       "no sign of Envoy's preStop hook: the pod is not terminating (a sidecar restart?), so Envoy is left serving, health check untouched",
     );
     return 'not-terminating';
   }
   log.info({ envoyPrestopAt: new Date(seenAt).toISOString() }, "envoy's preStop hook reached the manager: the pod is terminating");
   return 'terminating';
-}
-
-/** The effective configuration as a person would write it: for the start-up log line and --dry-run. */
-export function describeShutdownConfig(config: ShutdownConfig): Record<string, string | number | string[]> {
-  return {
-    adminAddress: formatAdminAddress(config.adminAddress),
-    drainTimeout: formatDuration(config.drainTimeoutMs),
-    minDrainDuration: formatDuration(config.minDrainMs),
-    exitAtConnections: config.exitAtConnections,
-    checkInterval: formatDuration(config.checkIntervalMs),
-    healthCheckFailureDelay: formatDuration(config.healthCheckFailureDelayMs),
-    quietPeriod: formatDuration(config.quietPeriodMs),
-    ignoreIdleConnections: String(config.ignoreIdleConnections),
-    connections: config.connections,
-    ignoreListeners: [...config.ignoreListeners],
-    ...(config.ignoreConnectionManagers === undefined ? {} : { ignoreConnectionManagers: [...config.ignoreConnectionManagers] }),
-    readyFile: config.readyFile ?? 'none',
-    adminTimeout: formatDuration(config.adminTimeoutMs),
-    requireEnvoyPrestop: String(config.requireEnvoyPrestop),
-    envoyPrestopWait: formatDuration(config.envoyPrestopWaitMs),
-  };
 }

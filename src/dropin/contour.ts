@@ -1,7 +1,7 @@
 // Contour's `contour envoy shutdown-manager|shutdown`, as its pods call them (`/bin/contour`):
 // the same flags, defaults, port, paths and exit code, run by our manager and drain.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DRAIN_SETTINGS, type ShutdownConfig } from '../drain/drain-config.js';
+import { defaultShutdownOptions, type ShutdownConfig } from '../drain/drain-config.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import { FAST_READ_INTERVAL_MS } from '../drain/policy.js';
 import { formatDuration } from '../shared/duration.js';
@@ -85,21 +85,20 @@ export function contourShutdownConfig(values: FlagValues, env: NodeJS.ProcessEnv
   const admin = stringFlag(values, 'admin-address');
   if (!admin.startsWith('/')) throw new UsageError(`--admin-address must be the absolute path of Envoy's admin Unix socket, got ${JSON.stringify(admin)}`);
   return {
+    ...defaultShutdownOptions(),
     adminAddress: parseAdminAddress(admin),
-    drainTimeoutMs: Number.POSITIVE_INFINITY,
-    minDrainMs: Math.max(0, durationFlag(values, 'check-delay')),
+    drainTimeout: Number.POSITIVE_INFINITY,
+    minDrainDuration: Math.max(0, durationFlag(values, 'check-delay')),
     exitAtConnections: intFlag(values, 'min-open-connections'),
     // Contour sleeps this between polls; here it is the slowest cadence (reads come faster near the end).
-    checkIntervalMs: Math.max(FAST_READ_INTERVAL_MS, durationFlag(values, 'check-interval')),
-    healthCheckFailureDelayMs: 0,
+    checkInterval: Math.max(FAST_READ_INTERVAL_MS, durationFlag(values, 'check-interval')),
+    healthCheckFailureDelay: 0,
     ...dropinIdlePolicy(env),
     readyFile: parseReadyFile(stringFlag(values, 'ready-file')),
     connections: 'listeners',
-    ignoreListeners: new Set(CONTOUR.statsListeners),
+    ignoreListener: [...CONTOUR.statsListeners],
     ignoreConnectionManagers: new Set(CONTOUR.ignoredPrefixes),
-    adminTimeoutMs: defaultOf(DRAIN_SETTINGS.adminTimeout),
-    requireEnvoyPrestop: false,
-    envoyPrestopWaitMs: 0,
+    envoyPrestopWait: 0,
     startedBy: 'hook',
   };
 }

@@ -1,7 +1,7 @@
 // Envoy Gateway's `envoy-gateway envoy shutdown-manager|shutdown`, as the pods it generates call
 // them: the same flags, defaults, port, paths and exit codes, run by our manager and drain.
 import { connect } from 'node:net';
-import { DRAIN_SETTINGS, type ShutdownConfig } from '../drain/drain-config.js';
+import { defaultShutdownOptions, type ShutdownConfig } from '../drain/drain-config.js';
 import { defaultOf } from '../shared/parsers.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import type { AdminAddress } from '../envoy/address.js';
@@ -86,23 +86,22 @@ export function egManagerConfig(values: FlagValues): ManagerConfig {
  * Idle connections stop counting after a quiet period (idle.ts), where Envoy Gateway waits for them.
  */
 export function egShutdownConfig(values: FlagValues, adminAddress: AdminAddress, env: NodeJS.ProcessEnv = process.env): ShutdownConfig {
-  const drainTimeoutMs = Math.max(0, durationFlag(values, 'drain-timeout'));
+  const drainTimeout = Math.max(0, durationFlag(values, 'drain-timeout'));
   return {
+    ...defaultShutdownOptions(),
     adminAddress,
-    drainTimeoutMs,
-    minDrainMs: Math.min(Math.max(0, durationFlag(values, 'min-drain-duration')), drainTimeoutMs),
+    drainTimeout,
+    minDrainDuration: Math.min(Math.max(0, durationFlag(values, 'min-drain-duration')), drainTimeout),
     exitAtConnections: intFlag(values, 'exit-at-connections'),
-    checkIntervalMs: 1_000,
-    healthCheckFailureDelayMs: Math.max(0, durationFlag(values, 'health-check-failure-delay')),
+    checkInterval: 1_000,
+    healthCheckFailureDelay: Math.max(0, durationFlag(values, 'health-check-failure-delay')),
     ...dropinIdlePolicy(env),
     readyFile: EG.readyFile,
     // Live listener gauges: released as the last connection closes, not at the next stats flush.
     connections: 'listeners',
-    ignoreListeners: new Set(EG.infraListeners),
+    ignoreListener: [...EG.infraListeners],
     ignoreConnectionManagers: new Set(EG.infraConnectionManagers),
-    adminTimeoutMs: defaultOf(DRAIN_SETTINGS.adminTimeout),
-    requireEnvoyPrestop: false,
-    envoyPrestopWaitMs: 0,
+    envoyPrestopWait: 0,
     startedBy: 'hook',
   };
 }

@@ -10,7 +10,7 @@ import { fromEnv } from '../shared/parsers.js';
 export const DROPIN_QUIET_PERIOD_MS = 2_000;
 
 export interface IdlePolicy {
-  readonly quietPeriodMs: number;
+  readonly quietPeriod: number;
   readonly ignoreIdleConnections: boolean;
 }
 
@@ -19,9 +19,9 @@ export function dropinIdlePolicy(env: NodeJS.ProcessEnv): IdlePolicy {
   const ignoreText = env[ignore.env];
   const quietText = env[quiet.env];
   const ignoreIdleConnections = ignoreText === undefined ? true : fromEnv(ignore.env, ignoreText, ignore.parse);
-  const quietPeriodMs = quietText === undefined ? (ignoreIdleConnections ? DROPIN_QUIET_PERIOD_MS : 0) : fromEnv(quiet.env, quietText, quiet.parse);
-  if (ignoreIdleConnections && quietPeriodMs === 0) {
+  const quietPeriod = quietText === undefined ? (ignoreIdleConnections ? DROPIN_QUIET_PERIOD_MS : 0) : fromEnv(quiet.env, quietText, quiet.parse);
+  if (ignoreIdleConnections && quietPeriod === 0) {
     throw new UsageError(`${ignore.env} needs ${quiet.env} above 0: a connection is idle once no request arrived for that long`);
   }
-  return { quietPeriodMs, ignoreIdleConnections };
+  return { quietPeriod, ignoreIdleConnections };
 }

@@ -164,15 +164,15 @@ export interface EnvoyConnection {
   readonly ignoreListeners: ReadonlySet<string>;
   /** Listeners served only by these connection managers are not counted either (the drop-ins' own stats and health listeners). */
   readonly ignoreConnectionManagers?: ReadonlySet<string>;
-  /** Read the request stats too, to tell idle connections (`shutdown --ignore-idle-connections`). */
-  readonly ignoreIdleConnections?: boolean;
+  /** Read the request stats too, which tell idle connections (`shutdown --ignore-idle-connections`, `status`). */
+  readonly countRequests?: boolean;
 }
 
 /** Opens the admin connection, hands Envoy to `use`, and closes the connection however `use` ends. */
 export async function withEnvoy<T>(config: EnvoyConnection, countAccepted: AcceptedCounting, use: (envoy: EnvoyControl) => Promise<T>): Promise<T> {
   const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
   try {
-    const countRequests = config.ignoreIdleConnections === true;
+    const countRequests = config.countRequests === true;
     const ignore = { listeners: config.ignoreListeners, connectionManagers: config.ignoreConnectionManagers ?? new Set<string>() };
     return await use(createEnvoyControl(admin, { source: config.connections, ignore, countAccepted, countRequests }));
   } finally {

@@ -5,7 +5,7 @@ import { formatDuration, parseDuration } from '../shared/duration.js';
 import { UsageError } from '../shared/errors.js';
 import { fromEnv } from '../shared/parsers.js';
 import { parseHookToken } from './hook-token.js';
-import { HOOK_TOKEN_ENV } from './manager-settings.js';
+import { HOOK_TOKEN_ENV, type ManagerOptions } from './manager-settings.js';
 import type { Endpoints } from './server.js';
 import { eventsSetup, type EventsSetup } from '../events/in-cluster.js';
 
@@ -29,17 +29,6 @@ export interface ManagerConfig {
   readonly events?: EventsSetup;
 }
 
-export interface ManagerOptions {
-  readonly host?: string | undefined;
-  readonly port: number;
-  readonly readyTimeout: number;
-  readonly readyFile: string;
-  readonly maxWaiters: number;
-  readonly requestTimeout: number;
-  readonly drainStartTimeout: number;
-  readonly drainEndpoint?: boolean;
-  readonly events?: boolean;
-}
 
 /**
  * `env` is the container's environment: when it also sets the drain timeout (the chart passes
@@ -58,7 +47,7 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = 
   const tokenText = env[HOOK_TOKEN_ENV];
   // Set but empty is a mistake (a missing Secret key?), not "no token": refused like a short one.
   const hookToken = tokenText === undefined ? undefined : fromEnv(HOOK_TOKEN_ENV, tokenText, parseHookToken);
-  if (options.drainEndpoint === true && hookToken === undefined) {
+  if (options.drainEndpoint && hookToken === undefined) {
     throw new UsageError(`--drain-endpoint needs ${HOOK_TOKEN_ENV}: without it anyone who can reach the pod could start a drain`);
   }
   return {
@@ -70,7 +59,7 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = 
     requestTimeoutMs: options.requestTimeout,
     drainStartTimeoutMs: options.drainStartTimeout,
     hookToken,
-    drain: options.drainEndpoint === true ? { ...shutdownConfigFromEnv(env, options.readyFile), startedBy: 'hook' } : undefined,
-    ...(options.events === true ? { events: eventsSetup(env) } : {}),
+    drain: options.drainEndpoint ? shutdownConfigFromEnv(env, options.readyFile) : undefined,
+    ...(options.events ? { events: eventsSetup(env) } : {}),
   };
 }

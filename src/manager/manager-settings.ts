@@ -1,24 +1,65 @@
-// The manager's settings: each one's environment variable, default and parser. The command line
-// (cli/manager-options.ts) adds a flag and help to each; kept apart from the checks
-// (manager-config.ts) so that a command line is read without loading them.
+// The manager's settings: the one table of `shutdown-manager`'s options (flag, variable, default,
+// parser, help), from which commander's wiring, --help and docs/reference.md's table follow; the
+// checks are in manager-config.ts.
 import { DRAIN_SETTINGS } from '../drain/drain-config.js';
 import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
 import { parseDuration } from '../shared/duration.js';
+import type { OptionSpec, OptionValues } from '../shared/option-spec.js';
 import { parseBoolean, parseHost, parseListenPort, parseMaxWaiters, parsePositiveDuration, parseReadyFile } from '../shared/parsers.js';
 
-/** Each setting with its variable, its default as a user would write it (none: off or unset) and its parser. */
+/** Each setting; durations parse to milliseconds. */
 export const MANAGER_SETTINGS = {
   /** The port Envoy's preStop httpGet calls; Envoy Gateway's choice, kept so manifests carry over. */
-  port: { env: 'ENVOY_SHUTDOWN_PORT', fallback: '19002', parse: parseListenPort },
-  host: { env: 'ENVOY_SHUTDOWN_HOST', parse: parseHost },
-  readyTimeout: { env: 'ENVOY_SHUTDOWN_READY_TIMEOUT', fallback: '70s', parse: parsePositiveDuration },
-  readyFile: { env: DRAIN_SETTINGS.readyFile.env, fallback: DEFAULT_READY_FILE, parse: parseReadyFile },
-  maxWaiters: { env: 'ENVOY_SHUTDOWN_MAX_WAITERS', fallback: '1000', parse: parseMaxWaiters },
-  requestTimeout: { env: 'ENVOY_SHUTDOWN_REQUEST_TIMEOUT', fallback: '10s', parse: parsePositiveDuration },
-  drainStartTimeout: { env: 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT', fallback: '15s', parse: parseDuration },
-  drainEndpoint: { env: 'ENVOY_SHUTDOWN_DRAIN_ENDPOINT', parse: parseBoolean },
-  events: { env: 'ENVOY_SHUTDOWN_EVENTS', parse: parseBoolean },
-} as const;
+  port: { flags: '--port <port>', kind: 'value', env: 'ENVOY_SHUTDOWN_PORT', fallback: '19002', parse: parseListenPort, help: 'port for /shutdown/ready and /healthz (0: a free port, logged)', doc: 'Port for the endpoints below (`0`: any free port, logged).' },
+  host: { flags: '--host <address>', kind: 'value', env: 'ENVOY_SHUTDOWN_HOST', parse: parseHost, defaultDoc: 'all interfaces, IPv4 and IPv6', help: 'IP address to listen on', doc: 'IP address to listen on. kubelet calls the hook on the pod IP, so not loopback.' },
+  readyTimeout: {
+    flags: '--ready-timeout <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_READY_TIMEOUT',
+    fallback: '70s',
+    parse: parsePositiveDuration,
+    help: "answer 500 after this long without a ready file; must exceed shutdown's --drain-timeout and stay below terminationGracePeriodSeconds",
+    doc: "Answer 500 after this long without a ready file. Must exceed `shutdown`'s `--drain-timeout`: when `ENVOY_SHUTDOWN_DRAIN_TIMEOUT` is set, a shorter value is refused at start.",
+  },
+  readyFile: { flags: '--ready-file <path>', kind: 'value', env: DRAIN_SETTINGS.readyFile.env, fallback: DEFAULT_READY_FILE, parse: parseReadyFile, help: 'the file shutdown writes when the drain ends', doc: 'The file `shutdown` writes.' },
+  maxWaiters: { flags: '--max-waiters <n>', kind: 'value', env: 'ENVOY_SHUTDOWN_MAX_WAITERS', fallback: '1000', parse: parseMaxWaiters, help: 'concurrent /shutdown/ready requests; more get 503', doc: 'Concurrent `/shutdown/ready` requests; more get 503. kubelet sends one per termination.' },
+  requestTimeout: {
+    flags: '--request-timeout <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_REQUEST_TIMEOUT',
+    fallback: '10s',
+    parse: parsePositiveDuration,
+    help: 'a client must send its whole request within this (slow clients are cut); the wait for the answer is not bounded by it',
+    doc: 'A client must send its whole request within this; the wait for the answer is not bounded by it.',
+  },
+  drainStartTimeout: {
+    flags: '--drain-start-timeout <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT',
+    fallback: '15s',
+    parse: parseDuration,
+    help: 'release /shutdown/ready waiters (500) when no drain is running this long after the first arrived: the sidecar hook never ran or died (0: off)',
+    doc: 'Release `/shutdown/ready` waiters with 500 when no drain is running this long after the first one arrived (`0s`: off).',
+  },
+  drainEndpoint: {
+    flags: '--drain-endpoint',
+    kind: 'switch',
+    env: 'ENVOY_SHUTDOWN_DRAIN_ENDPOINT',
+    parse: parseBoolean,
+    help: 'native-sidecar mode: serve /shutdown/drain, which runs the drain (configured by the ENVOY_SHUTDOWN_* variables) for requests carrying ENVOY_SHUTDOWN_HOOK_TOKEN in the X-Envoy-Shutdown-Token header',
+    doc: 'Native-sidecar mode: serve `/shutdown/drain`. Needs the hook token.',
+  },
+  events: {
+    flags: '--events',
+    kind: 'switch',
+    env: 'ENVOY_SHUTDOWN_EVENTS',
+    parse: parseBoolean,
+    help: "create a Kubernetes Event on the pod for each drain, after Envoy's release (in a cluster: the pod's service-account token, ENVOY_SHUTDOWN_POD_NAME/NAMESPACE/UID; one attempt, 2 s at most)",
+  },
+} as const satisfies Readonly<Record<string, OptionSpec>>;
+
+/** What a parse of `shutdown-manager`'s command line hands its action. */
+export type ManagerOptions = OptionValues<typeof MANAGER_SETTINGS>;
 
 /** The token the pod's own hook sends (from a Secret): set only in the environment, never on a command line. */
 export const HOOK_TOKEN_ENV = 'ENVOY_SHUTDOWN_HOOK_TOKEN';

@@ -9,7 +9,7 @@ export async function runStatus(config: StatusConfig, signal: AbortSignal, write
   let ok = true;
   try {
     // Requests are read too: the report says which connections carry one, and which manager serves which listener.
-    await withEnvoy({ ...config, ignoreIdleConnections: true }, 'if-available', async (envoy) => {
+    await withEnvoy({ ...config, countRequests: true }, 'if-available', async (envoy) => {
       const from = { envoy, readyFile: config.readyFile, source: config.connections };
       let baseline: Baseline | undefined;
       do {

@@ -1,12 +1,20 @@
 // The `status` configuration.
 import type { AdminAddress } from '../envoy/address.js';
 import type { ConnectionSource } from '../envoy/stats.js';
+import type { OptionSpec } from '../shared/option-spec.js';
 import { parsePositiveDuration } from '../shared/parsers.js';
 
-/** `status`'s own setting; the others (admin address, ready file, counting) are the drain's. */
+/** `status`'s own setting; the others (admin address, ready file, counting) are the drain's and the manager's. */
 export const STATUS_SETTINGS = {
-  interval: { env: 'ENVOY_SHUTDOWN_STATUS_INTERVAL', fallback: '1s', parse: parsePositiveDuration },
-} as const;
+  interval: {
+    flags: '--interval <duration>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_STATUS_INTERVAL',
+    fallback: '1s',
+    parse: parsePositiveDuration,
+    help: 'new connections are counted over this interval; with --watch, the refresh interval',
+  },
+} as const satisfies Readonly<Record<string, OptionSpec>>;
 
 export interface StatusConfig {
   readonly adminAddress: AdminAddress;

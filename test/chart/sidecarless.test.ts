@@ -52,7 +52,7 @@ const HOOK_VARIABLES = [
   ENV.healthCheckFailureDelay,
   ENV.adminTimeout,
   ENV.connections,
-  ENV.ignoreListeners,
+  ENV.ignoreListener,
   ENV.logLevel,
   ENV.logFormat,
 ];
@@ -135,14 +135,14 @@ describe.each(SIDECARLESS_CASES)('helm template with $name', (chartCase) => {
     const config = shutdownConfigFromEnv(envoyEnv, '');
     expect(config.readyFile).toBeUndefined();
     expect(config.requireEnvoyPrestop).toBe(false);
-    expect(config.drainTimeoutMs).toBe(chartCase.timeouts.drain * 1_000);
+    expect(config.drainTimeout).toBe(chartCase.timeouts.drain * 1_000);
     expect(config.connections).toBe('listeners');
-    expect([...config.ignoreListeners].sort()).toEqual(['ready', 'stats']);
+    expect([...config.ignoreListener].sort()).toEqual(['ready', 'stats']);
     expect(envoyEnv[ENV.adminAddress]).toBe(addressFlag(bootstrap.admin?.address));
     expect(LOG_LEVELS).toContain(envoyEnv[ENV.logLevel]);
     expect(LOG_FORMATS).toContain(envoyEnv[ENV.logFormat]);
     expect(podSpec.terminationGracePeriodSeconds).toBe(chartCase.timeouts.grace);
-    expect(config.drainTimeoutMs).toBeLessThan(chartCase.timeouts.grace * 1_000);
+    expect(config.drainTimeout).toBeLessThan(chartCase.timeouts.grace * 1_000);
     const args = envoy.args ?? [];
     expect(Number(args[args.indexOf('--drain-time-s') + 1])).toBe(chartCase.timeouts.drain);
   });
@@ -192,7 +192,7 @@ describe("the hook command, against what the real `install` lays out", () => {
       quietPeriod: ENV.quietPeriod,
       ignoreIdleConnections: ENV.ignoreIdleConnections,
       connections: ENV.connections,
-      ignoreListeners: ENV.ignoreListeners,
+      ignoreListener: ENV.ignoreListener,
       adminTimeout: ENV.adminTimeout,
     });
     expect(options['readyFile']).toEqual({ value: 'none', source: 'flag' });

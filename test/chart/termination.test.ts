@@ -144,7 +144,7 @@ describe('the chart, run by the kubelet stand-in', () => {
       quietPeriod: '300ms',
       checkInterval: '200ms',
       connections: 'listeners',
-      ignoreListeners: ['stats', 'ready'],
+      ignoreListener: ['stats', 'ready'],
       readyFile: chartPod.sidecarEnv['ENVOY_SHUTDOWN_READY_FILE'],
       requireEnvoyPrestop: 'true',
       envoyPrestopWait: '1s',
@@ -293,7 +293,7 @@ describe('the chart with mode: sidecarless, run by the kubelet stand-in', () => 
       quietPeriod: '500ms',
       checkInterval: '200ms',
       connections: 'listeners',
-      ignoreListeners: ['stats', 'ready'],
+      ignoreListener: ['stats', 'ready'],
     });
     expect(hookLine('shutdown finished')).toMatchObject({ result: 'drained', connections: 0, readyFile: 'none' });
     expect(envoy.lines.some((line) => line['msg'] === 'shutdown finished')).toBe(false);

@@ -1,4 +1,5 @@
 // How each peer's flags become our configuration, and its exit codes ours; the name dispatch.
+import { envoyConnection } from '../../src/drain/drain-config.js';
 import { describe, expect, it } from 'vitest';
 import { contourExitCode, contourManagerConfig, contourShutdownConfig, contour } from '../../src/dropin/contour.js';
 import { peerCalled } from '../../src/dropin/dispatch.js';
@@ -36,26 +37,26 @@ describe('Envoy Gateway', () => {
 
   it('drain: defaults 60s/10s/0/0s, 1 s cadence, live listener gauges without its own 19001/19003 listeners, idle ones ignored after 2s quiet', () => {
     expect(egShutdownConfig(egFlags('shutdown', []), LOCAL, {})).toMatchObject({
-      drainTimeoutMs: 60_000, minDrainMs: 10_000, exitAtConnections: 0, healthCheckFailureDelayMs: 0, checkIntervalMs: 1_000,
-      readyFile: '/tmp/shutdown-ready', connections: 'listeners', requireEnvoyPrestop: false, quietPeriodMs: 2_000, ignoreIdleConnections: true,
+      drainTimeout: 60_000, minDrainDuration: 10_000, exitAtConnections: 0, healthCheckFailureDelay: 0, checkInterval: 1_000,
+      readyFile: '/tmp/shutdown-ready', connections: 'listeners', requireEnvoyPrestop: false, quietPeriod: 2_000, ignoreIdleConnections: true,
     });
   });
 
   it("takes our own variables to turn idle connections' exclusion off or change the quiet period, and refuses a bad one", () => {
-    expect(egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS: 'false' })).toMatchObject({ quietPeriodMs: 0, ignoreIdleConnections: false });
-    expect(egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_QUIET_PERIOD: '5s' })).toMatchObject({ quietPeriodMs: 5_000, ignoreIdleConnections: true });
+    expect(egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS: 'false' })).toMatchObject({ quietPeriod: 0, ignoreIdleConnections: false });
+    expect(egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_QUIET_PERIOD: '5s' })).toMatchObject({ quietPeriod: 5_000, ignoreIdleConnections: true });
     expect(() => egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_QUIET_PERIOD: '0s' })).toThrow(/needs ENVOY_SHUTDOWN_QUIET_PERIOD above 0/);
     expect(() => egShutdownConfig(egFlags('shutdown', []), LOCAL, { ENVOY_SHUTDOWN_QUIET_PERIOD: 'soon' })).toThrow(/ENVOY_SHUTDOWN_QUIET_PERIOD/);
   });
 
   it('accepts what the controller may render that our own CLI would refuse: a minimum above the timeout, a delay beyond it, 0s', () => {
     const config = egShutdownConfig(egFlags('shutdown', ['--drain-timeout=5s', '--min-drain-duration=15s', '--health-check-failure-delay=2m0s']), LOCAL);
-    expect(config).toMatchObject({ drainTimeoutMs: 5_000, minDrainMs: 5_000, healthCheckFailureDelayMs: 120_000 });
-    expect(egShutdownConfig(egFlags('shutdown', ['--drain-timeout=0s', '--min-drain-duration=0s']), LOCAL)).toMatchObject({ drainTimeoutMs: 0, minDrainMs: 0 });
+    expect(config).toMatchObject({ drainTimeout: 5_000, minDrainDuration: 5_000, healthCheckFailureDelay: 120_000 });
+    expect(egShutdownConfig(egFlags('shutdown', ['--drain-timeout=0s', '--min-drain-duration=0s']), LOCAL)).toMatchObject({ drainTimeout: 0, minDrainDuration: 0 });
   });
 
   it('counts a user listener named with 19001 and skips only its stats and readiness listeners', () => {
-    const { ignoreListeners, ignoreConnectionManagers } = egShutdownConfig(egFlags('shutdown', []), LOCAL, {});
+    const { ignoreListeners, ignoreConnectionManagers } = envoyConnection(egShutdownConfig(egFlags('shutdown', []), LOCAL, {}));
     const stats = [
       { name: 'listener.0.0.0.0_19001.downstream_cx_active', value: 4 },
       { name: 'listener.[__]_19003.downstream_cx_active', value: 2 },
@@ -69,7 +70,7 @@ describe('Envoy Gateway', () => {
   });
 
   it('finds its stats and readiness listeners in Envoy\'s configuration by their connection managers, wherever they listen', () => {
-    const { ignoreListeners, ignoreConnectionManagers } = egShutdownConfig(egFlags('shutdown', []), LOCAL, {});
+    const { ignoreListeners, ignoreConnectionManagers } = envoyConnection(egShutdownConfig(egFlags('shutdown', []), LOCAL, {}));
     const serves = (prefix: string) => ({ names: [prefix], connectionManagers: new Set([prefix]), opaque: false });
     const topology = { dynamic: false, byStatName: new Map([['10.0.0.1_19001', serves('eg-stats-http')], ['stats', serves('eg-ready-http')], ['0.0.0.0_10080', serves('http-10080')]]) };
     const rules = { listeners: ignoreListeners, connectionManagers: ignoreConnectionManagers ?? new Set<string>() };
@@ -89,10 +90,10 @@ describe('Contour', () => {
 
   it('drain: the admin socket, no timeout, the check delay as the minimum, 5 s cadence, every listener but its stats one, idle ones ignored after 2s quiet', () => {
     expect(contourShutdownConfig(contourFlags('shutdown', []), {})).toMatchObject({
-      adminAddress: { kind: 'unix', path: '/admin/admin.sock' }, drainTimeoutMs: Number.POSITIVE_INFINITY, minDrainMs: 0, checkIntervalMs: 5_000,
-      exitAtConnections: 0, readyFile: '/admin/ok', connections: 'listeners', healthCheckFailureDelayMs: 0, quietPeriodMs: 2_000, ignoreIdleConnections: true,
+      adminAddress: { kind: 'unix', path: '/admin/admin.sock' }, drainTimeout: Number.POSITIVE_INFINITY, minDrainDuration: 0, checkInterval: 5_000,
+      exitAtConnections: 0, readyFile: '/admin/ok', connections: 'listeners', healthCheckFailureDelay: 0, quietPeriod: 2_000, ignoreIdleConnections: true,
     });
-    expect(contourShutdownConfig(contourFlags('shutdown', ['--check-delay=2s', '--min-open-connections=3', '--check-interval=0s']))).toMatchObject({ minDrainMs: 2_000, exitAtConnections: 3, checkIntervalMs: 25 });
+    expect(contourShutdownConfig(contourFlags('shutdown', ['--check-delay=2s', '--min-open-connections=3', '--check-interval=0s']))).toMatchObject({ minDrainDuration: 2_000, exitAtConnections: 3, checkInterval: 25 });
   });
 
   it('refuses a TCP admin address: Contour reaches admin only over its socket', () => {
@@ -100,7 +101,7 @@ describe('Contour', () => {
   });
 
   it('leaves out the listeners its admin, stats and health connection managers alone serve; counts TCP proxy listeners, which Contour does not', () => {
-    const { ignoreListeners, ignoreConnectionManagers } = contourShutdownConfig(contourFlags('shutdown', []), {});
+    const { ignoreListeners, ignoreConnectionManagers } = envoyConnection(contourShutdownConfig(contourFlags('shutdown', []), {}));
     const http = (prefix: string) => ({ names: [prefix], connectionManagers: new Set([prefix]), opaque: false });
     const topology = {
       dynamic: true,

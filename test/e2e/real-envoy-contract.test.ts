@@ -81,7 +81,7 @@ describe.each<AdminKind>(['ipv4', 'ipv6', 'unix'])("the chart's drain on real En
     const dryRun = await run(['shutdown', '--dry-run', '--output', 'json'], env).result;
     expect(dryRun.code).toBe(0);
     expect(lastJson(dryRun.stdout)).toMatchObject({
-      options: { connections: { value: 'listeners' }, ignoreListeners: { value: ['stats', 'ready'] } },
+      options: { connections: { value: 'listeners' }, ignoreListener: { value: ['stats', 'ready'] } },
       now: { envoy: { state: 'LIVE' }, connections: { total: 1, listeners: { ingress: 1 } } },
     });
     expect((await get(envoy.adminAddress, '/ready')).status).toBe(200);

@@ -324,7 +324,7 @@ describe('shutdown --connections listeners', () => {
       ENVOY_SHUTDOWN_IGNORE_LISTENERS: 'stats,ready',
     }).result;
     expect(result.code).toBe(0);
-    expect(result.logs.find((l) => l.msg === 'shutdown started')).toMatchObject({ connections: 'listeners', ignoreListeners: ['stats', 'ready'] });
+    expect(result.logs.find((l) => l.msg === 'shutdown started')).toMatchObject({ connections: 'listeners', ignoreListener: ['stats', 'ready'] });
   });
 });
 

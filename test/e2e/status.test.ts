@@ -142,7 +142,7 @@ describe('shutdown --dry-run', () => {
         connections: { value: 'listeners', source: 'env ENVOY_SHUTDOWN_CONNECTIONS' },
         quietPeriod: { value: '5s', source: 'env ENVOY_SHUTDOWN_QUIET_PERIOD' },
         drainTimeout: { value: '1m0s', source: 'default' },
-        ignoreListeners: { value: ['stats', 'ready'], source: 'flag' },
+        ignoreListener: { value: ['stats', 'ready'], source: 'flag' },
       },
       plan: ['POST /healthcheck/fail', 'POST /drain_listeners?graceful&skip_exit', expect.stringMatching(/and no new connection for 5s/), `write ${ready}`],
       readyFileDirectoryWritable: true,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { shutdownConfig, type ShutdownOptions } from '../../../src/drain/drain-config.js';
-import { managerConfig, type ManagerOptions } from '../../../src/manager/manager-config.js';
+import { managerConfig } from '../../../src/manager/manager-config.js';
+import type { ManagerOptions } from '../../../src/manager/manager-settings.js';
 import { parseConnectionSource } from '../../../src/envoy/stats.js';
 import { collectListenerNames, parseBoolean, parseCount, parseHost, parseListenPort, parseMaxWaiters, parsePositiveDuration, parseReadyFile } from '../../../src/shared/parsers.js';
 import { UsageError } from '../../../src/shared/errors.js';
@@ -17,7 +18,9 @@ const base: ShutdownOptions = {
   readyFile: '/tmp/shutdown-ready',
   connections: 'total',
   ignoreListener: [],
+  ignoreIdleConnections: false,
   adminTimeout: 2_000,
+  requireEnvoyPrestop: false,
   envoyPrestopWait: 10_000,
 };
 
@@ -75,8 +78,8 @@ describe('single-value parsers', () => {
 describe('shutdownConfig', () => {
   it('keeps valid options', () => {
     const config = shutdownConfig({ ...base, ignoreListener: ['stats', 'stats'] });
-    expect(config.drainTimeoutMs).toBe(60_000);
-    expect([...config.ignoreListeners]).toEqual(['stats']);
+    expect(config.drainTimeout).toBe(60_000);
+    expect(config.ignoreListener).toEqual(['stats']);
   });
 
   it.each([
@@ -95,7 +98,7 @@ describe('shutdownConfig', () => {
   });
 
   it('accepts a minimum drain equal to the timeout', () => {
-    expect(shutdownConfig({ ...base, minDrainDuration: 60_000 }).minDrainMs).toBe(60_000);
+    expect(shutdownConfig({ ...base, minDrainDuration: 60_000 }).minDrainDuration).toBe(60_000);
   });
 });
 
@@ -112,7 +115,7 @@ describe('hookLogMirror', () => {
 });
 
 describe('managerConfig', () => {
-  const manager: ManagerOptions = { port: 19002, readyTimeout: 70_000, readyFile: '/tmp/shutdown-ready', maxWaiters: 1000, requestTimeout: 10_000, drainStartTimeout: 15_000 };
+  const manager: ManagerOptions = { port: 19002, host: undefined, readyTimeout: 70_000, readyFile: '/tmp/shutdown-ready', maxWaiters: 1000, requestTimeout: 10_000, drainStartTimeout: 15_000, drainEndpoint: false, events: false };
 
   it('accepts a ready timeout longer than the drain timeout in the environment', () => {
     expect(managerConfig(manager, { ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '60s' }).readyTimeoutMs).toBe(70_000);

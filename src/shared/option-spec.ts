@@ -1,7 +1,9 @@
-// The shape of a command's option table (shutdown-options.ts, manager-options.ts), and the values
-// a parse of it yields, typed from the table itself: commander (program.ts) hands the actions
-// these without a cast.
-import type { LogFormat, LogLevel } from '../shared/log.js';
+// The shape of a command's one option table (drain/drain-config.ts, manager/manager-settings.ts,
+// status/status-config.ts), the values a parse of it yields, typed from the table itself, and what
+// follows from a table alone: the values from the environment, the defaults, the variables' names.
+// Commander (cli/program.ts) hands the actions these values without a cast.
+import { fromEnv } from './parsers.js';
+import type { LogFormat, LogLevel } from './log.js';
 
 /**
  * `value`: takes an argument, parsed by `parse`; `switch`: a boolean that an environment variable
@@ -25,6 +27,8 @@ export interface OptionSpec {
   readonly help: string;
   /** The reference's meaning cell (Markdown); the help line when absent. */
   readonly doc?: string;
+  /** How the value reads in the start-up log line and --dry-run (a duration as `10s`); plain otherwise. */
+  readonly show?: (value: never) => string;
 }
 
 /** A table keyed by each option's attribute (`attributeOf(flags)`); a negation by its own name. */
@@ -73,4 +77,52 @@ export interface ParsedCommand<Options> {
   readonly seen: ReadonlySet<string>;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
+}
+
+/** Options a variable can set: values, switches and lists (a negation, a plain flag or a choice has none). */
+type Settable<T extends OptionTable> = {
+  readonly [K in keyof T as T[K] extends { readonly env: string } ? K : never]: T[K];
+};
+
+/** Each variable of `table` by its option's attribute. */
+export function envNames<T extends OptionTable>(table: T): { readonly [K in keyof Settable<T>]: string } {
+  const names: Record<string, string> = {};
+  for (const [key, spec] of Object.entries(table)) if (spec.env !== undefined) names[key] = spec.env;
+  return names as { readonly [K in keyof Settable<T>]: string };
+}
+
+/**
+ * The values `table` takes from `env` alone, with the defaults where a variable is unset: what
+ * commander would give a command line without flags. Negations, plain flags and choices are left out.
+ */
+export function valuesFromEnv<T extends OptionTable>(table: T, env: NodeJS.ProcessEnv): Pick<OptionValues<T>, keyof Settable<T> & keyof OptionValues<T>> {
+  const values: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(table)) {
+    if (spec.env === undefined) continue;
+    const text = env[spec.env];
+    values[key] = text === undefined ? defaultValue(spec) : fromEnv(spec.env, text, (value) => parseWith(spec, value));
+  }
+  // Each key was set from its own row by the parser (or default) OptionValues<T> reads off that row.
+  return values as Pick<OptionValues<T>, keyof Settable<T> & keyof OptionValues<T>>;
+}
+
+/** What an option holds when neither a flag nor a variable sets it, as commander's wiring gives it. */
+export function defaultValue(spec: OptionSpec): unknown {
+  switch (spec.kind) {
+    case 'value':
+      return spec.fallback === undefined ? undefined : parseWith(spec, spec.fallback);
+    case 'switch':
+      return false;
+    case 'list':
+      return [];
+    case 'choice':
+      return spec.fallback;
+    case 'negation':
+    case 'plain':
+      return undefined;
+  }
+}
+
+function parseWith(spec: OptionSpec, text: string): unknown {
+  return spec.parse === undefined ? text : spec.parse(text, (spec.kind === 'list' ? [] : undefined) as never);
 }
