@@ -1,9 +1,9 @@
 // The command line's own settings (the global log options) and every environment variable the
 // commands read, by option: gathered from the option tables of the drain, the manager and `status`.
 import { DRAIN_SETTINGS } from '../drain/drain-config.js';
-import { HOOK_TOKEN_ENV, MANAGER_SETTINGS } from '../manager/manager-settings.js';
+import { MANAGER_SETTINGS } from '../manager/manager-settings.js';
 import { STATUS_SETTINGS } from '../status/status-config.js';
-import { HOOK_LOG_PATH_ENV } from '../shared/hook-log.js';
+import { ENVIRONMENT } from '../shared/environment.js';
 import type { LogFormat, LogLevel } from '../shared/log.js';
 import { envNames } from '../shared/option-spec.js';
 
@@ -15,8 +15,5 @@ export const ENV = {
   ...envNames(DRAIN_SETTINGS),
   ...envNames(MANAGER_SETTINGS),
   statusInterval: STATUS_SETTINGS.interval.env,
-  hookToken: HOOK_TOKEN_ENV,
-  logLevel: 'ENVOY_SHUTDOWN_LOG_LEVEL',
-  logFormat: 'ENVOY_SHUTDOWN_LOG_FORMAT',
-  hookLogPath: HOOK_LOG_PATH_ENV,
+  ...ENVIRONMENT,
 } as const;

@@ -1,6 +1,7 @@
 // What `shutdown` does once commander (program.ts) parsed its command line: the flag checks, the
 // config, then the drain or the dry run.
-import { shutdownConfig } from '../drain/drain-config.js';
+import { environmentOnly, shutdownConfig } from '../drain/drain-config.js';
+import { processEnv } from '../shared/environment.js';
 import { checkShutdownFlags } from './flag-checks.js';
 import { hookLogMirror } from '../shared/hook-log.js';
 import { attributeOf, type OptionSpec, type ParsedCommand } from '../shared/option-spec.js';
@@ -14,14 +15,15 @@ export type ParsedShutdown = ParsedCommand<ShutdownValues>;
 export async function shutdownAction(parsed: ParsedShutdown): Promise<number> {
   const { options } = parsed;
   checkShutdownFlags(parsed.sourceOf, options, parsed.seen);
-  const config = shutdownConfig(options);
+  const env = processEnv();
+  const config = { ...shutdownConfig(options), ...environmentOnly(env) };
   const signal = interruptSignal();
   if (options.dryRun === true) {
     const { runDryRun } = await import('../drain/dry-run.js');
     return runDryRun(config, optionSources(parsed.sourceOf), options.output, signal);
   }
   const { runShutdown } = await import('../drain/shutdown-command.js');
-  const log = createLogger({ level: parsed.logLevel, format: parsed.logFormat, mirrorPath: hookLogMirror() }).child({ component: 'shutdown' });
+  const log = createLogger({ level: parsed.logLevel, format: parsed.logFormat, mirrorPath: hookLogMirror(env) }).child({ component: 'shutdown' });
   return runShutdown(config, log, signal);
 }
 

@@ -9,6 +9,7 @@ import type { EnvoyConnection } from '../envoy/envoy-control.js';
 import type { DrainOptions } from './drain.js';
 import { parseConnectionSource } from '../envoy/stats.js';
 import { formatDuration, parseDuration } from '../shared/duration.js';
+import { ENVIRONMENT } from '../shared/environment.js';
 import { UsageError } from '../shared/errors.js';
 import { defaultValue, valuesFromEnv, type OptionSpec, type OptionValues } from '../shared/option-spec.js';
 import { collectListenerNames, parseBoolean, parseCount, parseOptionalReadyFile, parsePositiveDuration } from '../shared/parsers.js';
@@ -165,6 +166,8 @@ export type ShutdownConfig = Omit<ShutdownOptions, 'readyFile'> & {
   readonly ignoreConnectionManagers?: ReadonlySet<string>;
   /** Recorded in the drain-state file for `status`. */
   readonly startedBy: 'hook' | 'manual';
+  /** Where the kernel's socket counts are read instead of /proc/net (from the environment only). */
+  readonly socketCountsDir?: string;
 };
 
 export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
@@ -195,7 +198,13 @@ export function shutdownConfig(options: ShutdownOptions): ShutdownConfig {
  */
 export function shutdownConfigFromEnv(env: NodeJS.ProcessEnv, readyFile: string): ShutdownConfig {
   const options = valuesFromEnv(DRAIN_SETTINGS, env);
-  return { ...shutdownConfig({ ...options, readyFile, requireEnvoyPrestop: false, envoyPrestopWait: 0 }), startedBy: 'hook' };
+  return { ...shutdownConfig({ ...options, readyFile, requireEnvoyPrestop: false, envoyPrestopWait: 0 }), ...environmentOnly(env), startedBy: 'hook' };
+}
+
+/** What a configuration takes from the environment alone, never from a flag. */
+export function environmentOnly(env: NodeJS.ProcessEnv): Pick<ShutdownConfig, 'socketCountsDir'> {
+  const socketCountsDir = env[ENVIRONMENT.socketCountsDir];
+  return socketCountsDir === undefined || socketCountsDir === '' ? {} : { socketCountsDir };
 }
 
 /** Every setting at its default, unchecked: the drop-ins start from it and set what their peer decides. */

@@ -2,7 +2,7 @@
 import { drainOptions, envoyConnection, describeShutdownConfig, type ShutdownConfig } from './drain-config.js';
 import { formatDuration } from '../shared/duration.js';
 import { withEnvoy } from '../envoy/envoy-control.js';
-import { DEFAULT_SOCKET_COUNTS_DIR, SOCKET_COUNTS_DIR_ENV, createSocketWatch } from '../envoy/socket-watch.js';
+import { DEFAULT_SOCKET_COUNTS_DIR, createSocketWatch } from '../envoy/socket-watch.js';
 import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { checkReadyFileDirectory, checkReadyFileReplaceable, removeReadyFile, writeReadyFile } from '../handoff/ready-file.js';
@@ -88,7 +88,7 @@ async function shutdown(config: ShutdownConfig, log: Logger, signal: AbortSignal
 async function drainAndReport(config: ShutdownConfig, log: Logger, signal: AbortSignal): Promise<Ended> {
   log.info(describeShutdownConfig(config), 'shutdown started');
   // The live listener gauges follow each close at once, so a hint of one is worth a read; a `total` gauge waits for a flush.
-  const sockets = config.connections === 'listeners' ? createSocketWatch(process.env[SOCKET_COUNTS_DIR_ENV] || DEFAULT_SOCKET_COUNTS_DIR) : undefined;
+  const sockets = config.connections === 'listeners' ? createSocketWatch(config.socketCountsDir ?? DEFAULT_SOCKET_COUNTS_DIR) : undefined;
   const outcome = await withEnvoy(envoyConnection(config), config.quietPeriod > 0 ? 'required' : 'no', (envoy) => runDrain(drainOptions(config), { envoy, log, signal, ...(sockets === undefined ? {} : { sockets }) }));
   if (outcome.result === 'interrupted') {
     log.warn(

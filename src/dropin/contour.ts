@@ -1,7 +1,8 @@
 // Contour's `contour envoy shutdown-manager|shutdown`, as its pods call them (`/bin/contour`):
 // the same flags, defaults, port, paths and exit code, run by our manager and drain.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defaultShutdownOptions, type ShutdownConfig } from '../drain/drain-config.js';
+import { defaultShutdownOptions, environmentOnly, type ShutdownConfig } from '../drain/drain-config.js';
+import { processEnv } from '../shared/environment.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import { FAST_READ_INTERVAL_MS } from '../drain/policy.js';
 import { formatDuration } from '../shared/duration.js';
@@ -81,7 +82,7 @@ export function contourManagerConfig(values: FlagValues): ManagerConfig {
  * ones included, except those of its stats and health listener; idle ones stop counting after a
  * quiet period (idle.ts).
  */
-export function contourShutdownConfig(values: FlagValues, env: NodeJS.ProcessEnv = process.env): ShutdownConfig {
+export function contourShutdownConfig(values: FlagValues, env: NodeJS.ProcessEnv): ShutdownConfig {
   const admin = stringFlag(values, 'admin-address');
   if (!admin.startsWith('/')) throw new UsageError(`--admin-address must be the absolute path of Envoy's admin Unix socket, got ${JSON.stringify(admin)}`);
   return {
@@ -99,6 +100,7 @@ export function contourShutdownConfig(values: FlagValues, env: NodeJS.ProcessEnv
     ignoreListener: [...CONTOUR.statsListeners],
     ignoreConnectionManagers: new Set(CONTOUR.ignoredPrefixes),
     envoyPrestopWait: 0,
+    ...environmentOnly(env),
     startedBy: 'hook',
   };
 }
@@ -117,8 +119,9 @@ async function runContourManager(values: FlagValues): Promise<number> {
 }
 
 async function runContourShutdown(values: FlagValues): Promise<number> {
-  const config = contourShutdownConfig(values);
-  const log = logger(values, 'shutdown', hookLogMirror());
+  const env = processEnv();
+  const config = contourShutdownConfig(values, env);
+  const log = logger(values, 'shutdown', hookLogMirror(env));
   if (intFlag(values, 'admin-port') !== 0) log.warn('--admin-port is deprecated and ignored, as in Contour: the admin API is reached over --admin-address');
   const controller = new AbortController();
   onTerminationSignal(() => controller.abort());

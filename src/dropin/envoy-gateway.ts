@@ -1,7 +1,8 @@
 // Envoy Gateway's `envoy-gateway envoy shutdown-manager|shutdown`, as the pods it generates call
 // them: the same flags, defaults, port, paths and exit codes, run by our manager and drain.
 import { connect } from 'node:net';
-import { defaultShutdownOptions, type ShutdownConfig } from '../drain/drain-config.js';
+import { defaultShutdownOptions, environmentOnly, type ShutdownConfig } from '../drain/drain-config.js';
+import { processEnv } from '../shared/environment.js';
 import { defaultOf } from '../shared/parsers.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import type { AdminAddress } from '../envoy/address.js';
@@ -85,7 +86,7 @@ export function egManagerConfig(values: FlagValues): ManagerConfig {
  * Envoy Gateway's drain, with its semantics: no bound is refused, whatever the controller renders.
  * Idle connections stop counting after a quiet period (idle.ts), where Envoy Gateway waits for them.
  */
-export function egShutdownConfig(values: FlagValues, adminAddress: AdminAddress, env: NodeJS.ProcessEnv = process.env): ShutdownConfig {
+export function egShutdownConfig(values: FlagValues, adminAddress: AdminAddress, env: NodeJS.ProcessEnv): ShutdownConfig {
   const drainTimeout = Math.max(0, durationFlag(values, 'drain-timeout'));
   return {
     ...defaultShutdownOptions(),
@@ -102,6 +103,7 @@ export function egShutdownConfig(values: FlagValues, adminAddress: AdminAddress,
     ignoreListener: [...EG.infraListeners],
     ignoreConnectionManagers: new Set(EG.infraConnectionManagers),
     envoyPrestopWait: 0,
+    ...environmentOnly(env),
     startedBy: 'hook',
   };
 }
@@ -113,12 +115,13 @@ async function runEgManager(values: FlagValues): Promise<number> {
 }
 
 async function runEgShutdown(values: FlagValues): Promise<number> {
-  const log = createLogger({ level: 'info', format: 'json', mirrorPath: hookLogMirror() }).child({ component: 'shutdown', peer: 'envoy-gateway' });
+  const env = processEnv();
+  const log = createLogger({ level: 'info', format: 'json', mirrorPath: hookLogMirror(env) }).child({ component: 'shutdown', peer: 'envoy-gateway' });
   const controller = new AbortController();
   onTerminationSignal(() => controller.abort());
   const adminAddress = await egAdminAddress();
   log.info({ adminAddress: adminAddress.host === '::1' ? '[::1]:19000' : '127.0.0.1:19000' }, 'envoy admin address');
-  return egExitCode(await runShutdown(egShutdownConfig(values, adminAddress), log, controller.signal));
+  return egExitCode(await runShutdown(egShutdownConfig(values, adminAddress, env), log, controller.signal));
 }
 
 /**

@@ -8,8 +8,6 @@ import { errorMessage } from '../shared/errors.js';
 import { type SocketCounts, parseSocketCounts } from './socket-count.js';
 
 export const DEFAULT_SOCKET_COUNTS_DIR = '/proc/net';
-/** Where the counts are read from instead (the tests point it at a directory without them). */
-export const SOCKET_COUNTS_DIR_ENV = 'ENVOY_SHUTDOWN_SOCKET_COUNTS_DIR';
 /** Each file is a dozen short lines: anything larger is not the kernel's. */
 export const SOCKSTAT_MAX_BYTES = 16 * 1024;
 

@@ -3,21 +3,12 @@
 // directory; the pod itself from the downward API, through variables the chart sets.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { ENVIRONMENT } from '../shared/environment.js';
 import { UsageError } from '../shared/errors.js';
 
 /** Where kubelet mounts the pod's service-account token, CA and namespace. */
 export const DEFAULT_SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-/** The variables read here (the switch itself, ENVOY_SHUTDOWN_EVENTS, lives with the manager's options). */
-export const EVENTS_ENV = {
-  /** Another service-account directory (tests; a token mounted elsewhere). */
-  serviceAccountDir: 'ENVOY_SHUTDOWN_SERVICE_ACCOUNT_DIR',
-  podName: 'ENVOY_SHUTDOWN_POD_NAME',
-  podNamespace: 'ENVOY_SHUTDOWN_POD_NAMESPACE',
-  podUid: 'ENVOY_SHUTDOWN_POD_UID',
-  /** Optional: the Event's source host. */
-  nodeName: 'ENVOY_SHUTDOWN_NODE_NAME',
-} as const;
 
 export interface PodRef {
   readonly name: string;
@@ -42,13 +33,13 @@ export type EventsSetup = { readonly kind: 'on'; readonly target: EventsTarget }
  * variables or no token). Inside one, a missing or malformed pod variable is a usage error.
  */
 export function eventsSetup(env: NodeJS.ProcessEnv): EventsSetup {
-  const host = env['KUBERNETES_SERVICE_HOST'];
-  const portText = env['KUBERNETES_SERVICE_PORT'];
-  if (!host || !portText) return { kind: 'off', why: 'KUBERNETES_SERVICE_HOST/PORT not set: not in a cluster' };
-  const serviceAccountDir = env[EVENTS_ENV.serviceAccountDir] || DEFAULT_SERVICE_ACCOUNT_DIR;
+  const host = env[ENVIRONMENT.kubernetesServiceHost];
+  const portText = env[ENVIRONMENT.kubernetesServicePort];
+  if (!host || !portText) return { kind: 'off', why: `${ENVIRONMENT.kubernetesServiceHost}/PORT not set: not in a cluster` };
+  const serviceAccountDir = env[ENVIRONMENT.serviceAccountDir] || DEFAULT_SERVICE_ACCOUNT_DIR;
   if (!existsSync(join(serviceAccountDir, 'token'))) return { kind: 'off', why: `no service-account token in ${serviceAccountDir}` };
   const port = Number(portText);
-  if (!/^\d{1,5}$/.test(portText) || port < 1 || port > 65535) throw new UsageError(`KUBERNETES_SERVICE_PORT: not a port: ${JSON.stringify(portText)}`);
+  if (!/^\d{1,5}$/.test(portText) || port < 1 || port > 65535) throw new UsageError(`${ENVIRONMENT.kubernetesServicePort}: not a port: ${JSON.stringify(portText)}`);
   const required = (name: string, pattern: RegExp): string => {
     const value = env[name];
     if (value === undefined || value === '') throw new UsageError(`--events needs ${name} (the chart sets it from the downward API)`);
@@ -56,10 +47,10 @@ export function eventsSetup(env: NodeJS.ProcessEnv): EventsSetup {
     return value;
   };
   const pod: PodRef = {
-    name: required(EVENTS_ENV.podName, DNS_SUBDOMAIN),
-    namespace: required(EVENTS_ENV.podNamespace, DNS_LABEL),
-    uid: required(EVENTS_ENV.podUid, UID),
-    nodeName: env[EVENTS_ENV.nodeName] || undefined,
+    name: required(ENVIRONMENT.podName, DNS_SUBDOMAIN),
+    namespace: required(ENVIRONMENT.podNamespace, DNS_LABEL),
+    uid: required(ENVIRONMENT.podUid, UID),
+    nodeName: env[ENVIRONMENT.nodeName] || undefined,
   };
   return { kind: 'on', target: { host: host.replace(/^\[(.*)\]$/, '$1'), port, serviceAccountDir, pod } };
 }

@@ -5,7 +5,8 @@ import { formatDuration, parseDuration } from '../shared/duration.js';
 import { UsageError } from '../shared/errors.js';
 import { fromEnv } from '../shared/parsers.js';
 import { parseHookToken } from './hook-token.js';
-import { HOOK_TOKEN_ENV, type ManagerOptions } from './manager-settings.js';
+import type { ManagerOptions } from './manager-settings.js';
+import { ENVIRONMENT } from '../shared/environment.js';
 import type { Endpoints } from './server.js';
 import { eventsSetup, type EventsSetup } from '../events/in-cluster.js';
 
@@ -35,7 +36,7 @@ export interface ManagerConfig {
  * the same variables to both commands), a ready timeout that would cut the drain short is refused
  * at start-up, not discovered when the pod terminates.
  */
-export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = process.env): ManagerConfig {
+export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv): ManagerConfig {
   const drainTimeoutEnv = DRAIN_SETTINGS.drainTimeout.env;
   const drainTimeoutText = env[drainTimeoutEnv];
   if (drainTimeoutText !== undefined) {
@@ -44,11 +45,11 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv = 
       throw new UsageError(`--ready-timeout (${formatDuration(options.readyTimeout)}) must be longer than the drain timeout ${drainTimeoutEnv}=${drainTimeoutText}`);
     }
   }
-  const tokenText = env[HOOK_TOKEN_ENV];
+  const tokenText = env[ENVIRONMENT.hookToken];
   // Set but empty is a mistake (a missing Secret key?), not "no token": refused like a short one.
-  const hookToken = tokenText === undefined ? undefined : fromEnv(HOOK_TOKEN_ENV, tokenText, parseHookToken);
+  const hookToken = tokenText === undefined ? undefined : fromEnv(ENVIRONMENT.hookToken, tokenText, parseHookToken);
   if (options.drainEndpoint && hookToken === undefined) {
-    throw new UsageError(`--drain-endpoint needs ${HOOK_TOKEN_ENV}: without it anyone who can reach the pod could start a drain`);
+    throw new UsageError(`--drain-endpoint needs ${ENVIRONMENT.hookToken}: without it anyone who can reach the pod could start a drain`);
   }
   return {
     host: options.host,

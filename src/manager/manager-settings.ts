@@ -60,6 +60,3 @@ export const MANAGER_SETTINGS = {
 
 /** What a parse of `shutdown-manager`'s command line hands its action. */
 export type ManagerOptions = OptionValues<typeof MANAGER_SETTINGS>;
-
-/** The token the pod's own hook sends (from a Secret): set only in the environment, never on a command line. */
-export const HOOK_TOKEN_ENV = 'ENVOY_SHUTDOWN_HOOK_TOKEN';

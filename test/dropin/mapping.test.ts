@@ -50,9 +50,9 @@ describe('Envoy Gateway', () => {
   });
 
   it('accepts what the controller may render that our own CLI would refuse: a minimum above the timeout, a delay beyond it, 0s', () => {
-    const config = egShutdownConfig(egFlags('shutdown', ['--drain-timeout=5s', '--min-drain-duration=15s', '--health-check-failure-delay=2m0s']), LOCAL);
+    const config = egShutdownConfig(egFlags('shutdown', ['--drain-timeout=5s', '--min-drain-duration=15s', '--health-check-failure-delay=2m0s']), LOCAL, {});
     expect(config).toMatchObject({ drainTimeout: 5_000, minDrainDuration: 5_000, healthCheckFailureDelay: 120_000 });
-    expect(egShutdownConfig(egFlags('shutdown', ['--drain-timeout=0s', '--min-drain-duration=0s']), LOCAL)).toMatchObject({ drainTimeout: 0, minDrainDuration: 0 });
+    expect(egShutdownConfig(egFlags('shutdown', ['--drain-timeout=0s', '--min-drain-duration=0s']), LOCAL, {})).toMatchObject({ drainTimeout: 0, minDrainDuration: 0 });
   });
 
   it('counts a user listener named with 19001 and skips only its stats and readiness listeners', () => {
@@ -93,11 +93,11 @@ describe('Contour', () => {
       adminAddress: { kind: 'unix', path: '/admin/admin.sock' }, drainTimeout: Number.POSITIVE_INFINITY, minDrainDuration: 0, checkInterval: 5_000,
       exitAtConnections: 0, readyFile: '/admin/ok', connections: 'listeners', healthCheckFailureDelay: 0, quietPeriod: 2_000, ignoreIdleConnections: true,
     });
-    expect(contourShutdownConfig(contourFlags('shutdown', ['--check-delay=2s', '--min-open-connections=3', '--check-interval=0s']))).toMatchObject({ minDrainDuration: 2_000, exitAtConnections: 3, checkInterval: 25 });
+    expect(contourShutdownConfig(contourFlags('shutdown', ['--check-delay=2s', '--min-open-connections=3', '--check-interval=0s']), {})).toMatchObject({ minDrainDuration: 2_000, exitAtConnections: 3, checkInterval: 25 });
   });
 
   it('refuses a TCP admin address: Contour reaches admin only over its socket', () => {
-    expect(() => contourShutdownConfig(contourFlags('shutdown', ['--admin-address=127.0.0.1:9001']))).toThrow(/Unix socket/);
+    expect(() => contourShutdownConfig(contourFlags('shutdown', ['--admin-address=127.0.0.1:9001']), {})).toThrow(/Unix socket/);
   });
 
   it('leaves out the listeners its admin, stats and health connection managers alone serve; counts TCP proxy listeners, which Contour does not', () => {
