@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 export const RESULTS_PAGE = 'bench/RESULTS.md';
 /** The pages that quote figures. */
-export const QUOTING_PAGES = ['README.md', 'bench/README.md', 'docs/migrating.md'] as const;
+export const QUOTING_PAGES = ['README.md', 'bench/README.md', 'docs/migrating.md', 'charts/envoy-shutdown-manager/README.md'] as const;
 
 /** Where a figure sits in RESULTS.md: a table cell (row by its first cell, column by its header's start) or a sentence. */
 type Source =
@@ -22,6 +22,7 @@ export const FIGURES: Readonly<Record<string, Source>> = {
   'full-run': { section: 'header', prose: /`, (\d+ s) for the scenarios/ },
   'idle-rss': { section: 'pod-footprint', row: 'classic sidecar', column: 'idle memory per pod', pick: /^([\d.]+ MiB) \([^)]*\) RSS/ },
   'idle-rss-anon': { section: 'pod-footprint', row: 'classic sidecar', column: 'idle memory per pod', pick: /([\d.]+ MiB) \([^)]*\) RssAnon/ },
+  'hook-rss': { section: 'pod-footprint', prose: /the drain hook is one more process[^:]*: ([\d.]+ MiB) \(/ },
   'hook-rss-anon': { section: 'pod-footprint', prose: /the drain hook is one more process[^:]*: [^,]+ RSS, ([\d.]+ MiB) \(/ },
   'healthz-after-exec': { section: 'pod-footprint', row: 'classic sidecar', column: 'start-up work per pod', pick: /([\d.]+ m?s) \(/ },
   'install-disk': { section: 'pod-footprint', row: 'sidecar-less', column: 'disk per pod', pick: MEDIAN_MIB },
