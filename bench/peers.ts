@@ -176,7 +176,7 @@ async function run(): Promise<string> {
     '',
     `Hooks: ours \`shutdown --connections listeners --min-drain-duration 2s --drain-timeout 60s\`; Envoy Gateway \`envoy shutdown --drain-timeout=60s --min-drain-duration=2s\` (its 1 s checks); Contour \`envoy shutdown\` with its defaults (5 s checks, no minimum drain). Managers at their defaults (ours \`--port 19002\`). "ours/best" is our median over the best peer's.`,
     '',
-    skipped.length === 0 ? '' : `**Skipped: ${skipped.join('; ')}.** Only the modelled 1 s + 1 s polling of the release-latency scenario stands for the peers then (a model, not their binaries).\n`,
+    skipped.length === 0 ? '' : `**Skipped: ${skipped.join('; ')}.** Set the missing variable to compare with that peer (bench/README.md says how to build it).\n`,
     table(['figure', ...present.map((c) => c.label), 'ours/best', 'Node baseline', 'ours/Node'], rows),
     '',
     `"Node baseline", on the Node 24 binary the executable is made from, outside the sandbox, once per round: for memory, a bare \`http.createServer().listen(0)\` after ${(2_000 + IDLE_MS / 4) / 1_000} s; for the hook's start, \`node -e 0\` exec → exit; for listening, the bare server's exec → its first stdout line. Goals: RssAnon ≤ 1.25× the bare server, start → first admin request ≤ 1.2× \`node -e 0\`.`,
