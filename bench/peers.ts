@@ -5,7 +5,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { runSandboxed } from '../test/dropin/sandbox.js';
+import { runSandboxed } from '../test/support/sandbox.js';
 import { ensureEnvoyBinary, envoyVersion } from '../test/support/real-envoy/binary.js';
 import type { PeerFigures, PeerRun } from './support/peer-pod.js';
 import { type Scenario, EXECUTABLE, formatMiB, formatMs, memoryAfter, NODE, progress, spawnTimed, stopChild, summarize, table } from './support/harness.js';
@@ -172,11 +172,11 @@ async function run(): Promise<string> {
   const sizes = present.map((c) => statSync(c.binary).size);
   rows.push(['executable on disk', ...sizes.map((size) => `${(size / 1e6).toFixed(0)} MB`), versus(sizes[0] ?? Number.NaN, sizes.slice(1), (size) => `${(size / 1e6).toFixed(0)} MB`), `${(statSync(NODE).size / 1e6).toFixed(0)} MB (unstripped)`, '—']);
   return [
-    `Real Envoy ${await envoyVersion()}; each manager and its hook in a user, network and mount namespace of their own (\`unshare -rnm\`, test/dropin/sandbox.ts) with the peer's fixed ports and paths, the admin API behind a recording pass-through (one loopback hop more for everyone). ${ROUNDS} rounds, the contenders interleaved (order reversed every other round); median (min–max). Per run: start the manager (connect polled every 1 ms until it listens), ${SETTLE_MS / 1_000} s settle (start-up transients: see below), ${IDLE_MS / 1_000} s idle (CPU of all its threads from /proc/<pid>/task/*/schedstat, RssAnon at its end), then four idle keep-alive connections on the user listener, Envoy's preStop GET sent to the manager and the hook started (under \`bash\`, whose \`times\` gives the hook's CPU), the connections closed at 1, 2, 3 and 4 s.`,
+    `Real Envoy ${await envoyVersion()}; each manager and its hook in a user, network and mount namespace of their own (\`unshare -rnm\`, test/support/sandbox.ts) with the peer's fixed ports and paths, the admin API behind a recording pass-through (one loopback hop more for everyone). ${ROUNDS} rounds, the contenders interleaved (order reversed every other round); median (min–max). Per run: start the manager (connect polled every 1 ms until it listens), ${SETTLE_MS / 1_000} s settle (start-up transients: see below), ${IDLE_MS / 1_000} s idle (CPU of all its threads from /proc/<pid>/task/*/schedstat, RssAnon at its end), then four idle keep-alive connections on the user listener, Envoy's preStop GET sent to the manager and the hook started (under \`bash\`, whose \`times\` gives the hook's CPU), the connections closed at 1, 2, 3 and 4 s.`,
     '',
     `Hooks: ours \`shutdown --connections listeners --min-drain-duration 2s --drain-timeout 60s\`; Envoy Gateway \`envoy shutdown --drain-timeout=60s --min-drain-duration=2s\` (its 1 s checks); Contour \`envoy shutdown\` with its defaults (5 s checks, no minimum drain). Managers at their defaults (ours \`--port 19002\`). "ours/best" is our median over the best peer's.`,
     '',
-    skipped.length === 0 ? '' : `**Skipped: ${skipped.join('; ')}.** Only the modelled 1 s + 1 s polling of the release-latency scenario stands for the peers then (a model, not their binaries).\n`,
+    skipped.length === 0 ? '' : `**Skipped: ${skipped.join('; ')}.** Set the missing variable to compare with that peer (bench/README.md says how to build it).\n`,
     table(['figure', ...present.map((c) => c.label), 'ours/best', 'Node baseline', 'ours/Node'], rows),
     '',
     `"Node baseline", on the Node 24 binary the executable is made from, outside the sandbox, once per round: for memory, a bare \`http.createServer().listen(0)\` after ${(2_000 + IDLE_MS / 4) / 1_000} s; for the hook's start, \`node -e 0\` exec → exit; for listening, the bare server's exec → its first stdout line. Goals: RssAnon ≤ 1.25× the bare server, start → first admin request ≤ 1.2× \`node -e 0\`.`,

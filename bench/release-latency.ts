@@ -1,18 +1,15 @@
 // 1. Release latency: from the moment Envoy's last connection closes to (a) `shutdown` exiting and
 // (b) `/shutdown/ready` answering, with the minimum drain already over. This tool (the single
-// executable, both connection sources, default --check-interval) against Envoy Gateway's 1 s + 1 s
-// polling design and against the floor: one admin round trip.
-import { mkdtempSync, rmSync } from 'node:fs';
+// executable, both connection sources, default --check-interval) against the floor: one admin
+// round trip. The peers' real binaries are measured beside ours in peers.ts.
+import { rmSync } from 'node:fs';
 import { execFile } from 'node:child_process';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { HINT_POLL_MS } from '../src/drain/policy.js';
 import { statsFilter } from '../src/envoy/stat-names.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { type Scenario, DrainTarget, formatMs, FORMS, medianAndSpread, NODE, progress, ratio, sleep, spawnTimed, stratifiedOffsets, summarize, table } from './support/harness.js';
-import { egShutdown, parseAdminAddress, startEgReadyServer } from './support/eg-design.js';
 import { awaitReady, type RunningManager, startManager } from './support/manager.js';
 
 /** Short, and over by the time the last connection closes (the end game is what we measure). */
@@ -22,7 +19,7 @@ const FLOOR_SAMPLES = 200;
 const ACCEPTANCE_MS = 50;
 const execFileAsync = promisify(execFile);
 
-type Design = 'listeners' | 'total' | 'eg';
+type Design = 'listeners' | 'total';
 
 interface DesignSpec {
   readonly label: string;
@@ -35,11 +32,10 @@ interface DesignSpec {
 const DESIGNS: Readonly<Record<Design, DesignSpec>> = {
   listeners: { label: 'this tool, `--connections listeners`', source: 'live `listener.*.downstream_cx_active`', runs: 12, periodMs: 1_000 },
   total: { label: 'this tool, `--connections total` (default)', source: '`server.total_connections` (stats flush every 5 s)', runs: 8, periodMs: 5_000 },
-  eg: { label: "a model of Envoy Gateway's design (1 s poll + 1 s file check)", source: 'live `listener.*.downstream_cx_active`', runs: 10, periodMs: 1_000 },
 };
 
 interface Sample {
-  /** (a): `shutdown` exited (EG: the ready file was created). */
+  /** (a): `shutdown` exited. */
   readonly exitMs: number;
   /** (b): `/shutdown/ready` answered. */
   readonly readyMs: number;
@@ -55,7 +51,7 @@ const isWaiting = (line: Readonly<Record<string, unknown>>): boolean => line['ms
  */
 async function prepare(target: DrainTarget, design: Design): Promise<void> {
   if ((await target.active()) === 0) await target.open(1);
-  if (design !== 'total') return;
+  if (design === 'listeners') return;
   await target.statReaches('server.total_connections', 1, 7_000); // a stats flush that counts the connection
 }
 
@@ -86,19 +82,6 @@ async function runTool(mode: 'listeners' | 'total', offsetMs: number, target: Dr
   return sample(target, closedAt, exit.at, answer.at);
 }
 
-async function runEg(offsetMs: number, waiterLeadMs: number, target: DrainTarget, readyFile: string, readyPort: number): Promise<Sample> {
-  await prepare(target, 'eg');
-  rmSync(readyFile, { force: true });
-  // Envoy's hook arrives a fraction of a second before the drain starts: the phase of its 1 s checks.
-  const ready = awaitReady(readyPort);
-  await sleep(waiterLeadMs);
-  const drainCall = target.nextCall('/drain_listeners');
-  const fileCreated = egShutdown(target.adminAddress, readyFile, MIN_DRAIN_MS, 60_000);
-  const closedAt = await closeAfterMinimumDrain(target, (await drainCall).receivedAt, offsetMs);
-  const [createdAt, answer] = await Promise.all([fileCreated, ready]);
-  return sample(target, closedAt, createdAt, answer.at);
-}
-
 /** Another process's GET on a kept-alive connection, timed from request to the end of the body. */
 const FLOOR_CLIENT = `
 const http = require('node:http');
@@ -121,7 +104,8 @@ async function measureFloor(): Promise<number[]> {
   const target = await DrainTarget.start();
   try {
     await target.open(1);
-    const { host, port } = parseAdminAddress(target.adminAddress);
+    const separator = target.adminAddress.lastIndexOf(':');
+    const [host, port] = [target.adminAddress.slice(0, separator), target.adminAddress.slice(separator + 1)];
     const path = `/stats?filter=${statsFilter({})}&format=json`;
     const { stdout } = await execFileAsync(NODE, ['-e', FLOOR_CLIENT, host, String(port), path, String(FLOOR_SAMPLES)], { env: {} });
     return JSON.parse(stdout) as number[];
@@ -131,14 +115,10 @@ async function measureFloor(): Promise<number[]> {
 }
 
 async function run(): Promise<string> {
-  const samples: Record<Design, Sample[]> = { listeners: [], total: [], eg: [] };
+  const samples: Record<Design, Sample[]> = { listeners: [], total: [] };
   const offsets = Object.fromEntries(Object.entries(DESIGNS).map(([design, spec]) => [design, stratifiedOffsets(spec.runs, spec.periodMs)])) as Record<Design, number[]>;
-  const waiterLeads = stratifiedOffsets(DESIGNS.eg.runs, 1_000);
-  const targets: Record<Design, DrainTarget> = { listeners: await DrainTarget.start(), total: await DrainTarget.start(), eg: await DrainTarget.start() };
+  const targets: Record<Design, DrainTarget> = { listeners: await DrainTarget.start(), total: await DrainTarget.start() };
   const manager = await startManager(FORMS.executable.command);
-  const egDir = mkdtempSync(join(tmpdir(), 'bench-eg-'));
-  const egReadyFile = join(egDir, 'shutdown-ready');
-  const egReady = await startEgReadyServer(egReadyFile);
   try {
     for (const target of Object.values(targets)) await target.open(1);
     // Interleaved, so that a noisy minute on this shared machine hits every design alike.
@@ -148,15 +128,13 @@ async function run(): Promise<string> {
         const offset = offsets[design][round];
         if (offset === undefined) continue;
         const target = targets[design];
-        const result = design === 'eg' ? await runEg(offset, waiterLeads[round] ?? 0, target, egReadyFile, egReady.port) : await runTool(design, offset, target, manager);
+        const result = await runTool(design, offset, target, manager);
         samples[design].push(result);
         await target.open(1); // for the next run: the flush counts it meanwhile
         progress('release-latency', `${design} run ${round + 1}: exit ${formatMs(result.exitMs)}, ready ${formatMs(result.readyMs)}`);
       }
     }
   } finally {
-    egReady.close();
-    rmSync(egDir, { recursive: true, force: true });
     await manager.stop();
     for (const target of Object.values(targets)) await target.stop();
   }
@@ -166,12 +144,11 @@ async function run(): Promise<string> {
 
 function report(samples: Record<Design, Sample[]>, floor: ReturnType<typeof summarize>, version: string): string {
   const of = (design: Design, key: keyof Sample): ReturnType<typeof summarize> => summarize(samples[design].map((sample) => sample[key]));
-  const egReady = of('eg', 'readyMs').median;
   const rows = (Object.keys(DESIGNS) as Design[]).map((design) => {
     const ready = of(design, 'readyMs');
-    return [DESIGNS[design].label, DESIGNS[design].source, String(ready.n), medianAndSpread(of(design, 'exitMs'), formatMs), medianAndSpread(ready, formatMs), ratio(ready.median, egReady), ratio(ready.median, floor.median)];
+    return [DESIGNS[design].label, DESIGNS[design].source, String(ready.n), medianAndSpread(of(design, 'exitMs'), formatMs), medianAndSpread(ready, formatMs), ratio(ready.median, floor.median)];
   });
-  rows.push(['floor: one admin round trip from another process (GET /stats, kept-alive connection)', 'same Envoy, through the same relay', String(floor.n), '—', medianAndSpread(floor, formatMs), ratio(floor.median, egReady), '1.00×']);
+  rows.push(['floor: one admin round trip from another process (GET /stats, kept-alive connection)', 'same Envoy, through the same relay', String(floor.n), '—', medianAndSpread(floor, formatMs), '1.00×']);
   const breakdown = (Object.keys(DESIGNS) as Design[]).map((design) => {
     const detect = of(design, 'detectMs').median;
     return [DESIGNS[design].label, formatMs(detect), formatMs(of(design, 'readyMs').median - detect), formatMs(of(design, 'exitMs').median - detect)];
@@ -181,17 +158,15 @@ function report(samples: Record<Design, Sample[]>, floor: ReturnType<typeof summ
   const listenersDetect = of('listeners', 'detectMs').median;
   const met = Math.max(listeners, listenersExit) < ACCEPTANCE_MS;
   return [
-    `Both processes are the single executable (\`shutdown\` with \`--min-drain-duration ${MIN_DRAIN_MS / 1000}s\` and the default \`--check-interval 1s\`; \`shutdown-manager\` with its defaults), against a real Envoy ${version} with its default 5 s stats flush, its admin API reached through an in-process relay that times each request (the tool and the floor alike). One TCP connection is held on a TCP-proxy listener and closed ${CLOSE_AFTER_MIN_DRAIN_MS} ms plus an offset after the minimum drain ended; offsets are spread evenly over one period of what delays detection (1 s check interval, or the 5 s flush for \`total\`) and shuffled. Time zero is the moment the bench closes the connection (Envoy's live gauge is then polled until it shows it gone); (a) is when this process sees \`shutdown\` exit, (b) when the response headers of a \`GET /shutdown/ready\` sent before the drain arrive. Every timestamp is taken in the bench process (\`performance.now()\`). Runs of the three designs are interleaved.`,
+    `Both processes are the single executable (\`shutdown\` with \`--min-drain-duration ${MIN_DRAIN_MS / 1000}s\` and the default \`--check-interval 1s\`; \`shutdown-manager\` with its defaults), against a real Envoy ${version} with its default 5 s stats flush, its admin API reached through an in-process relay that times each request (the tool and the floor alike). One TCP connection is held on a TCP-proxy listener and closed ${CLOSE_AFTER_MIN_DRAIN_MS} ms plus an offset after the minimum drain ended; offsets are spread evenly over one period of what delays detection (1 s check interval, or the 5 s flush for \`total\`) and shuffled. Time zero is the moment the bench closes the connection (Envoy's live gauge is then polled until it shows it gone); (a) is when this process sees \`shutdown\` exit, (b) when the response headers of a \`GET /shutdown/ready\` sent before the drain arrive. Every timestamp is taken in the bench process (\`performance.now()\`). Runs of the two connection sources are interleaved. Section 9 (peers) measures the same release beside Envoy Gateway's and Contour's real binaries.`,
     '',
-    "Envoy Gateway's design is simulated in the bench process, not computed: a loop that fails the health check, starts the drain, then reads `/stats?filter=^listener\\..*\\.downstream_cx_active$` and sleeps 1 s until the minimum drain passed and the count is 0, then creates the ready file; and a `/shutdown/ready` server that checks for the file, sleeping 1 s between checks. Its (a) is when the file exists (the Go process would exit right after). The request to it arrives a shuffled, evenly spread 0–1 s before its drain starts. With its original `server.total_connections` query it would add the same 0–5 s flush delay as `--connections total`.",
-    '',
-    table(['design', 'connection count from', 'runs', '(a) `shutdown` exits: median (p10–p90)', '(b) `/shutdown/ready` answers: median (p10–p90)', '(b) vs EG design', '(b) vs floor'], rows),
+    table(['design', 'connection count from', 'runs', '(a) `shutdown` exits: median (p10–p90)', '(b) `/shutdown/ready` answers: median (p10–p90)', '(b) vs floor'], rows),
     '',
     'Where the time goes (medians, from time zero): the read that saw the drain over, then the answer and the exit.',
     '',
     table(['design', 'close → deciding read', 'deciding read → `/shutdown/ready` answered', 'deciding read → `shutdown` exited'], breakdown),
     '',
-    `**Issue 4 acceptance** (median under ${ACCEPTANCE_MS} ms for \`--connections listeners\` at default settings): ${met ? 'met' : 'NOT met'} — ${formatMs(listeners)} to \`/shutdown/ready\`, ${formatMs(listenersExit)} to \`shutdown\` exiting. What bounds it: the read that sees the connection gone comes ${formatMs(listenersDetect)} after the close (the pod's TCP socket count, looked at every ${HINT_POLL_MS} ms with one connection left, brings the read at once when it drops; the bench's close, Envoy's close and the TCP proxy's upstream close each drop it); then ${formatMs(listeners - listenersDetect)} to write the ready file (temporary file + rename), for the manager's directory watch to fire and to read the file and answer; \`shutdown\` exiting takes ${formatMs(listenersExit - listenersDetect)} after that read (closing its admin connection, a synchronous log line, process teardown). With \`--connections total\` the 0–5 s wait for Envoy's next stats flush dominates everything else.`,
+    `**Goal** (median under ${ACCEPTANCE_MS} ms for \`--connections listeners\` at default settings): ${met ? 'met' : 'NOT met'} — ${formatMs(listeners)} to \`/shutdown/ready\`, ${formatMs(listenersExit)} to \`shutdown\` exiting. What bounds it: the read that sees the connection gone comes ${formatMs(listenersDetect)} after the close (the pod's TCP socket count, looked at every ${HINT_POLL_MS} ms with one connection left, brings the read at once when it drops; the bench's close, Envoy's close and the TCP proxy's upstream close each drop it); then ${formatMs(listeners - listenersDetect)} to write the ready file (temporary file + rename), for the manager's directory watch to fire and to read the file and answer; \`shutdown\` exiting takes ${formatMs(listenersExit - listenersDetect)} after that read (closing its admin connection, a synchronous log line, process teardown). With \`--connections total\` the 0–5 s wait for Envoy's next stats flush dominates everything else.`,
   ].join('\n');
 }
 

@@ -1,11 +1,10 @@
-// Installs the Debian packages the tests, the image and the packaging need when their commands are
-// missing, so `npm ci && npm test` stays the only set-up on a fresh Debian machine: strip and
-// aarch64-linux-gnu-strip (the single executables), podman with runc (the image, pod and
-// sidecar-less tests), openssl (the protocol and peer-fixture tests' certificates), haproxy (the
-// fleet tests), qemu-aarch64-static (the arm64 tests, under emulation). Also unpacks etcd (the
-// Kubernetes API server tests) and lays out the arm64 libraries the arm64 executable runs with (a
-// sysroot from Debian's own arm64 packages); both pinned by version, cached outside the repository. Elsewhere, or without root, it says exactly what to
-// install instead of trying.
+// Installs the Debian packages the build, the image and the release need when their commands are
+// missing: strip and aarch64-linux-gnu-strip (the single executables), podman with runc (the
+// image), qemu-aarch64-static (the arm64 executable's smoke test and the arm64 image's `install`,
+// under emulation); and lays out the arm64 libraries the arm64 executable runs with (a sysroot from
+// Debian's own arm64 packages, pinned by version, cached outside the repository). Elsewhere, or
+// without root, it says exactly what to install instead of trying. The test run's own packages
+// (and these) come from test/setup/debian.mjs, which builds on this one.
 //
 //   node scripts/debian.mjs        # installs what is missing, prints nothing when all is there
 import { spawnSync } from 'node:child_process';
@@ -14,23 +13,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
- * Each command and the package that brings it. runc is named: podman accepts crun or runc, and apt
- * would pick crun, which fails on these machines' hybrid cgroups. podman's recommends come along
- * (buildah builds the images, catatonit the pod's infra image).
+ * Each command the build needs and the package that brings it. runc is named: podman accepts crun
+ * or runc, and apt would pick crun, which fails on these machines' hybrid cgroups. podman's
+ * recommends come along (buildah builds the images, catatonit the pod's infra image).
  */
-const NEEDED = [
+export const BUILD_PACKAGES = [
   { command: 'strip', pkg: 'binutils' },
   // The host's strip reads x86 ELF only; this one strips the arm64 executable's Node.
   { command: 'aarch64-linux-gnu-strip', pkg: 'binutils-aarch64-linux-gnu' },
   { command: 'podman', pkg: 'podman' },
   { command: 'runc', pkg: 'runc' },
-  { command: 'openssl', pkg: 'openssl' },
-  // The fleet tests' load balancer; they run their own haproxy processes (the package's service, if
-  // the machine starts one, has no frontends).
-  { command: 'haproxy', pkg: 'haproxy' },
-  // Reads the release's OCI archive as a registry client would (the release test copies it).
-  { command: 'skopeo', pkg: 'skopeo' },
-  // Without its recommends (systemd | binfmt-support): the tests register it only in a namespace of their own.
+  // Without its recommends (systemd | binfmt-support): it is registered only in a namespace of our own.
   { command: 'qemu-aarch64-static', pkg: 'qemu-user-static', recommends: false },
 ];
 
@@ -58,13 +51,13 @@ function found(command) {
   return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 }
 
-/** Installs every missing package with apt-get; throws one clear line when it cannot. */
-export function ensureDebianPackages({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  const missing = NEEDED.filter(({ command }) => !found(command));
+/** Installs every missing package of `needed` with apt-get; throws one clear line when it cannot. */
+export function ensureDebianPackages({ needed = BUILD_PACKAGES, purpose = 'the build, the image and the release', log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  const missing = needed.filter(({ command }) => !found(command));
   if (missing.length === 0) return [];
   const names = missing.map(({ pkg }) => pkg);
   requireRoot(`missing ${names.join(', ')}: install them as root (Debian: apt-get install -y ${names.join(' ')})`);
-  log(`installing ${names.join(' ')} with apt-get (needed by the tests, the image and the packaging)`);
+  log(`installing ${names.join(' ')} with apt-get (needed by ${purpose})`);
   aptGet(['update', '-qq']);
   const plain = missing.filter(({ recommends }) => recommends !== false).map(({ pkg }) => pkg);
   const bare = missing.filter(({ recommends }) => recommends === false).map(({ pkg }) => pkg);
@@ -91,36 +84,16 @@ export function ensureArm64Sysroot({ log = (line) => process.stderr.write(`${lin
     run('dpkg', ['--add-architecture', 'arm64']);
     aptGet(['update', '-qq']);
   }
-  unpackDebianPackages(wanted, SYSROOT_CACHE, sysroot, 'ARM64_PACKAGES');
+  unpackDebianPackages(wanted, SYSROOT_CACHE, sysroot, 'ARM64_PACKAGES in scripts/debian.mjs');
   log(`${sysroot}: arm64 libraries from ${wanted.join(' ')}`);
   return sysroot;
-}
-
-/**
- * etcd for the tests' Kubernetes API server: Debian 12's etcd-server at exactly this version,
- * downloaded and unpacked, never installed (the package would start a system service).
- */
-export const ETCD_PACKAGE = { 'etcd-server': '3.4.23-4+b4' };
-/** Where the unpacked etcd-server lives: outside the repository, one directory per version. */
-export const ETCD_CACHE = process.env.ESM_ETCD_CACHE ?? '/var/cache/esm-etcd';
-
-/** The path of the etcd binary from ETCD_PACKAGE, unpacked once per version; later calls only look. */
-export function ensureEtcd({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  const wanted = Object.entries(ETCD_PACKAGE).map(([name, version]) => `${name}=${version}`);
-  const root = join(ETCD_CACHE, wanted.join('+').replace(/[^A-Za-z0-9._+-]/g, '_'));
-  const etcd = join(root, 'usr/bin/etcd');
-  if (existsSync(etcd)) return etcd;
-  requireRoot(`etcd is missing from ${root}: run node scripts/debian.mjs as root once (it runs apt-get download ${wanted.join(' ')})`);
-  unpackDebianPackages(wanted, ETCD_CACHE, root, 'ETCD_PACKAGE');
-  log(`${root}: etcd from ${wanted.join(' ')}`);
-  return etcd;
 }
 
 /**
  * `apt-get download`s the packages at their pinned versions (apt checks them against Debian's
  * signed index) and unpacks them all into `dest`, built aside under `cache` and moved in whole.
  */
-function unpackDebianPackages(wanted, cache, dest, pinName) {
+export function unpackDebianPackages(wanted, cache, dest, pin) {
   mkdirSync(cache, { recursive: true });
   const work = mkdtempSync(join(cache, '.work-'));
   try {
@@ -132,7 +105,7 @@ function unpackDebianPackages(wanted, cache, dest, pinName) {
       result = download();
     }
     if (result.status !== 0) {
-      throw new MissingPackagesError(`apt-get download ${wanted.join(' ')} failed: ${lastLines(result.stderr)} (a version Debian no longer carries: bump ${pinName} in scripts/debian.mjs)`);
+      throw new MissingPackagesError(`apt-get download ${wanted.join(' ')} failed: ${lastLines(result.stderr)} (a version Debian no longer carries: bump ${pin})`);
     }
     const root = join(work, 'root');
     const debs = readdirSync(work).filter((name) => name.endsWith('.deb')).sort();
@@ -165,7 +138,7 @@ function recordPackages(debs, admindir, work) {
   writeFileSync(join(admindir, 'status'), `${entries.join('\n\n')}\n`);
 }
 
-function requireRoot(message) {
+export function requireRoot(message) {
   if (!found('apt-get') || process.getuid?.() !== 0) throw new MissingPackagesError(message);
 }
 
@@ -187,7 +160,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   try {
     ensureDebianPackages();
     ensureArm64Sysroot();
-    ensureEtcd();
   } catch (error) {
     console.error(error instanceof MissingPackagesError ? error.message : error);
     process.exit(1);

@@ -1,5 +1,5 @@
 // One manager + hook pair (ours, or a peer's real binary) beside real Envoy, run inside the
-// sandbox of test/dropin/sandbox.ts (own loopback, /tmp and /admin: the peers' ports and paths are
+// sandbox of test/support/sandbox.ts (own loopback, /tmp and /admin: the peers' ports and paths are
 // fixed). Measures the manager's start and idle cost, then one drain: idle keep-alive connections
 // closed one by one while the hook runs, Envoy's preStop GET held by the manager. The admin API
 // sits behind a recording tap (one extra loopback hop for everyone alike).
@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../../test/dropin/pod-bootstraps.js';
+import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../../test/support/peer-fixtures/pod-bootstraps.js';
 import { startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
 import { bounded, idleConnection, portOpen, until } from '../../test/support/pod-probes.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { podman, type PodmanObjects } from '../image/support/podman.js';
 import { ENVOY_IN_IMAGE } from '../image/support/images.js';
-import { contourBootstrap, egBootstrap } from './pod-bootstraps.js';
+import { contourBootstrap, egBootstrap } from '../support/peer-fixtures/pod-bootstraps.js';
 
 export interface PeerPod {
   readonly manager: string;

@@ -7,7 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startAdminTap } from '../support/real-envoy/admin-tap.js';
-import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from './pod-bootstraps.js';
+import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../support/peer-fixtures/pod-bootstraps.js';
 import { bounded, idleConnection, portOpen, until } from '../support/pod-probes.js';
 
 export interface PodScenario {

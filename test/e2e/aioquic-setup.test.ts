@@ -1,4 +1,4 @@
-// scripts/aioquic.mjs installs only the pinned wheels: run offline against a local wheel directory
+// test/setup/aioquic.mjs installs only the pinned wheels: run offline against a local wheel directory
 // (pip's own PIP_NO_INDEX / PIP_FIND_LINKS) with a throw-away cache (XDG_CACHE_HOME), it refuses a
 // wheel that is not the one pinned with one line naming the package and version, and leaves no
 // environment behind.
@@ -15,7 +15,7 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-describe('scripts/aioquic.mjs', () => {
+describe('test/setup/aioquic.mjs', () => {
   it('refuses a wheel whose sha256 is not the pinned one, in one line, and leaves no environment behind', () => {
     const dir = tempDir('aioquic-setup-');
     cleanups.push(dir.cleanup);
@@ -24,7 +24,7 @@ describe('scripts/aioquic.mjs', () => {
     writeFileSync(join(wheels, AIOQUIC_WHEEL), 'not the wheel PyPI served');
     const cache = join(dir.path, 'cache');
     const env = { ...process.env, PIP_NO_INDEX: '1', PIP_FIND_LINKS: wheels, XDG_CACHE_HOME: cache };
-    const run = spawnSync(process.execPath, [resolve('scripts/aioquic.mjs')], { env, encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync(process.execPath, [resolve('test/setup/aioquic.mjs')], { env, encoding: 'utf8', timeout: 120_000 });
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     const lines = run.stderr.trim().split('\n');

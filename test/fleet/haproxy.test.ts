@@ -18,7 +18,7 @@ describe('haproxyConfig', () => {
       const config = haproxyConfig({ mode, slots: 4, http1Port: 18080, http2Port: 18081, statsSocket: join(dir, 'admin.sock'), healthCheck: CHECK });
       writeFileSync(join(dir, 'haproxy.cfg'), config);
       const check = spawnSync('haproxy', ['-c', '-f', join(dir, 'haproxy.cfg')], { encoding: 'utf8' });
-      expect(check.error, 'haproxy must be installed (scripts/debian.mjs)').toBeUndefined();
+      expect(check.error, 'haproxy must be installed (test/setup/debian.mjs)').toBeUndefined();
       expect(check.status, check.stdout + check.stderr).toBe(0);
       expect(config).toContain('  retries 0\n');
       // Both backends name the slot to the application.

@@ -1,4 +1,4 @@
-// What a process that runSandboxed (test/dropin/sandbox.ts) starts does: its input comes as JSON in
+// What a process that runSandboxed (test/support/sandbox.ts) starts does: its input comes as JSON in
 // argv[2], its result goes out as one JSON line on stdout, a failure's stack to stderr (exit 1).
 export function runJsonEntry<Input, Output>(run: (input: Input) => Promise<Output>): void {
   run(JSON.parse(process.argv[2] ?? '{}') as Input).then(

@@ -1,5 +1,5 @@
 // Prometheus' own text-format parser (the official Python client, pinned by sha256 in a venv
-// outside the repository, see scripts/prometheus-parser.mjs) applied to an exposition: what a
+// outside the repository, see test/setup/prometheus-parser.mjs) applied to an exposition: what a
 // Prometheus server would make of it. A text it rejects fails the test with the parser's words.
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -34,8 +34,8 @@ let python: string | undefined;
 /** The parser's python, its environment made on the first call of a machine (global setup makes it). */
 export async function prometheusPython(): Promise<string> {
   if (python === undefined) {
-    const script = (await import(pathToFileURL(resolve('scripts/prometheus-parser.mjs')).href)) as { ensurePrometheusParser?: () => string };
-    if (typeof script.ensurePrometheusParser !== 'function') throw new Error('scripts/prometheus-parser.mjs no longer exports ensurePrometheusParser');
+    const script = (await import(pathToFileURL(resolve('test/setup/prometheus-parser.mjs')).href)) as { ensurePrometheusParser?: () => string };
+    if (typeof script.ensurePrometheusParser !== 'function') throw new Error('test/setup/prometheus-parser.mjs no longer exports ensurePrometheusParser');
     python = script.ensurePrometheusParser();
   }
   return python;

@@ -1,4 +1,4 @@
-// Run by runSandboxed (test/dropin/sandbox.ts) in a network namespace of its own: writes the given
+// Run by runSandboxed (test/support/sandbox.ts) in a network namespace of its own: writes the given
 // files, starts the given processes side by side in that one namespace (as pods with hostNetwork
 // share a node's), waits until each given request is answered, and prints the answers and whether
 // each process still runs. Every process is stopped before it returns.

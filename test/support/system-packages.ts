@@ -1,28 +1,28 @@
-// The Debian packages the run needs (strip, podman, runc, haproxy, qemu), installed by
-// scripts/debian.mjs when missing, the arm64 libraries the emulated tests use, and the etcd the
+// The Debian packages the run needs (strip, podman, runc, haproxy, qemu, …), installed by
+// test/setup/debian.mjs when missing, the arm64 libraries the emulated tests use, and the etcd the
 // Kubernetes API server tests run: the global setup goes through here so `npm test` is the only set-up.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 interface DebianScript {
-  ensureDebianPackages(): string[];
+  ensureTestPackages(): string[];
   ensureArm64Sysroot(): string;
   ensureEtcd(): string;
 }
 
 async function debianScript(): Promise<DebianScript> {
   // A computed specifier: TypeScript cannot type a .mjs without declarations, so the shape is checked here.
-  const script = (await import(pathToFileURL(resolve('scripts/debian.mjs')).href)) as Partial<DebianScript>;
-  const { ensureDebianPackages, ensureArm64Sysroot, ensureEtcd } = script;
-  if (typeof ensureDebianPackages !== 'function' || typeof ensureArm64Sysroot !== 'function' || typeof ensureEtcd !== 'function') {
-    throw new Error('scripts/debian.mjs no longer exports ensureDebianPackages, ensureArm64Sysroot and ensureEtcd');
+  const script = (await import(pathToFileURL(resolve('test/setup/debian.mjs')).href)) as Partial<DebianScript>;
+  const { ensureTestPackages, ensureArm64Sysroot, ensureEtcd } = script;
+  if (typeof ensureTestPackages !== 'function' || typeof ensureArm64Sysroot !== 'function' || typeof ensureEtcd !== 'function') {
+    throw new Error('test/setup/debian.mjs no longer exports ensureTestPackages, ensureArm64Sysroot and ensureEtcd');
   }
-  return { ensureDebianPackages, ensureArm64Sysroot, ensureEtcd };
+  return { ensureTestPackages, ensureArm64Sysroot, ensureEtcd };
 }
 
 export async function ensureSystemPackages(): Promise<void> {
   const script = await debianScript();
-  script.ensureDebianPackages();
+  script.ensureTestPackages();
   script.ensureArm64Sysroot();
   script.ensureEtcd();
 }

@@ -1,4 +1,4 @@
-// HAProxy from Debian (scripts/debian.mjs installs it) as the fleet's load balancer: started in the
+// HAProxy from Debian (test/setup/debian.mjs installs it) as the fleet's load balancer: started in the
 // foreground from haproxyConfig(), driven through its runtime API (the stats socket), and read
 // through `show stat`. Every runtime command is bounded in time and answer size.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -17,7 +17,7 @@ export function haproxyVersion(): string {
   const result = spawnSync('haproxy', ['-v'], { encoding: 'utf8' });
   const version = /HAProxy version (\S+)/.exec(result.stdout ?? '')?.[1];
   if (result.error !== undefined || version === undefined) {
-    throw new Error(`haproxy is not installed or does not run (Debian: apt-get install -y haproxy; scripts/debian.mjs does it): ${result.error?.message ?? result.stderr}`);
+    throw new Error(`haproxy is not installed or does not run (Debian: apt-get install -y haproxy; test/setup/debian.mjs does it): ${result.error?.message ?? result.stderr}`);
   }
   return version;
 }

@@ -1,4 +1,4 @@
-// A real Kubernetes API server for the tests: etcd (Debian's, scripts/debian.mjs) and
+// A real Kubernetes API server for the tests: etcd (Debian's, test/setup/debian.mjs) and
 // kube-apiserver (./binary.ts) on 127.0.0.1 ports, their data, certificates and keys in a temp dir.
 // Authentication: a static admin token (system:masters) and service-account tokens (TokenRequest);
 // authorization RBAC; the default admission plugins, Pod Security among them. On request,

@@ -1,5 +1,5 @@
 // What the tests' API server authenticates with, made afresh in its temp dir: a CA and a serving
-// certificate for 127.0.0.1 (openssl, which scripts/debian.mjs installs), a service-account signing
+// certificate for 127.0.0.1 (openssl, which test/setup/debian.mjs installs), a service-account signing
 // key pair (TokenRequest), and a static token for an admin in system:masters. Valid for a day.
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -21,7 +21,7 @@ function openssl(args: readonly string[]): void {
   try {
     execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
   } catch (error) {
-    throw new Error(`openssl ${args[0]} failed (scripts/debian.mjs installs openssl): ${(error as Error).message}`);
+    throw new Error(`openssl ${args[0]} failed (test/setup/debian.mjs installs openssl): ${(error as Error).message}`);
   }
 }
 

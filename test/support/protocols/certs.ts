@@ -18,7 +18,7 @@ export function makeCertificate(dir: string, name: string, san = `DNS:${name}`):
   try {
     execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
   } catch (error) {
-    throw new Error(`openssl could not make a certificate for ${name} (scripts/debian.mjs installs openssl): ${(error as Error).message}`);
+    throw new Error(`openssl could not make a certificate for ${name} (test/setup/debian.mjs installs openssl): ${(error as Error).message}`);
   }
   return { name, certPath, keyPath };
 }

@@ -1,4 +1,4 @@
-// The HTTP/3 client (h3_client.py, on aioquic from scripts/aioquic.mjs) as a child process the
+// The HTTP/3 client (h3_client.py, on aioquic from test/setup/aioquic.mjs) as a child process the
 // tests drive: requests go in on stdin, its events come back as parsed JSON lines to wait on.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -28,10 +28,10 @@ export interface H3Client {
   close(): Promise<void>;
 }
 
-/** The aioquic environment's python, made by scripts/aioquic.mjs when missing (the global setup does it once). */
+/** The aioquic environment's python, made by test/setup/aioquic.mjs when missing (the global setup does it once). */
 export async function aioquicPython(): Promise<string> {
-  const script = (await import(pathToFileURL(resolve('scripts/aioquic.mjs')).href)) as { ensureAioquic?: () => string };
-  if (typeof script.ensureAioquic !== 'function') throw new Error('scripts/aioquic.mjs no longer exports ensureAioquic');
+  const script = (await import(pathToFileURL(resolve('test/setup/aioquic.mjs')).href)) as { ensureAioquic?: () => string };
+  if (typeof script.ensureAioquic !== 'function') throw new Error('test/setup/aioquic.mjs no longer exports ensureAioquic');
   return script.ensureAioquic();
 }
 

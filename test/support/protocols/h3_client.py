@@ -1,4 +1,4 @@
-# A real HTTP/3 client over QUIC (aioquic, pinned by scripts/aioquic.mjs) that the protocol tests
+# A real HTTP/3 client over QUIC (aioquic, pinned by test/setup/aioquic.mjs) that the protocol tests
 # drive line by line: it connects, then on stdin takes `get <path>` (one request on a new stream)
 # and `close`; on stdout it writes one JSON event a line: connected, response (status, headers),
 # body_end, goaway (an HTTP/3 GOAWAY frame on the server's control stream), stream_reset, closed

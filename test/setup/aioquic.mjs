@@ -4,7 +4,7 @@
 // --require-hashes, no resolver, no source builds); the environment is made once and reused while
 // its stamp matches these pins.
 //
-//   node scripts/aioquic.mjs          # prints the environment's python, making it on the first run
+//   node test/setup/aioquic.mjs          # prints the environment's python, making it on the first run
 import { ensurePinnedVenv, printWhenRun, venvDir } from './pinned-venv.mjs';
 
 export const AIOQUIC_VERSION = '1.7.2';

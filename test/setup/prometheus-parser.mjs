@@ -3,7 +3,7 @@
 // pinned by version and sha256, in a virtual environment of its own outside the repository. Made
 // once and reused while its stamp matches the pin.
 //
-//   node scripts/prometheus-parser.mjs          # prints the environment's python, making it on the first run
+//   node test/setup/prometheus-parser.mjs          # prints the environment's python, making it on the first run
 import { ensurePinnedVenv, printWhenRun, venvDir } from './pinned-venv.mjs';
 
 export const PROMETHEUS_CLIENT_VERSION = '0.26.0';

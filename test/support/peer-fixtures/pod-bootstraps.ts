@@ -1,5 +1,5 @@
 // Envoy bootstraps shaped like the pods Envoy Gateway and Contour generate, on their fixed ports
-// and paths (only ever run inside a private network and mount namespace, see sandbox.ts). The
+// and paths (only ever run inside a private network and mount namespace, see ../sandbox.ts). The
 // admin API sits one step behind a recording tap that holds the address the peer's hook dials.
 
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
