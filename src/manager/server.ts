@@ -86,37 +86,7 @@ export interface ManagerServer {
 }
 
 export function createManagerServer(options: ManagerServerOptions): ManagerServer {
-  const { log } = options;
-  const summary = new LogSummary(log);
-  const endpoints = options.endpoints ?? OWN_ENDPOINTS;
-  const methods = (allowed: readonly string[]): readonly string[] | undefined => (endpoints.anyMethod === true ? undefined : allowed);
-  let drains = 0;
-  let onIdle: (() => void) | undefined;
-  const metrics = new ManagerMetrics();
-  const drainSeen = (content: ReadyContent): void => {
-    if (metrics.drainSeen(content)) options.onDrain?.(content);
-  };
-  const collect = collectAfterCrowds((collected) => log.info({ ...collected }, 'memory collected after a crowd of waiters'));
-  const settled = (): void => {
-    if (drains + waiters.pending !== 0) return;
-    summary.flush();
-    onIdle?.();
-  };
-  const waiters = new Waiters({
-    ...options,
-    okBody: endpoints.okBody,
-    summary,
-    onDone: () => {
-      collect.ended();
-      settled();
-    },
-    onAnswer: (status) => metrics.answered('ready', status),
-    onRelease: (content) => {
-      metrics.readyFileRelease();
-      drainSeen(content);
-    },
-  });
-
+  const routes = new Routes(options);
   const server = createServer(
     {
       headersTimeout: 0,
@@ -124,43 +94,7 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
       connectionsCheckingInterval: NEVER_CHECK_INTERVAL_MS,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     },
-    (request, response) => {
-      request.resume(); // a body, if any, is ignored but must not stall the socket
-      const path = requestPath(request.url ?? '');
-      if (path === HEALTHZ_PATH) {
-        if (allow(request, response, methods(['GET', 'HEAD']))) reply(response, 200, endpoints.okBody ?? 'ok\n');
-      } else if (path === METRICS_PATH) {
-        // Read-only whatever the endpoints' style: it only reports.
-        if (allow(request, response, ['GET', 'HEAD'])) reply(response, 200, metrics.render(waiters.waiting), METRICS_CONTENT_TYPE);
-      } else if (path === endpoints.readyPath) {
-        if (!allow(request, response, methods(['GET']))) return;
-        if (waiters.waiting >= options.maxWaiters) {
-          summary.event('warn', { waiting: waiters.waiting, maxWaiters: options.maxWaiters }, 'too many waiters: refusing /shutdown/ready');
-          reply(response, 503, `too many waiters (${options.maxWaiters})\n`);
-          metrics.answered('ready', 503);
-          return;
-        }
-        waiters.add(response, options.carriesHookToken?.(request) ?? true);
-      } else if (path === DRAIN_PATH && options.runDrain !== undefined) {
-        if (!allow(request, response, ['GET'])) return;
-        if (options.carriesHookToken?.(request) !== true) {
-          summary.event('warn', { remote: request.socket.remoteAddress }, 'drain request refused: it does not carry the hook token');
-          reply(response, 403, 'forbidden\n');
-          metrics.answered('drain', 403);
-          return;
-        }
-        drains += 1;
-        void drainFor(response, options.runDrain, log, (status, content) => {
-          metrics.answered('drain', status);
-          if (content !== undefined) drainSeen(content);
-        }).finally(() => {
-          drains -= 1;
-          settled();
-        });
-      } else {
-        reply(response, 404, 'not found\n');
-      }
-    },
+    (request, response) => routes.handle(request, response),
   );
   // The socket inactivity timeout stays off: a waiter is silent by design for up to --ready-timeout.
   server.timeout = 0;
@@ -168,18 +102,121 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
   return {
     server,
     get pending() {
-      return drains + waiters.pending;
+      return routes.pending;
     },
     get waiting() {
-      return waiters.waiting;
+      return routes.waiters.waiting;
     },
-    releaseWaiters: (content) => {
-      const released = waiters.waiting > 0;
-      waiters.stop(content);
-      if (released && content !== undefined) drainSeen(content);
-    },
-    drained: () => (drains + waiters.pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (onIdle = resolve))),
+    releaseWaiters: (content) => routes.releaseWaiters(content),
+    drained: () => routes.drained(),
   };
+}
+
+/** Each endpoint's handler, and what they share: the waiters, the drains running, the metrics, the log summary. */
+class Routes {
+  readonly waiters: Waiters;
+  readonly #options: ManagerServerOptions;
+  readonly #endpoints: Endpoints;
+  readonly #summary: LogSummary;
+  readonly #metrics = new ManagerMetrics();
+  #drains = 0;
+  #onIdle: (() => void) | undefined;
+
+  constructor(options: ManagerServerOptions) {
+    this.#options = options;
+    this.#endpoints = options.endpoints ?? OWN_ENDPOINTS;
+    this.#summary = new LogSummary(options.log);
+    const collect = collectAfterCrowds((collected) => options.log.info({ ...collected }, 'memory collected after a crowd of waiters'));
+    this.waiters = new Waiters({
+      ...options,
+      okBody: this.#endpoints.okBody,
+      summary: this.#summary,
+      onDone: () => {
+        collect.ended();
+        this.#settled();
+      },
+      onAnswer: (status) => this.#metrics.answered('ready', status),
+      onRelease: (content) => {
+        this.#metrics.readyFileRelease();
+        this.#drainSeen(content);
+      },
+    });
+  }
+
+  get pending(): number {
+    return this.#drains + this.waiters.pending;
+  }
+
+  handle(request: IncomingMessage, response: ServerResponse): void {
+    request.resume(); // a body, if any, is ignored but must not stall the socket
+    const path = requestPath(request.url ?? '');
+    const { runDrain } = this.#options;
+    if (path === HEALTHZ_PATH) {
+      if (allow(request, response, this.#methods(['GET', 'HEAD']))) reply(response, 200, this.#endpoints.okBody ?? 'ok\n');
+    } else if (path === METRICS_PATH) {
+      // Read-only whatever the endpoints' style: it only reports.
+      if (allow(request, response, ['GET', 'HEAD'])) reply(response, 200, this.#metrics.render(this.waiters.waiting), METRICS_CONTENT_TYPE);
+    } else if (path === this.#endpoints.readyPath) {
+      if (allow(request, response, this.#methods(['GET']))) this.#ready(request, response);
+    } else if (path === DRAIN_PATH && runDrain !== undefined) {
+      if (allow(request, response, ['GET'])) this.#drain(request, response, runDrain);
+    } else {
+      reply(response, 404, 'not found\n');
+    }
+  }
+
+  releaseWaiters(content: ReadyContent | undefined): void {
+    const released = this.waiters.waiting > 0;
+    this.waiters.stop(content);
+    if (released && content !== undefined) this.#drainSeen(content);
+  }
+
+  drained(): Promise<void> {
+    return this.pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.#onIdle = resolve));
+  }
+
+  #ready(request: IncomingMessage, response: ServerResponse): void {
+    const { maxWaiters } = this.#options;
+    if (this.waiters.waiting >= maxWaiters) {
+      this.#summary.event('warn', { waiting: this.waiters.waiting, maxWaiters }, 'too many waiters: refusing /shutdown/ready');
+      reply(response, 503, `too many waiters (${maxWaiters})\n`);
+      this.#metrics.answered('ready', 503);
+      return;
+    }
+    this.waiters.add(response, this.#options.carriesHookToken?.(request) ?? true);
+  }
+
+  #drain(request: IncomingMessage, response: ServerResponse, runDrain: DrainRunner): void {
+    if (this.#options.carriesHookToken?.(request) !== true) {
+      this.#summary.event('warn', { remote: request.socket.remoteAddress }, 'drain request refused: it does not carry the hook token');
+      reply(response, 403, 'forbidden\n');
+      this.#metrics.answered('drain', 403);
+      return;
+    }
+    this.#drains += 1;
+    void drainFor(response, runDrain, this.#options.log, (status, content) => {
+      this.#metrics.answered('drain', status);
+      if (content !== undefined) this.#drainSeen(content);
+    }).finally(() => {
+      this.#drains -= 1;
+      this.#settled();
+    });
+  }
+
+  /** Our endpoints' methods; undefined (any) in the style of a peer whose server takes every method. */
+  #methods(allowed: readonly string[]): readonly string[] | undefined {
+    return this.#endpoints.anyMethod === true ? undefined : allowed;
+  }
+
+  #drainSeen(content: ReadyContent): void {
+    if (this.#metrics.drainSeen(content)) this.#options.onDrain?.(content);
+  }
+
+  #settled(): void {
+    if (this.pending !== 0) return;
+    this.#summary.flush();
+    this.#onIdle?.();
+  }
 }
 
 /**
