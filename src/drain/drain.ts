@@ -11,7 +11,7 @@ import { AdminError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { DrainResult } from '../handoff/drain-result.js';
 import { type DrainPolicy, hintPollMs, hintWanted, nextReadDelay, readTimeoutMs, startGiveUpMs, startRetryDelayMs } from './policy.js';
-import { INITIAL_STATE, decide, observe, type DrainLogLine, type Reading } from './progress.js';
+import { INITIAL_STATE, decide, observe, type DrainLogLine, type DrainState, type Reading } from './progress.js';
 import { NO_FLUSHES, flushWindowStartMs, noteRead } from './flush-timing.js';
 
 export interface DrainOptions extends DrainPolicy {
@@ -50,121 +50,172 @@ export interface DrainDeps {
 type ReadTrigger = 'first' | 'cadence' | 'safety-net' | 'hint' | 'hint-off' | 'flush';
 
 export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<DrainOutcome> {
-  const { envoy, log, signal } = deps;
-  const now = Date.now;
-  // The drain's clock starts when Envoy has answered the first call that changes it (the health
-  // check failure, or the drain itself when that comes first): Envoy never fails its health check
-  // for less than the minimum drain, however slow that call or its retries were.
-  let startedAt = now();
-  const elapsed = (): number => now() - startedAt;
-  let clockStarted = false;
-  const startClock = (): void => {
-    if (!clockStarted) startedAt = now();
-    clockStarted = true;
-  };
-  let lastCount: number | null = null;
-  let settledAt: number | undefined;
-  const remember = (count: number | null): void => {
-    lastCount = count;
-    if (count === null || count > options.exitAtConnections) settledAt = undefined;
-    else settledAt ??= elapsed();
-  };
-  const outcome = (result: DrainOutcome['result']): DrainOutcome => ({
-    result,
-    connections: lastCount,
-    elapsedMs: Math.round(elapsed()),
-    ...(result === 'drained' && settledAt !== undefined ? { lastConnectionMs: Math.round(settledAt) } : {}),
-  });
-
-  const failHealthCheckFirst = options.healthCheckFailureDelayMs === 0;
-  const startBy = { at: startedAt + startGiveUpMs(options.adminTimeoutMs), now };
+  const tally = new DrainTally(options.exitAtConnections);
+  const notStarted = await startDrain(options, deps, tally);
+  if (notStarted !== undefined) return notStarted;
+  deps.log.info({ elapsedMs: Math.round(tally.elapsed()) }, 'graceful drain started');
+  const lateHealthCheck =
+    options.healthCheckFailureDelayMs === 0 ? undefined : scheduleLateHealthCheck(options.healthCheckFailureDelayMs - tally.elapsed(), options.adminTimeoutMs, deps.envoy, deps.log);
   try {
-    if (failHealthCheckFirst) {
-      await withRetries('fail health check', (s, t) => envoy.failHealthCheck(s, t), log, signal, startBy);
-      startClock();
-      log.info('health check failed: Envoy reports itself unhealthy');
-    }
-    await withRetries('start graceful drain', (s, t) => envoy.startGracefulDrain(s, t), log, signal, startBy);
-    startClock();
-  } catch (error) {
-    if (signal.aborted) return outcome('interrupted');
-    log.error({ err: errorMessage(error), elapsedMs: Math.round(elapsed()) }, 'envoy admin API unreachable or misbehaving: no drain started');
-    return outcome('envoy-unreachable');
-  }
-  log.info({ elapsedMs: Math.round(elapsed()) }, 'graceful drain started');
-
-  const lateHealthCheck = failHealthCheckFirst ? undefined : scheduleLateHealthCheck(options.healthCheckFailureDelayMs - elapsed(), options.adminTimeoutMs, envoy, log);
-  try {
-    return await pollUntilDrained(options, deps, elapsed, remember, outcome);
+    return await pollUntilDrained(options, deps, tally);
   } finally {
     await lateHealthCheck?.cancel();
   }
 }
 
-async function pollUntilDrained(
-  options: DrainOptions,
-  { envoy, log, signal, sockets }: DrainDeps,
-  elapsed: () => number,
-  remember: (count: number | null) => void,
-  outcome: (result: DrainOutcome['result']) => DrainOutcome,
-): Promise<DrainOutcome> {
+/** The drain's clock, and what it has seen of the count: each outcome is made of these. */
+class DrainTally {
+  readonly #exitAtConnections: number;
+  #startedAt = Date.now();
+  #clockStarted = false;
+  #lastCount: number | null = null;
+  #settledAt: number | undefined;
+
+  constructor(exitAtConnections: number) {
+    this.#exitAtConnections = exitAtConnections;
+  }
+
+  /**
+   * The clock starts when Envoy has answered the first call that changes it (the health check
+   * failure, or the drain itself when that comes first): Envoy never fails its health check for
+   * less than the minimum drain, however slow that call or its retries were.
+   */
+  startClock(): void {
+    if (!this.#clockStarted) this.#startedAt = Date.now();
+    this.#clockStarted = true;
+  }
+
+  elapsed(): number {
+    return Date.now() - this.#startedAt;
+  }
+
+  remember(count: number | null): void {
+    this.#lastCount = count;
+    if (count === null || count > this.#exitAtConnections) this.#settledAt = undefined;
+    else this.#settledAt ??= this.elapsed();
+  }
+
+  outcome(result: DrainOutcome['result']): DrainOutcome {
+    const settledAt = this.#settledAt;
+    return {
+      result,
+      connections: this.#lastCount,
+      elapsedMs: Math.round(this.elapsed()),
+      ...(result === 'drained' && settledAt !== undefined ? { lastConnectionMs: Math.round(settledAt) } : {}),
+    };
+  }
+}
+
+/** Fails the health check (unless it comes later) and starts the graceful drain; an outcome when that could not be done. */
+async function startDrain(options: DrainOptions, { envoy, log, signal }: DrainDeps, tally: DrainTally): Promise<DrainOutcome | undefined> {
+  const startBy = { at: Date.now() + startGiveUpMs(options.adminTimeoutMs), now: Date.now };
+  try {
+    if (options.healthCheckFailureDelayMs === 0) {
+      await withRetries('fail health check', (s, t) => envoy.failHealthCheck(s, t), log, signal, startBy);
+      tally.startClock();
+      log.info('health check failed: Envoy reports itself unhealthy');
+    }
+    await withRetries('start graceful drain', (s, t) => envoy.startGracefulDrain(s, t), log, signal, startBy);
+    tally.startClock();
+    return undefined;
+  } catch (error) {
+    if (signal.aborted) return tally.outcome('interrupted');
+    log.error({ err: errorMessage(error), elapsedMs: Math.round(tally.elapsed()) }, 'envoy admin API unreachable or misbehaving: no drain started');
+    return tally.outcome('envoy-unreachable');
+  }
+}
+
+async function pollUntilDrained(options: DrainOptions, deps: DrainDeps, tally: DrainTally): Promise<DrainOutcome> {
+  const { log } = deps;
   const say = (events: readonly DrainLogLine[]): void => {
     for (const { level, fields, msg } of events) log[level](fields, msg);
   };
   if (options.quietPeriodMs > 0) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');
+  const reads = new Reads(options, deps, tally);
   let state = INITIAL_STATE;
   let trigger: ReadTrigger = 'first';
-  // The socket count as last seen while the hint watched: a drop below it, even during the read that follows, is caught.
-  let baseline: SocketCounts | undefined;
-  let saidOff = false;
-  // With `total`, when reads saw server.uptime move: the end game's reads are timed to the stats
-  // flushes. Not when idle connections are ignored: that end game counts live gauges, not the flush.
-  const timeFlushes = options.connections === 'total' && !options.ignoreIdleConnections;
-  let flushes = NO_FLUSHES;
   for (;;) {
-    const startMs = elapsed();
-    log.debug({ trigger, elapsedMs: Math.round(startMs) }, 'reading connections');
-    let reading: Reading;
-    try {
-      const counts = await envoy.readConnections(signal, readTimeoutMs(options, elapsed(), options.adminTimeoutMs));
-      reading = { elapsedMs: elapsed(), counts };
-      if (timeFlushes && counts.uptimeS !== undefined) flushes = noteRead(flushes, { startMs, endMs: reading.elapsedMs, uptimeS: counts.uptimeS });
-    } catch (error) {
-      if (signal.aborted) return outcome('interrupted');
-      reading = { elapsedMs: elapsed(), failed: errorMessage(error), refused: isEnvoyGone(error) };
-    }
+    const reading = await reads.next(trigger);
+    if (reading === undefined) return tally.outcome('interrupted');
     state = observe(options, state, reading);
-    remember(state.lastCount);
+    tally.remember(state.lastCount);
     say(state.events);
-    const elapsedMs = elapsed();
-    const decided = decide(options, state, elapsedMs);
+    const decided = decide(options, state, tally.elapsed());
     state = decided.state;
     say(state.events);
-    if (decided.decision.kind === 'done') return outcome(decided.decision.reason);
-    const now = { elapsedMs: elapsed(), connections: state.connections, lastNewConnectionMs: state.lastNewConnectionMs, refusedReads: state.refusedReads };
-    const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;
-    if (watch === undefined) baseline = undefined;
-    else if (baseline === undefined) {
-      baseline = watch.sample();
-      if (baseline !== undefined) log.debug({ sockets: baseline, elapsedMs: Math.round(now.elapsedMs) }, 'watching the socket count for a closed connection');
-    }
-    if (watch?.offReason !== undefined && !saidOff) {
-      log.info({ reason: watch.offReason }, 'socket count unreadable: end-game reads at the regular cadence');
-      saidOff = true;
-    }
-    const hinted = watch !== undefined && baseline !== undefined;
+    if (decided.decision.kind === 'done') return tally.outcome(decided.decision.reason);
+    const woke = await reads.waitAfter(state);
+    if (woke === undefined) return tally.outcome('interrupted');
+    trigger = woke;
+  }
+}
+
+/** One admin read after another, and the waits between them: the cadence, the stats flushes' timing, the socket-count hint. */
+class Reads {
+  readonly #options: DrainOptions;
+  readonly #deps: DrainDeps;
+  readonly #tally: DrainTally;
+  /**
+   * With `total`, when reads saw server.uptime move: the end game's reads are timed to the stats
+   * flushes. Not when idle connections are ignored: that end game counts live gauges, not the flush.
+   */
+  readonly #timeFlushes: boolean;
+  #flushes = NO_FLUSHES;
+  /** The socket count as last seen while the hint watched: a drop below it, even during the read that follows, is caught. */
+  #baseline: SocketCounts | undefined;
+  #saidOff = false;
+
+  constructor(options: DrainOptions, deps: DrainDeps, tally: DrainTally) {
+    this.#options = options;
+    this.#deps = deps;
+    this.#tally = tally;
+    this.#timeFlushes = options.connections === 'total' && !options.ignoreIdleConnections;
+  }
+
+  /** Reads the counts; undefined when interrupted. A failed read is a reading too: the progress decides what it means. */
+  async next(trigger: ReadTrigger): Promise<Reading | undefined> {
+    const { envoy, log, signal } = this.#deps;
+    const startMs = this.#tally.elapsed();
+    log.debug({ trigger, elapsedMs: Math.round(startMs) }, 'reading connections');
     try {
-      const flushWindowMs = timeFlushes ? flushWindowStartMs(flushes) : undefined;
-      const delayMs = nextReadDelay(options, now, hinted, flushWindowMs);
-      if (!hinted) {
+      const counts = await envoy.readConnections(signal, readTimeoutMs(this.#options, this.#tally.elapsed(), this.#options.adminTimeoutMs));
+      const reading = { elapsedMs: this.#tally.elapsed(), counts };
+      if (this.#timeFlushes && counts.uptimeS !== undefined) this.#flushes = noteRead(this.#flushes, { startMs, endMs: reading.elapsedMs, uptimeS: counts.uptimeS });
+      return reading;
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      return { elapsedMs: this.#tally.elapsed(), failed: errorMessage(error), refused: isEnvoyGone(error) };
+    }
+  }
+
+  /** Waits until the next read is due, or the hint says a connection closed; what woke it, or undefined when interrupted. */
+  async waitAfter(state: DrainState): Promise<ReadTrigger | undefined> {
+    const { log, signal, sockets } = this.#deps;
+    const options = this.#options;
+    const now = { elapsedMs: this.#tally.elapsed(), connections: state.connections, lastNewConnectionMs: state.lastNewConnectionMs, refusedReads: state.refusedReads };
+    const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;
+    if (watch === undefined) this.#baseline = undefined;
+    else if (this.#baseline === undefined) {
+      this.#baseline = watch.sample();
+      if (this.#baseline !== undefined) log.debug({ sockets: this.#baseline, elapsedMs: Math.round(now.elapsedMs) }, 'watching the socket count for a closed connection');
+    }
+    if (watch?.offReason !== undefined && !this.#saidOff) {
+      log.info({ reason: watch.offReason }, 'socket count unreadable: end-game reads at the regular cadence');
+      this.#saidOff = true;
+    }
+    const baseline = watch === undefined ? undefined : this.#baseline;
+    try {
+      const flushWindowMs = this.#timeFlushes ? flushWindowStartMs(this.#flushes) : undefined;
+      const delayMs = nextReadDelay(options, now, baseline !== undefined, flushWindowMs);
+      if (watch === undefined || baseline === undefined) {
         await sleep(delayMs, undefined, { signal });
-        trigger = flushWindowMs !== undefined && delayMs > nextReadDelay(options, now) ? 'flush' : 'cadence';
-      } else {
-        const woke = await watchSockets(watch, baseline as SocketCounts, delayMs, hintPollMs((now.connections ?? 0) - options.exitAtConnections), signal);
-        ({ trigger, baseline } = woke);
+        return flushWindowMs !== undefined && delayMs > nextReadDelay(options, now) ? 'flush' : 'cadence';
       }
+      const woke = await watchSockets(watch, baseline, delayMs, hintPollMs((now.connections ?? 0) - options.exitAtConnections), signal);
+      this.#baseline = woke.baseline;
+      return woke.trigger;
     } catch {
-      return outcome('interrupted');
+      return undefined;
     }
   }
 }
