@@ -47,7 +47,14 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
     .exitOverride()
     .showSuggestionAfterError(true)
     .configureOutput({ outputError: (message, write) => write(firstLine(message)) });
+  addShutdown(program, setExitCode, actions.shutdown);
+  addManager(program, setExitCode, actions.manager);
+  addStatus(program, setExitCode);
+  addInstall(program, setExitCode);
+  return program;
+}
 
+function addShutdown(program: Command, setExitCode: (code: number) => void, action: Actions['shutdown']): void {
   // Flags seen on the command line, negated ones included: commander keeps only the last of two
   // that set the same value, so a contradiction would pass unnoticed.
   const seen = new Set<string>();
@@ -60,9 +67,11 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
     .addHelpText('after', SHUTDOWN_HELP.after);
   addOptions(shutdown, SHUTDOWN_OPTIONS);
   shutdown.action(async (options: ShutdownValues, command: Command) => {
-    setExitCode(await actions.shutdown({ ...parsedBy(command), options, seen }));
+    setExitCode(await action({ ...parsedBy(command), options, seen }));
   });
+}
 
+function addManager(program: Command, setExitCode: (code: number) => void, action: Actions['manager']): void {
   const manager = program
     .command('shutdown-manager')
     .summary("serve /shutdown/ready: hold Envoy's preStop hook until the drain has ended")
@@ -70,16 +79,20 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
     .addHelpText('after', MANAGER_HELP.after);
   addOptions(manager, MANAGER_SETTINGS);
   manager.action(async (options: ManagerOptions, command: Command) => {
-    setExitCode(await actions.manager({ ...parsedBy(command), options }));
+    setExitCode(await action({ ...parsedBy(command), options }));
   });
+}
 
+function addStatus(program: Command, setExitCode: (code: number) => void): void {
   const status = program.command('status').summary('report where Envoy and its drain stand').description(STATUS_HELP.description);
   addOptions(status, STATUS_OPTIONS);
   status.addHelpText('after', STATUS_HELP.after).action(async (options: StatusValues) => {
     const [{ statusConfig }, { runStatus }] = await Promise.all([import('../status/status-config.js'), import('../status/status-command.js')]);
     setExitCode(await runStatus(statusConfig(options), interruptSignal()));
   });
+}
 
+function addInstall(program: Command, setExitCode: (code: number) => void): void {
   program
     .command('install')
     .summary('copy this executable, its loader and libraries into a directory, to run in any container')
@@ -93,8 +106,6 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
       const { installConfig, runInstall } = await import('../install/install-command.js');
       setExitCode(await runInstall(installConfig(dir, options.mountPath)));
     });
-
-  return program;
 }
 
 /** Each row of an option table as a commander option, in the table's order. */

@@ -70,37 +70,19 @@ export const INITIAL_STATE: DrainState = {
 };
 
 export function observe(options: ProgressOptions, state: DrainState, reading: Reading): DrainState {
-  const elapsedMs = Math.round(reading.elapsedMs);
-  if (!('counts' in reading)) {
-    // Unknown is not zero: the drain goes on, and can now end only at its timeout or a later good read.
-    const refusedReads = reading.refused ? state.refusedReads + 1 : 0;
-    const fields = { err: reading.failed, elapsedMs };
-    const events: DrainLogLine[] = [];
-    if (!envoyGone(refusedReads)) {
-      if (refusedReads > 0) events.push({ level: 'warn', fields: { ...fields, refusedReads }, msg: 'could not reach envoy: checking whether it exited' });
-      else events.push({ level: 'warn', fields, msg: 'connection count unknown: still waiting (unknown is not zero)' });
-    }
-    return { ...state, connections: undefined, unconfirmed: undefined, lastCount: null, refusedReads, lastError: reading.failed, events };
-  }
+  if (!('counts' in reading)) return observeFailure(state, reading);
   const { counts } = reading;
+  const elapsedMs = Math.round(reading.elapsedMs);
   const events: DrainLogLine[] = [];
   if (counts.pairing !== undefined && counts.pairing !== state.pairing) events.push(pairingEvent(counts.pairing, elapsedMs));
   const said = new Set(state.said);
   const flushBaselineS = state.flushBaselineS ?? counts.uptimeS;
-  let { lastNewConnectionMs, accepted, requests } = state;
-  if (options.quietPeriodMs > 0) {
-    const freshConnections = counts.accepted === undefined ? 0 : newConnectionsBetween(accepted, counts.accepted);
-    accepted = counts.accepted ?? accepted;
-    const received = options.ignoreIdleConnections ? requestsReceived(counts) : undefined;
-    const freshRequests = received === undefined ? 0 : newConnectionsBetween(requests, received);
-    requests = received ?? requests;
-    if (freshConnections > 0 || freshRequests > 0) {
-      lastNewConnectionMs = reading.elapsedMs;
-      said.delete('quiet');
-      const fields = { newConnections: freshConnections, ...(options.ignoreIdleConnections ? { newRequests: freshRequests } : {}), elapsedMs };
-      events.push({ level: 'info', fields, msg: freshConnections > 0 ? 'new connections arrived: quiet period restarted' : 'new requests arrived: quiet period restarted' });
-    }
+  const arrivals = options.quietPeriodMs > 0 ? noteArrivals(options, state, reading) : undefined;
+  if (arrivals?.restarted !== undefined) {
+    said.delete('quiet');
+    events.push(arrivals.restarted);
   }
+  const lastNewConnectionMs = arrivals?.lastNewConnectionMs ?? state.lastNewConnectionMs;
   const idleIgnored = options.ignoreIdleConnections && reading.elapsedMs >= earliestFinishMs(options, lastNewConnectionMs);
   const connections = countToDecideOn(counts, { source: options.connections, flushBaselineS, idleIgnored });
   if (idleIgnored && !said.has('idle')) {
@@ -123,13 +105,42 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
     refusedReads: 0,
     lastError: undefined,
     lastNewConnectionMs,
-    accepted,
-    requests,
+    accepted: arrivals?.accepted ?? state.accepted,
+    requests: arrivals?.requests ?? state.requests,
     flushBaselineS,
     pairing: counts.pairing ?? state.pairing,
     said,
     events,
   };
+}
+
+/** A read that failed. Unknown is not zero: the drain goes on, and can now end only at its timeout or a later good read. */
+function observeFailure(state: DrainState, reading: { readonly elapsedMs: number; readonly failed: string; readonly refused: boolean }): DrainState {
+  const refusedReads = reading.refused ? state.refusedReads + 1 : 0;
+  const fields = { err: reading.failed, elapsedMs: Math.round(reading.elapsedMs) };
+  const events: DrainLogLine[] = [];
+  if (!envoyGone(refusedReads)) {
+    if (refusedReads > 0) events.push({ level: 'warn', fields: { ...fields, refusedReads }, msg: 'could not reach envoy: checking whether it exited' });
+    else events.push({ level: 'warn', fields, msg: 'connection count unknown: still waiting (unknown is not zero)' });
+  }
+  return { ...state, connections: undefined, unconfirmed: undefined, lastCount: null, refusedReads, lastError: reading.failed, events };
+}
+
+/** With a quiet period: the connections (and, ignoring idle ones, the requests) that arrived since the last read restart it. */
+function noteArrivals(
+  options: ProgressOptions,
+  state: DrainState,
+  { elapsedMs, counts }: { readonly elapsedMs: number; readonly counts: ConnectionReading },
+): Pick<DrainState, 'lastNewConnectionMs' | 'accepted' | 'requests'> & { readonly restarted?: DrainLogLine } {
+  const freshConnections = counts.accepted === undefined ? 0 : newConnectionsBetween(state.accepted, counts.accepted);
+  const accepted = counts.accepted ?? state.accepted;
+  const received = options.ignoreIdleConnections ? requestsReceived(counts) : undefined;
+  const freshRequests = received === undefined ? 0 : newConnectionsBetween(state.requests, received);
+  const requests = received ?? state.requests;
+  if (freshConnections === 0 && freshRequests === 0) return { lastNewConnectionMs: state.lastNewConnectionMs, accepted, requests };
+  const fields = { newConnections: freshConnections, ...(options.ignoreIdleConnections ? { newRequests: freshRequests } : {}), elapsedMs: Math.round(elapsedMs) };
+  const msg = freshConnections > 0 ? 'new connections arrived: quiet period restarted' : 'new requests arrived: quiet period restarted';
+  return { lastNewConnectionMs: elapsedMs, accepted, requests, restarted: { level: 'info', fields, msg } };
 }
 
 function pairingEvent(pairing: Pairing, elapsedMs: number): DrainLogLine {

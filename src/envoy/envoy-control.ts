@@ -95,43 +95,51 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
     },
     async readConnections(signal, timeoutMs) {
       const stats = parseStatsJson(await admin.get(statsPath, signal, timeoutMs));
-      const pairing = pairs ? await pairingFor(stats, signal, timeoutMs) : undefined;
-      const ignored = ignoredListeners(listenerNames(stats), counting.ignore, pairing?.known === true ? pairing.topology : undefined);
-      const total = counting.source === 'total' ? totalConnections(stats) : undefined;
-      const extra = {
-        ...(total === undefined ? {} : optional('uptimeS', uptimeSeconds(stats))),
-        ...(counting.countRequests === true && pairing !== undefined ? { http: countByHttpPrefix(stats), ignored, pairing } : {}),
-      };
-      const required = counting.countAccepted === 'required';
-      let listeners: Map<string, ListenerCounts>;
-      try {
-        listeners = countByListener(stats, ignored);
-      } catch (error) {
-        // A report, or `total` without a quiet period, goes on with the total alone (no live floor).
-        if (total === undefined || required) throw error;
-        return { connections: total, ...extra };
-      }
-      const connections = total ?? sumActive(listeners);
-      if (counting.countAccepted === 'no') return { connections, listeners, ...extra };
-      try {
-        return { connections, listeners, accepted: sumAccepted(listeners), ...extra };
-      } catch (error) {
-        if (required) throw error;
-        return { connections, listeners, ...extra };
-      }
+      return readingOf(stats, pairs ? await pairingFor(stats, signal, timeoutMs) : undefined, counting);
     },
     async readServerState(signal) {
-      const body = await admin.get(SERVER_INFO_PATH, signal);
-      let state: unknown;
-      try {
-        state = (JSON.parse(body) as { state?: unknown }).state;
-      } catch (error) {
-        throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${SERVER_INFO_PATH} returned a body that is not JSON`, false, { cause: error });
-      }
-      if (typeof state !== 'string') throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${SERVER_INFO_PATH} has no state`, false);
-      return state;
+      return parseServerState(await admin.get(SERVER_INFO_PATH, signal));
     },
   };
+}
+
+/** What one /stats answer says, read as `counting` asks. Pure. */
+function readingOf(stats: readonly Stat[], pairing: Pairing | undefined, counting: ConnectionCounting): ConnectionReading {
+  const ignored = ignoredListeners(listenerNames(stats), counting.ignore, pairing?.known === true ? pairing.topology : undefined);
+  const total = counting.source === 'total' ? totalConnections(stats) : undefined;
+  const extra = {
+    ...(total === undefined ? {} : optional('uptimeS', uptimeSeconds(stats))),
+    ...(counting.countRequests === true && pairing !== undefined ? { http: countByHttpPrefix(stats), ignored, pairing } : {}),
+  };
+  const required = counting.countAccepted === 'required';
+  let listeners: Map<string, ListenerCounts>;
+  try {
+    listeners = countByListener(stats, ignored);
+  } catch (error) {
+    // A report, or `total` without a quiet period, goes on with the total alone (no live floor).
+    if (total === undefined || required) throw error;
+    return { connections: total, ...extra };
+  }
+  const connections = total ?? sumActive(listeners);
+  if (counting.countAccepted === 'no') return { connections, listeners, ...extra };
+  try {
+    return { connections, listeners, accepted: sumAccepted(listeners), ...extra };
+  } catch (error) {
+    if (required) throw error;
+    return { connections, listeners, ...extra };
+  }
+}
+
+/** /server_info's `state`. */
+function parseServerState(body: string): string {
+  let state: unknown;
+  try {
+    state = (JSON.parse(body) as { state?: unknown }).state;
+  } catch (error) {
+    throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${SERVER_INFO_PATH} returned a body that is not JSON`, false, { cause: error });
+  }
+  if (typeof state !== 'string') throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${SERVER_INFO_PATH} has no state`, false);
+  return state;
 }
 
 /**

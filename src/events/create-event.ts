@@ -1,7 +1,8 @@
 // One POST of an Event to the API server over Node's own HTTPS: no client library (one would cost
 // the single executable start-up time and memory for a single request per pod lifetime). One
 // attempt, one deadline over the whole exchange, the answer read up to a few KiB.
-import { request } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { request, type RequestOptions } from 'node:https';
 import { join } from 'node:path';
 import { readSmallFile } from '../handoff/small-file.js';
 import { errorMessage } from '../shared/errors.js';
@@ -34,41 +35,25 @@ export async function createEvent(target: EventsTarget, event: KubeEvent, timeou
       clearTimeout(deadline);
       resolve(outcome);
     };
-    const post = request(
-      {
-        host: target.host,
-        port: target.port,
-        method: 'POST',
-        path: `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`,
-        headers: {
-          Authorization: `Bearer ${token.text.trim()}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-          'Content-Length': Buffer.byteLength(body),
-        },
-        ca: ca.text,
-        agent: false,
+    const options: RequestOptions = {
+      host: target.host,
+      port: target.port,
+      method: 'POST',
+      path: `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`,
+      headers: {
+        Authorization: `Bearer ${token.text.trim()}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json',
+        'Content-Length': Buffer.byteLength(body),
       },
-      (answer) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        answer.on('data', (chunk: Buffer) => {
-          if (size >= MAX_ANSWER_BYTES) return;
-          chunks.push(chunk);
-          size += chunk.length;
-          // Enough to say what happened: the rest of a large answer is not waited for.
-          if (size >= MAX_ANSWER_BYTES) answer.destroy();
-        });
-        const done = (): void => {
-          const status = answer.statusCode ?? 0;
-          if (status === 201 || status === 200) finish({ ok: true, status });
-          else finish({ ok: false, status, why: statusReason(Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8')) });
-          post.destroy();
-        };
-        answer.on('end', done);
-        answer.on('close', done);
-        answer.on('error', () => undefined);
-      },
+      ca: ca.text,
+      agent: false,
+    };
+    const post = request(options, (answer) =>
+      readAnswer(answer, (outcome) => {
+        finish(outcome);
+        post.destroy();
+      }),
     );
     const deadline = setTimeout(() => {
       finish({ ok: false, status: undefined, why: `no answer within ${timeoutMs} ms` });
@@ -77,6 +62,27 @@ export async function createEvent(target: EventsTarget, event: KubeEvent, timeou
     post.on('error', (error) => finish({ ok: false, status: undefined, why: errorMessage(error) }));
     post.end(body);
   });
+}
+
+/** The outcome an answer says, from at most MAX_ANSWER_BYTES of its body. */
+function readAnswer(answer: IncomingMessage, done: (outcome: CreateOutcome) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  answer.on('data', (chunk: Buffer) => {
+    if (size >= MAX_ANSWER_BYTES) return;
+    chunks.push(chunk);
+    size += chunk.length;
+    // Enough to say what happened: the rest of a large answer is not waited for.
+    if (size >= MAX_ANSWER_BYTES) answer.destroy();
+  });
+  const ended = (): void => {
+    const status = answer.statusCode ?? 0;
+    if (status === 201 || status === 200) done({ ok: true, status });
+    else done({ ok: false, status, why: statusReason(Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8')) });
+  };
+  answer.on('end', ended);
+  answer.on('close', ended);
+  answer.on('error', () => undefined);
 }
 
 /** The API server's own words from a Status answer, short; the status code alone otherwise. */

@@ -40,6 +40,30 @@ export async function readElfDependencies(read: ReadAt): Promise<ElfDependencies
   if (header.length < 64 || header.readUInt32BE(0) !== 0x7f454c46) throw new ElfError('not an ELF file');
   if (header[4] !== 2 || header[5] !== 1) throw new ElfError('not a 64-bit little-endian ELF file');
   const machine = header.readUInt16LE(18);
+  const segments = await programHeaders(read, header);
+  const interp = segments.find((s) => s.type === PT_INTERP);
+  const interpreter = interp === undefined ? undefined : cString(await read(interp.offset, interp.filesz), 0);
+  const dynamic = segments.find((s) => s.type === PT_DYNAMIC);
+  if (dynamic === undefined) return { interpreter, needed: [], runpath: undefined, machine };
+
+  const tags = dynamicTags(await read(dynamic.offset, dynamic.filesz));
+  const { strtab } = tags;
+  if (strtab === undefined) throw new ElfError('dynamic section without a string table');
+  // DT_STRTAB is a virtual address: find the loaded segment that maps it to the file.
+  const load = segments.find((s) => s.type === PT_LOAD && strtab >= s.vaddr && strtab < s.vaddr + s.filesz);
+  if (load === undefined) throw new ElfError('string table outside every loaded segment');
+  const base = strtab - load.vaddr + load.offset;
+  const strings = await read(base, load.offset + load.filesz - base);
+  const pathOffset = tags.runpath ?? tags.rpath;
+  return {
+    interpreter,
+    needed: tags.needed.map((offset) => cString(strings, offset)),
+    runpath: pathOffset === undefined ? undefined : cString(strings, pathOffset),
+    machine,
+  };
+}
+
+async function programHeaders(read: ReadAt, header: Buffer): Promise<Segment[]> {
   const phoff = Number(header.readBigUInt64LE(32));
   const phentsize = header.readUInt16LE(54);
   const phnum = header.readUInt16LE(56);
@@ -54,39 +78,25 @@ export async function readElfDependencies(read: ReadAt): Promise<ElfDependencies
       filesz: Number(table.readBigUInt64LE(at + 32)),
     });
   }
+  return segments;
+}
 
-  const interp = segments.find((s) => s.type === PT_INTERP);
-  const interpreter = interp === undefined ? undefined : cString(await read(interp.offset, interp.filesz), 0);
-  const dynamic = segments.find((s) => s.type === PT_DYNAMIC);
-  if (dynamic === undefined) return { interpreter, needed: [], runpath: undefined, machine };
-
-  const entries = await read(dynamic.offset, dynamic.filesz);
+/** The dynamic section's entries this reader needs: string-table offsets of DT_NEEDED, DT_RPATH, DT_RUNPATH, and DT_STRTAB's address. */
+function dynamicTags(entries: Buffer): { readonly needed: number[]; readonly strtab?: number; readonly rpath?: number; readonly runpath?: number } {
+  const needed: number[] = [];
   let strtab: number | undefined;
-  const neededOffsets: number[] = [];
   let rpath: number | undefined;
   let runpath: number | undefined;
   for (let at = 0; at + 16 <= entries.length; at += 16) {
     const tag = entries.readBigInt64LE(at);
     const value = Number(entries.readBigUInt64LE(at + 8));
     if (tag === DT_NULL) break;
-    if (tag === DT_NEEDED) neededOffsets.push(value);
+    if (tag === DT_NEEDED) needed.push(value);
     else if (tag === DT_STRTAB) strtab = value;
     else if (tag === DT_RPATH) rpath = value;
     else if (tag === DT_RUNPATH) runpath = value;
   }
-  if (strtab === undefined) throw new ElfError('dynamic section without a string table');
-  // DT_STRTAB is a virtual address: find the loaded segment that maps it to the file.
-  const load = segments.find((s) => s.type === PT_LOAD && strtab! >= s.vaddr && strtab! < s.vaddr + s.filesz);
-  if (load === undefined) throw new ElfError('string table outside every loaded segment');
-  const base = strtab - load.vaddr + load.offset;
-  const strings = await read(base, load.offset + load.filesz - base);
-  const pathOffset = runpath ?? rpath;
-  return {
-    interpreter,
-    needed: neededOffsets.map((offset) => cString(strings, offset)),
-    runpath: pathOffset === undefined ? undefined : cString(strings, pathOffset),
-    machine,
-  };
+  return { needed, ...(strtab === undefined ? {} : { strtab }), ...(rpath === undefined ? {} : { rpath }), ...(runpath === undefined ? {} : { runpath }) };
 }
 
 function cString(buffer: Buffer, start: number): string {

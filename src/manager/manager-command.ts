@@ -10,7 +10,7 @@ import { checkReadyFileDirectory, checkReadyFileReplaceable, readReadyReport, re
 import { DrainWatchdog } from './drain-watchdog.js';
 import { hookTokenCheck } from './hook-token.js';
 import { ReadyWatch } from './ready-watch.js';
-import { createManagerServer, type DrainRunner } from './server.js';
+import { createManagerServer, type DrainRunner, type ManagerServer } from './server.js';
 import type { ReadyContent } from './ready-watch.js';
 
 export async function runManager(config: ManagerConfig, log: Logger, stop: Promise<NodeJS.Signals>): Promise<ExitCode> {
@@ -40,28 +40,37 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
     log.warn({ readyFile: config.readyFile }, 'removed a ready file left by an earlier run');
   }
   clearEnvoyPrestop(config.readyFile);
-  log.info(
-    {
-      host: config.host ?? 'all interfaces',
-      port: boundPort(manager.server),
-      readyFile: config.readyFile,
-      readyTimeout: formatDuration(config.readyTimeoutMs),
-      drainStartTimeout: formatDuration(config.drainStartTimeoutMs),
-      maxWaiters: config.maxWaiters,
-      hookToken: config.hookToken === undefined ? 'none' : 'set',
-      drainEndpoint: config.drain !== undefined,
-      events: config.events === undefined ? 'off' : config.events.kind === 'on' ? 'on' : `none will be sent: ${config.events.why}`,
-    },
-    'shutdown manager listening',
-  );
+  log.info(describeManager(config, boundPort(manager.server)), 'shutdown manager listening');
+  await stopManager(manager, config.readyFile, await stop, log);
+  // An Event still on its way gets its bounded time: the pod's grace period has room for it.
+  await events?.settled();
+  log.info({ exitCode: ExitCode.Success }, 'shutdown manager stopped');
+  return ExitCode.Success;
+}
 
-  const signal = await stop;
+/** The configuration as the start-up log line shows it (the hook token only as set or not). */
+function describeManager(config: ManagerConfig, port: number | undefined): Record<string, unknown> {
+  return {
+    host: config.host ?? 'all interfaces',
+    port,
+    readyFile: config.readyFile,
+    readyTimeout: formatDuration(config.readyTimeoutMs),
+    drainStartTimeout: formatDuration(config.drainStartTimeoutMs),
+    maxWaiters: config.maxWaiters,
+    hookToken: config.hookToken === undefined ? 'none' : 'set',
+    drainEndpoint: config.drain !== undefined,
+    events: config.events === undefined ? 'off' : config.events.kind === 'on' ? 'on' : `none will be sent: ${config.events.why}`,
+  };
+}
+
+/** Stops accepting, answers every held /shutdown/ready (with the drain report if the ready file is there by now), and waits for the answers. */
+async function stopManager(manager: ManagerServer, readyFile: string, signal: NodeJS.Signals, log: Logger): Promise<void> {
   manager.server.close();
   manager.server.closeIdleConnections();
   log.info({ signal, pending: manager.pending }, 'stopping: no longer accepting connections');
   const waiters = manager.waiting;
   // One last look: the drain may have written the file just now.
-  const content = waiters === 0 ? undefined : await readReadyReport(config.readyFile);
+  const content = waiters === 0 ? undefined : await readReadyReport(readyFile);
   if (waiters > 0 && content === undefined) {
     // kubelet stops the sidecar only after its own preStop hook (the drain) returned: with no
     // ready file by now none is coming, and holding Envoy would only burn the grace period.
@@ -71,10 +80,6 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   }
   manager.releaseWaiters(content);
   await manager.drained();
-  // An Event still on its way gets its bounded time: the pod's grace period has room for it.
-  await events?.settled();
-  log.info({ exitCode: ExitCode.Success }, 'shutdown manager stopped');
-  return ExitCode.Success;
 }
 
 /**
