@@ -1,10 +1,9 @@
 // Commander's wiring of every command: flags and environment variables to typed configs, each
 // subcommand to one call.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { ENV, LOG_DEFAULTS } from './config.js';
+import { GLOBAL_OPTIONS, type GlobalOptions } from './config.js';
 import { ExitCode, UsageError } from '../shared/errors.js';
 import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
 import { interruptSignal, shutdownAction, type ParsedShutdown } from './shutdown-action.js';
 import { managerAction } from './manager-action.js';
 import { MANAGER_SETTINGS, type ManagerOptions } from '../manager/manager-settings.js';
@@ -13,11 +12,6 @@ import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import { STATUS_OPTIONS, type StatusValues } from './status-options.js';
 import { onTerminationSignal, signalExitCode } from '../shared/signals.js';
 import { VERSION } from '../shared/version.js';
-
-interface GlobalOptions {
-  readonly logLevel: LogLevel;
-  readonly logFormat: LogFormat;
-}
 
 /** Parses `argv` with commander and runs its command; resolves to the exit code. */
 export async function runProgram(argv: readonly string[]): Promise<number> {
@@ -42,11 +36,10 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
     .description('Drains an Envoy proxy before Kubernetes stops it.')
     .version(VERSION, '--version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    .addOption(choice('--log-level <level>', 'log level', LOG_LEVELS, LOG_DEFAULTS.logLevel, ENV.logLevel))
-    .addOption(choice('--log-format <format>', 'json: one JSON object per line; text: for people', LOG_FORMATS, LOG_DEFAULTS.logFormat, ENV.logFormat))
     .exitOverride()
     .showSuggestionAfterError(true)
     .configureOutput({ outputError: (message, write) => write(firstLine(message)) });
+  addOptions(program, GLOBAL_OPTIONS);
   addShutdown(program, setExitCode, actions.shutdown);
   addManager(program, setExitCode, actions.manager);
   addStatus(program, setExitCode);
@@ -125,16 +118,14 @@ function fromSpec(spec: OptionSpec): Option {
       return new Option(`${spec.flags} [boolean]`, spec.help).env(spec.env ?? '').preset('true').argParser(parse).default(false);
     case 'list':
       return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default([] as string[], spec.defaultDoc);
-    case 'choice':
-      return new Option(spec.flags, spec.help).choices(spec.choices ?? []).default(spec.fallback);
+    case 'choice': {
+      const option = new Option(spec.flags, spec.help).choices(spec.choices ?? []).default(spec.fallback);
+      return spec.env === undefined ? option : option.env(spec.env);
+    }
     case 'negation':
     case 'plain':
       return new Option(spec.flags, spec.help);
   }
-}
-
-function choice(flags: string, description: string, choices: readonly string[], fallback: string, env: string): Option {
-  return new Option(flags, description).choices(choices).default(fallback).env(env);
 }
 
 /** Commander reports an argument parser's InvalidArgumentError as a one-line usage error. */

@@ -20,9 +20,6 @@ export const ENVIRONMENT = {
   podUid: 'ENVOY_SHUTDOWN_POD_UID',
   /** Optional: the Event's source host. */
   nodeName: 'ENVOY_SHUTDOWN_NODE_NAME',
-  /** The global options' variables. */
-  logLevel: 'ENVOY_SHUTDOWN_LOG_LEVEL',
-  logFormat: 'ENVOY_SHUTDOWN_LOG_FORMAT',
 } as const;
 
 /** The process's environment, for the command entries to hand down. */
