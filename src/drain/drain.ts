@@ -164,6 +164,7 @@ class Reads {
   /** The socket count as last seen while the hint watched: a drop below it, even during the read that follows, is caught. */
   #baseline: SocketCounts | undefined;
   #saidOff = false;
+  #readCostMs: number | undefined;
 
   constructor(options: DrainOptions, deps: DrainDeps, tally: DrainTally) {
     this.#options = options;
@@ -180,6 +181,7 @@ class Reads {
     try {
       const counts = await envoy.readConnections(signal, readTimeoutMs(this.#options, this.#tally.elapsed(), this.#options.adminTimeoutMs));
       const reading = { elapsedMs: this.#tally.elapsed(), counts };
+      this.#readCostMs = Math.min(this.#readCostMs ?? Infinity, reading.elapsedMs - startMs);
       if (this.#timeFlushes && counts.uptimeS !== undefined) this.#flushes = noteRead(this.#flushes, { startMs, endMs: reading.elapsedMs, uptimeS: counts.uptimeS });
       return reading;
     } catch (error) {
@@ -192,7 +194,13 @@ class Reads {
   async waitAfter(state: DrainState): Promise<ReadTrigger | undefined> {
     const { log, signal, sockets } = this.#deps;
     const options = this.#options;
-    const now = { elapsedMs: this.#tally.elapsed(), connections: state.connections, lastNewConnectionMs: state.lastNewConnectionMs, refusedReads: state.refusedReads };
+    const now = {
+      elapsedMs: this.#tally.elapsed(),
+      connections: state.connections,
+      lastNewConnectionMs: state.lastNewConnectionMs,
+      refusedReads: state.refusedReads,
+      ...(this.#readCostMs === undefined ? {} : { readCostMs: this.#readCostMs }),
+    };
     const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;
     if (watch === undefined) this.#baseline = undefined;
     else if (this.#baseline === undefined) {

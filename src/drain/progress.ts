@@ -74,7 +74,7 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
   const { counts } = reading;
   const elapsedMs = Math.round(reading.elapsedMs);
   const events: DrainLogLine[] = [];
-  if (counts.pairing !== undefined && counts.pairing !== state.pairing) events.push(pairingEvent(counts.pairing, elapsedMs));
+  if (counts.pairing !== undefined && counts.pairing.key !== state.pairing?.key) events.push(pairingEvent(counts.pairing, elapsedMs));
   const said = new Set(state.said);
   const flushBaselineS = state.flushBaselineS ?? counts.uptimeS;
   const arrivals = options.quietPeriodMs > 0 ? noteArrivals(options, state, reading) : undefined;
@@ -146,7 +146,7 @@ function noteArrivals(
 function pairingEvent(pairing: Pairing, elapsedMs: number): DrainLogLine {
   const report = describePairing(pairing);
   if (!report.known) return { level: 'warn', fields: { why: report.why, elapsedMs }, msg: "listeners' connection managers unknown: every connection counts as busy" };
-  return { level: 'info', fields: { listeners: report.listeners, elapsedMs }, msg: "listeners paired with their connection managers from envoy's configuration" };
+  return { level: 'info', fields: { listeners: report.listeners, elapsedMs }, msg: "listeners paired with their connection managers from envoy's stats" };
 }
 
 /** Whether the drain is over at `elapsedMs`, with the milestone and progress lines due now. */

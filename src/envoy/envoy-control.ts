@@ -1,16 +1,15 @@
 // The things a drain needs from Envoy, expressed over its admin API.
-import { AdminError, errorMessage } from '../shared/errors.js';
+import { AdminError } from '../shared/errors.js';
 import type { AdminAddress } from './address.js';
 import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
 import { countByHttpPrefix, type HttpCounts } from './http-stats.js';
-import { LISTENER_CONFIG_PATH, parseListenerConfig, type ListenerTopology } from './listener-config.js';
+import { pairingFromStats } from './listener-managers.js';
 import { ignoredListeners, type IgnoreRules, type Pairing } from './pairing.js';
 import {
   type ConnectionSource,
   type ListenerCounts,
   type Stat,
   countByListener,
-  listenerChanges,
   listenerNames,
   parseStatsJson,
   sumAccepted,
@@ -67,11 +66,6 @@ export interface ConnectionCounting {
  */
 export type AcceptedCounting = 'no' | 'if-available' | 'required';
 
-/** The listeners' configuration is read with a shorter bound than a count: a slow one must not hold up the reads behind it. */
-export const LISTENER_CONFIG_TIMEOUT_MS = 2_000;
-/** The most of /config_dump read: a few KB a listener; past this the pairing is unknown, never a guess. */
-export const MAX_LISTENER_CONFIG_BYTES = 4 * 1024 * 1024;
-
 export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounting): EnvoyControl {
   // The pairing tells idle connections, and which listeners the drop-ins' connection managers alone serve.
   const pairs = counting.countRequests === true || counting.ignore.connectionManagers.size > 0;
@@ -79,13 +73,6 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   // `total` always reads the live listener gauges too: server.total_connections is only recomputed
   // at a stats flush, so the drain takes the live sum as a floor, and server.uptime tells it when a flush happened.
   const statsPath = `/stats?filter=${statsFilter({ server: counting.source === 'total', requests: pairs })}&format=json`;
-  // Read at the first count and again whenever Envoy's listener counters move; a failure is not retried until then.
-  let paired: { readonly changes: number | undefined; readonly pairing: Pairing } | undefined;
-  const pairingFor = async (stats: readonly Stat[], signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<Pairing> => {
-    const changes = listenerChanges(stats);
-    if (paired === undefined || paired.changes !== changes) paired = { changes, pairing: await readPairing(admin, changes, signal, timeoutMs) };
-    return paired.pairing;
-  };
   return {
     async failHealthCheck(signal, timeoutMs) {
       await admin.post(HEALTHCHECK_FAIL_PATH, signal, timeoutMs);
@@ -95,7 +82,7 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
     },
     async readConnections(signal, timeoutMs) {
       const stats = parseStatsJson(await admin.get(statsPath, signal, timeoutMs));
-      return readingOf(stats, pairs ? await pairingFor(stats, signal, timeoutMs) : undefined, counting);
+      return readingOf(stats, pairs ? pairingFromStats(stats, listenerNames(stats)) : undefined, counting);
     },
     async readServerState(signal) {
       return parseServerState(await admin.get(SERVER_INFO_PATH, signal));
@@ -140,24 +127,6 @@ function parseServerState(body: string): string {
   }
   if (typeof state !== 'string') throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${SERVER_INFO_PATH} has no state`, false);
   return state;
-}
-
-/**
- * Envoy's listener configuration, bounded in time and size. Whatever goes wrong makes the pairing
- * unknown (every connection counts as busy), never the count: the drain goes on.
- */
-async function readPairing(admin: EnvoyAdmin, changes: number | undefined, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<Pairing> {
-  let topology: ListenerTopology;
-  try {
-    topology = parseListenerConfig(await admin.get(LISTENER_CONFIG_PATH, signal, Math.min(timeoutMs ?? LISTENER_CONFIG_TIMEOUT_MS, LISTENER_CONFIG_TIMEOUT_MS), MAX_LISTENER_CONFIG_BYTES));
-  } catch (error) {
-    if (signal?.aborted === true) throw error;
-    return { known: false, why: errorMessage(error) };
-  }
-  if (topology.dynamic && changes === undefined) {
-    return { known: false, why: 'the listeners come from LDS, and /stats has no listener_manager.listener_* counters to tell when they change (a stats_matcher?)' };
-  }
-  return { known: true, topology };
 }
 
 function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {

@@ -1,15 +1,30 @@
 // What one reading's gauges mean once the listeners are paired with their HTTP connection
-// managers (listener-config.ts). Pure. A listener's connections are its HTTP connection managers'
+// managers (listener-managers.ts). Pure. A listener's connections are its HTTP connection managers'
 // connections plus anything else (a TCP proxy's, a connection still in its listener filters); an
 // HTTP connection is busy while it has a request in flight. Listeners that share a connection
 // manager are judged together, since its gauges are their sum. Whatever cannot be told for certain
 // counts as busy: the drain then waits, it never releases Envoy on a guess.
 import type { HttpCounts } from './http-stats.js';
-import type { ListenerTopology } from './listener-config.js';
 import type { ListenerCounts } from './stats.js';
 
-/** The pairing a reading was judged with: known from Envoy's configuration, or unknown and why. */
-export type Pairing = { readonly known: true; readonly topology: ListenerTopology } | { readonly known: false; readonly why: string };
+/** The HTTP connection managers a listener's chains end in. */
+export interface ListenerServes {
+  /** Their stat prefixes. None: the listener serves no HTTP (a TCP proxy, TLS passthrough), so its connections are all busy. */
+  readonly connectionManagers: ReadonlySet<string>;
+  /** Why they cannot be told for certain; set: the listener's connections are all busy. */
+  readonly unreadable?: string;
+}
+
+export interface ListenerTopology {
+  /** Keyed by the listener's stats scope name: `listener.<key>.downstream_cx_active`. */
+  readonly byStatName: ReadonlyMap<string, ListenerServes>;
+}
+
+/**
+ * The pairing a reading was judged with: known from Envoy's own stats, or unknown and why. `key`
+ * is the same for the same pairing, read again.
+ */
+export type Pairing = { readonly known: true; readonly topology: ListenerTopology; readonly key: string } | { readonly known: false; readonly why: string; readonly key: string };
 
 /** Listeners never counted: by stats name, or by the connection managers that serve them. */
 export interface IgnoreRules {
@@ -27,7 +42,6 @@ export function ignoredListeners(seen: Iterable<string>, rules: IgnoreRules, top
     const byName = rules.listeners.has(statName);
     const byManager =
       serves !== undefined &&
-      !serves.opaque &&
       serves.unreadable === undefined &&
       serves.connectionManagers.size > 0 &&
       [...serves.connectionManagers].every((prefix) => rules.connectionManagers.has(prefix));
@@ -140,7 +154,7 @@ export function describePairing(pairing: Pairing): PairingReport {
   if (!pairing.known) return { known: false, why: pairing.why };
   const listeners = [...pairing.topology.byStatName].map(([name, serves]) => [
     name,
-    { connectionManagers: [...serves.connectionManagers], ...(serves.opaque || serves.unreadable !== undefined ? { notHttp: true as const } : {}) },
+    { connectionManagers: [...serves.connectionManagers], ...(serves.connectionManagers.size === 0 || serves.unreadable !== undefined ? { notHttp: true as const } : {}) },
   ]);
   return { known: true, listeners: Object.fromEntries(listeners) };
 }

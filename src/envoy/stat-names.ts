@@ -16,15 +16,21 @@ export const ADMIN_SCOPE = 'admin';
 const LISTENER_SUFFIX = 'downstream_cx_(active|total)';
 /** An HTTP connection manager's live connections, requests in flight, and requests ever received. */
 const HTTP_SUFFIX = 'downstream_(cx_active|rq_active|rq_total)';
-/** Counters that move whenever a listener is added, changed or removed. */
-const LISTENER_CHANGES = 'listener_manager\\.listener_(added|modified|removed|in_place_updated)';
+/**
+ * A connection manager's requests completed on one listener: Envoy makes it for every listener
+ * each connection manager serves, as the listener loads (value 0 included), so its name pairs them.
+ */
+const LISTENER_HTTP_SUFFIX = 'downstream_rq_completed';
 const SERVER_STATS = 'server\\.(total_connections|uptime)';
 
 /** `listener.<name>.downstream_cx_active|total`; the name may hold dots (`0.0.0.0_10000`). */
 export const LISTENER_STAT = new RegExp(`^listener\\.(.+)\\.${LISTENER_SUFFIX}$`);
 /** `http.<stat prefix>.downstream_cx_active|rq_active|rq_total`. */
 export const HTTP_STAT = new RegExp(`^http\\.(.+)\\.${HTTP_SUFFIX}$`);
-export const LISTENER_CHANGE_STAT = new RegExp(`^${LISTENER_CHANGES}$`);
+/** `listener.<name>.http.<stat prefix>.downstream_rq_completed`: both names may hold dots, so the caller splits it. */
+export const LISTENER_HTTP_STAT = new RegExp(`^listener\\.(.+\\.http\\..+)\\.${LISTENER_HTTP_SUFFIX}$`);
+/** Where a listener's name ends and a connection manager's begins in the middle of a LISTENER_HTTP_STAT name. */
+export const LISTENER_HTTP_SEPARATOR = '.http.';
 /** Per-thread copies of a listener's stats (`listener.<name>.worker_3.*`), already in the listener's sum. */
 export const PER_THREAD_COPY = /\.(worker_\d+|main_thread)$/;
 
@@ -40,7 +46,7 @@ export const LISTENER_STATS_HINT = `if the bootstrap has a stats_config.stats_ma
 export interface StatsWanted {
   /** server.total_connections and server.uptime. */
   readonly server?: boolean;
-  /** The HTTP connection managers' stats and the listener-change counters, which tell idle connections. */
+  /** The HTTP connection managers' stats and the per-listener ones that pair them with listeners: they tell idle connections. */
   readonly requests?: boolean;
 }
 
@@ -49,7 +55,7 @@ export function statsFilter(wanted: StatsWanted): string {
   const parts = [
     ...(wanted.server === true ? [SERVER_STATS] : []),
     `listener\\..*\\.${LISTENER_SUFFIX}`,
-    ...(wanted.requests === true ? [`http\\..*\\.${HTTP_SUFFIX}`, LISTENER_CHANGES] : []),
+    ...(wanted.requests === true ? [`http\\..*\\.${HTTP_SUFFIX}`, `listener\\..*\\.http\\..*\\.${LISTENER_HTTP_SUFFIX}`] : []),
   ];
   return parts.length === 1 ? `^${parts[0]}$` : `^(${parts.join('|')})$`;
 }

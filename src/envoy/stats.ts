@@ -3,7 +3,7 @@
 // never a zero: a drain that reads "0" releases Envoy.
 import { AdminError, UsageError } from '../shared/errors.js';
 import { quote } from '../shared/parsers.js';
-import { HTTP_STAT, isAdminListener, LISTENER_CHANGE_STAT, LISTENER_STAT, LISTENER_STATS_HINT, listenerStatName, PER_THREAD_COPY, TOTAL_CONNECTIONS_STAT, UPTIME_STAT } from './stat-names.js';
+import { HTTP_STAT, isAdminListener, LISTENER_HTTP_STAT, LISTENER_STAT, LISTENER_STATS_HINT, listenerStatName, PER_THREAD_COPY, TOTAL_CONNECTIONS_STAT, UPTIME_STAT } from './stat-names.js';
 
 export interface Stat {
   readonly name: string;
@@ -22,7 +22,7 @@ export function parseConnectionSource(text: string): ConnectionSource {
 
 /** The stats a count is made of: their values must be counts, and each may appear once. */
 function isCountedStat(name: string): boolean {
-  return name === TOTAL_CONNECTIONS_STAT || name === UPTIME_STAT || LISTENER_STAT.test(name) || HTTP_STAT.test(name) || LISTENER_CHANGE_STAT.test(name);
+  return name === TOTAL_CONNECTIONS_STAT || name === UPTIME_STAT || LISTENER_STAT.test(name) || HTTP_STAT.test(name) || LISTENER_HTTP_STAT.test(name);
 }
 
 /**
@@ -100,16 +100,6 @@ export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<stri
   }
   if (dataPlaneStats === 0) throw malformed(`/stats has no ${listenerStatName('<name>', 'active')} gauges: ${LISTENER_STATS_HINT}`);
   return byListener;
-}
-
-/**
- * How often Envoy's listeners changed (added, modified, removed) since it started; undefined when
- * /stats did not report those counters (a stats_matcher may filter them out).
- */
-export function listenerChanges(stats: readonly Stat[]): number | undefined {
-  let changes: number | undefined;
-  for (const { name, value } of stats) if (LISTENER_CHANGE_STAT.test(name)) changes = (changes ?? 0) + value;
-  return changes;
 }
 
 /** The data-plane listeners /stats reports (never the admin listener, nor per-thread copies). */

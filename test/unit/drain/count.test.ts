@@ -39,11 +39,10 @@ describe('countToDecideOn with --connections listeners', () => {
 describe('idle connections', () => {
   // Listener stats names unlike their connection managers', as generated configurations have them.
   const topology = {
-    dynamic: false,
     byStatName: new Map([
-      ['0.0.0.0_10080', { names: ['default/eg/http'], connectionManagers: new Set(['http-10080']), opaque: false }],
-      ['0.0.0.0_10443', { names: ['default/eg/grpc'], connectionManagers: new Set(['grpc_api']), opaque: false }],
-      ['raw', { names: ['raw'], connectionManagers: new Set<string>(), opaque: true }],
+      ['0.0.0.0_10080', { connectionManagers: new Set(['http-10080']) }],
+      ['0.0.0.0_10443', { connectionManagers: new Set(['grpc_api']) }],
+      ['raw', { connectionManagers: new Set<string>() }],
     ]),
   };
   const reading: ConnectionReading = {
@@ -52,7 +51,7 @@ describe('idle connections', () => {
     // 10080: 5 HTTP connections, 1 request in flight; 10443: 2 idle; raw: a TCP proxy, never idle.
     http: http({ 'http-10080': [5, 1, 40], grpc_api: [2, 0, 7] }),
     ignored: new Set(),
-    pairing: { known: true, topology },
+    pairing: { known: true, topology, key: 'k' },
   };
 
   it('once ignored, counts requests in flight and every connection that is not HTTP, by the pairing Envoy reported', () => {
@@ -63,14 +62,14 @@ describe('idle connections', () => {
   });
 
   it('counts every connection as busy when the pairing is unknown, whatever the names', () => {
-    expect(inFlight({ ...reading, pairing: { known: false, why: 'refused' } })).toBe(9);
-    const sameNames = { connections: 2, listeners: listeners({ ingress: 2 }), http: http({ ingress: [2, 0, 3] }), pairing: { known: false, why: 'x' } } as const;
+    expect(inFlight({ ...reading, pairing: { known: false, why: 'refused', key: 'refused' } })).toBe(9);
+    const sameNames = { connections: 2, listeners: listeners({ ingress: 2 }), http: http({ ingress: [2, 0, 3] }), pairing: { known: false, why: 'x', key: 'x' } } as const;
     expect(inFlight(sameNames)).toBe(2);
   });
 
   it('counts an HTTP/2 connection with three streams as three, and a non-HTTP connection beside HTTP ones as busy', () => {
-    const one = { dynamic: false, byStatName: new Map([['l', { names: ['l'], connectionManagers: new Set(['h']), opaque: true }]]) };
-    expect(inFlight({ connections: 2, listeners: listeners({ l: 2 }), http: http({ h: [1, 3, 3] }), pairing: { known: true, topology: one } })).toBe(1 + 3);
+    const one = { byStatName: new Map([['l', { connectionManagers: new Set(['h']) }]]) };
+    expect(inFlight({ connections: 2, listeners: listeners({ l: 2 }), http: http({ h: [1, 3, 3] }), pairing: { known: true, topology: one, key: 'k' } })).toBe(1 + 3);
   });
 
   it('sums the requests ever received by the counted listeners\' managers, for the quiet period', () => {
@@ -95,7 +94,7 @@ describe('statsFilter', () => {
     expect(statsFilter({})).toBe('^listener\\..*\\.downstream_cx_(active|total)$');
     expect(statsFilter({ server: true })).toBe('^(server\\.(total_connections|uptime)|listener\\..*\\.downstream_cx_(active|total))$');
     expect(statsFilter({ requests: true })).toBe(
-      '^(listener\\..*\\.downstream_cx_(active|total)|http\\..*\\.downstream_(cx_active|rq_active|rq_total)|listener_manager\\.listener_(added|modified|removed|in_place_updated))$',
+      '^(listener\\..*\\.downstream_cx_(active|total)|http\\..*\\.downstream_(cx_active|rq_active|rq_total)|listener\\..*\\.http\\..*\\.downstream_rq_completed)$',
     );
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ListenerServes, ListenerTopology } from '../../../src/envoy/listener-config.js';
-import { describePairing, ignoredListeners, pairedCounts, type Pairing } from '../../../src/envoy/pairing.js';
+import { describePairing, ignoredListeners, pairedCounts, type ListenerServes, type ListenerTopology, type Pairing } from '../../../src/envoy/pairing.js';
 
-const serves = (managers: string[], extra: Partial<ListenerServes> = {}): ListenerServes => ({ names: ['n'], connectionManagers: new Set(managers), opaque: false, ...extra });
-const known = (entries: Record<string, ListenerServes>): Pairing => ({ known: true, topology: { dynamic: false, byStatName: new Map(Object.entries(entries)) } });
+const serves = (managers: string[], extra: Partial<ListenerServes> = {}): ListenerServes => ({ connectionManagers: new Set(managers), ...extra });
+const known = (entries: Record<string, ListenerServes>): Pairing => ({ known: true, topology: { byStatName: new Map(Object.entries(entries)) }, key: 'k' });
+const unknown = (why: string): Pairing => ({ known: false, why, key: why });
 const active = (counts: Record<string, number | undefined>) => new Map(Object.entries(counts).map(([name, n]) => [name, { active: n, accepted: undefined }]));
 const http = (counts: Record<string, [connections: number, inFlight: number, requests: number]>) =>
   new Map(Object.entries(counts).map(([prefix, [connections, activeRequests, requests]]) => [prefix, { connections, activeRequests, requests }]));
@@ -16,7 +16,7 @@ describe('pairedCounts', () => {
   });
 
   it('counts connections not (yet) in any connection manager as busy: a TCP chain, listener filters', () => {
-    const pairing = known({ mixed: serves(['h'], { opaque: true }) });
+    const pairing = known({ mixed: serves(['h']) });
     expect(pairedCounts(active({ mixed: 5 }), new Set(), http({ h: [3, 0, 1] }), pairing)?.busy).toBe(2);
   });
 
@@ -42,7 +42,7 @@ describe('pairedCounts', () => {
   });
 
   it('without a pairing, every connection is busy and every request counts', () => {
-    expect(pairedCounts(active({ l: 2 }), new Set(), http({ h: [2, 0, 3], s: [1, 0, 4] }), { known: false, why: 'x' })).toEqual({ busy: 2, requests: 7 });
+    expect(pairedCounts(active({ l: 2 }), new Set(), http({ h: [2, 0, 3], s: [1, 0, 4] }), unknown('x'))).toEqual({ busy: 2, requests: 7 });
   });
 
   it('is unknown when a counted listener has no live gauge', () => {
@@ -52,16 +52,16 @@ describe('pairedCounts', () => {
 
 describe('ignoredListeners', () => {
   const topology: ListenerTopology = {
-    dynamic: false,
     byStatName: new Map([
-      ['0.0.0.0_19001', { ...serves(['eg-stats-http']), names: ['envoy-gateway-proxy-stats-0.0.0.0-19001'] }],
+      ['0.0.0.0_19001', serves(['eg-stats-http'])],
       ['both', serves(['eg-stats-http', 'user'])],
-      ['tcp', serves(['eg-stats-http'], { opaque: true })],
+      ['unsure', serves(['eg-stats-http'], { unreadable: 'x' })],
+      ['tcp', serves([])],
     ]),
   };
   it('matches stats names exactly, and listeners served only by the given managers', () => {
     const rules = { listeners: new Set(['tenant-1']), connectionManagers: new Set(['eg-stats-http']) };
-    expect([...ignoredListeners(['0.0.0.0_19001', 'both', 'tcp', 'tenant-1', 'tenant-19001'], rules, topology)]).toEqual(['0.0.0.0_19001', 'tenant-1']);
+    expect([...ignoredListeners(['0.0.0.0_19001', 'both', 'unsure', 'tcp', 'tenant-1', 'tenant-19001'], rules, topology)]).toEqual(['0.0.0.0_19001', 'tenant-1']);
     // Never by the listener's name in the configuration: that is not what --ignore-listener names.
     expect([...ignoredListeners(['0.0.0.0_19001'], { listeners: new Set(['envoy-gateway-proxy-stats-0.0.0.0-19001']), connectionManagers: new Set() }, topology)]).toEqual([]);
   });
@@ -69,7 +69,7 @@ describe('ignoredListeners', () => {
 
 describe('describePairing', () => {
   it('says which managers serve each listener, and why a pairing is unknown', () => {
-    expect(describePairing(known({ l: serves(['h']), t: serves([], { opaque: true }) }))).toEqual({ known: true, listeners: { l: { connectionManagers: ['h'] }, t: { connectionManagers: [], notHttp: true } } });
-    expect(describePairing({ known: false, why: 'refused' })).toEqual({ known: false, why: 'refused' });
+    expect(describePairing(known({ l: serves(['h']), t: serves([]) }))).toEqual({ known: true, listeners: { l: { connectionManagers: ['h'] }, t: { connectionManagers: [], notHttp: true } } });
+    expect(describePairing(unknown('refused'))).toEqual({ known: false, why: 'refused' });
   });
 });
