@@ -11,6 +11,7 @@ import { executableSize } from './executable-size.js';
 import { hostileWaiters } from './hostile-waiters.js';
 import { idleConnections } from './idle-connections.js';
 import { imageSize } from './image-size.js';
+import { largeConfig } from './large-config.js';
 import { idleMemory } from './idle-memory.js';
 import { manyWaiters } from './many-waiters.js';
 import { peers } from './peers.js';
@@ -22,7 +23,7 @@ import { describeMachine } from './support/machine.js';
 import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
 import { type Scenario, progress } from './support/harness.js';
 
-const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, peers, executableSize, arm64Emulated, imageSize, dependencies];
+const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, largeConfig, peers, executableSize, arm64Emulated, imageSize, dependencies];
 
 /** How a person would type this run again. */
 function commandLine(names: readonly string[]): string {
