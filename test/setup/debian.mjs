@@ -2,7 +2,7 @@
 // only set-up on a fresh Debian machine: everything the build needs (scripts/debian.mjs: strip,
 // podman with runc, qemu-aarch64-static, the arm64 libraries), and for the tests alone openssl (the
 // protocol and peer-fixture tests' certificates), haproxy (the fleet tests), skopeo (the release
-// test) and etcd (the Kubernetes API server tests: unpacked, pinned by version, cached outside the
+// test), h2load (the connection-scale test) and etcd (the Kubernetes API server tests: unpacked, pinned by version, cached outside the
 // repository). Elsewhere, or without root, it says exactly what to install instead of trying.
 //
 //   node test/setup/debian.mjs     # installs what is missing, prints nothing when all is there
@@ -19,6 +19,8 @@ const TEST_PACKAGES = [
   { command: 'haproxy', pkg: 'haproxy' },
   // Reads the release's OCI archive as a registry client would (the release test copies it).
   { command: 'skopeo', pkg: 'skopeo' },
+  // h2load, the load generator of the connection-scale test (10,000 HTTP/1.1 and HTTP/2 connections).
+  { command: 'h2load', pkg: 'nghttp2-client' },
 ];
 
 /** The build's packages and the tests' own, in one apt-get run. */
