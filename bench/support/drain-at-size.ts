@@ -1,0 +1,343 @@
+// One real drain by the built executable against real Envoy at one size of configuration or of
+// client connections, and what it cost: Envoy's time per admin read (replayed after the drain,
+// Envoy's CPU from /proc/<pid>/stat and the wall time), the bytes read, the reads the hook made
+// (counted by the admin tap in front of Envoy), the drain's duration, the release after the last
+// busy connection's close, and the hook's own CPU and peak memory (from wait4 at its exit).
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { Agent as HttpAgent, createServer, request as httpRequest, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Bootstrap } from '../../test/support/chart/bootstrap.js';
+import { hostname, largeBootstrap, onLoopback, type LargeConfigSize } from '../../test/support/large-config/expand.js';
+import { testCertificate } from '../../test/support/peer-fixtures/certificate.js';
+import { peerFixture } from '../../test/support/peer-fixtures/fixtures.js';
+import type { JsonObject } from '../../test/support/peer-fixtures/proto-json.js';
+import { type AdminCall, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
+import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
+import { EXECUTABLE, cleanEnv, openFilesHardLimit, sleep, spawnTimed } from './processes.js';
+import { cpuTimeMs, readMemory } from './procfs.js';
+import { summarize } from './stats.js';
+
+/** The drain under test, as the issue states it (a longer timeout: a slow machine must not end it). */
+export const HOOK_ARGS = ['--connections', 'listeners', '--ignore-idle-connections', '--min-drain-duration', '1s', '--quiet-period', '500ms', '--drain-timeout', '30s'] as const;
+/** The busy connection's response is released this long after the drain began: past the minimum drain and the quiet period. */
+export const CLOSE_AFTER_MS = 1_600;
+/** Each distinct read is replayed, after one warm-up, at least MIN_REPLAYS times and until Envoy's CPU moved REPLAY_CPU_MS (ten clock ticks), or MAX_REPLAYS. */
+const MIN_REPLAYS = 10;
+const MAX_REPLAYS = 400;
+const REPLAY_CPU_MS = 100;
+const SCRAPE_EVERY_MS = 1_000;
+const EG_STATS_LISTENER = 'envoy-gateway-proxy-stats-0.0.0.0-19001';
+
+export type Workload = { readonly kind: 'config'; readonly size: LargeConfigSize } | { readonly kind: 'connections'; readonly idle: number };
+
+export interface DrainCost {
+  readonly envoyReadyMs: number;
+  readonly envoyRssMiB: number;
+  /** Every admin request the hook made, and those that were GET /stats. */
+  readonly calls: number;
+  readonly statsReads: number;
+  /** The GETs among them: the reads whose cost to Envoy is replayed. */
+  readonly gets: number;
+  /** Per GET the hook made, averaged over its calls: Envoy's CPU (all threads), the wall time, the answer's bytes. */
+  readonly envoyCpuMsPerRead: number;
+  readonly envoyWallMsPerRead: number;
+  readonly bytesPerRead: number;
+  readonly drainMs: number;
+  readonly result: string;
+  /** Ready file written, after the busy connection's close seen by its client (ms). */
+  readonly releaseMs: number;
+  readonly hookCpuMs: number;
+  readonly hookPeakKiB: number;
+  /** 1-minute load average as the drain ran. */
+  readonly load: number;
+}
+
+/** Runs the hook under wait4, which reports its CPU and its peak RSS (the kernel's VmHWM) at its exit. */
+const RUSAGE_WRAPPER = `
+import json, os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, ru = os.wait4(pid, 0)
+with open(sys.argv[1], 'w') as out:
+    json.dump({'cpuMs': (ru.ru_utime + ru.ru_stime) * 1000, 'peakKiB': ru.ru_maxrss}, out)
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+`;
+
+interface Backend {
+  readonly port: number;
+  /** Resolves once a /hold request is held. */
+  readonly held: Promise<void>;
+  release(): void;
+  close(): Promise<void>;
+}
+
+/** Answers everything at once except /hold, which it holds until release(). */
+async function startBackend(): Promise<Backend> {
+  let holding: ServerResponse | undefined;
+  let heldNow: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (heldNow = resolve));
+  const server = createServer((req, res) => {
+    req.resume();
+    if (req.url?.startsWith('/hold') === true) {
+      holding = res;
+      heldNow();
+      return;
+    }
+    res.end('ok\n');
+  });
+  server.keepAliveTimeout = 120_000;
+  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    held,
+    release: () => holding?.end('done\n'),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface Client {
+  /** One GET; resolves when the answer has ended, with its status. */
+  get(path: string, host: string): Promise<number>;
+  /** One GET sent with `Connection: close`; resolves with Date.now() when its socket closed. */
+  busy(path: string, host: string): Promise<number>;
+  close(): void;
+}
+
+function client(port: number, tls: boolean): Client {
+  const agent = tls ? new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }) : new HttpAgent({ keepAlive: true });
+  const send = (path: string, host: string, close: boolean): Promise<{ status: number; closedAt: Promise<number> }> =>
+    new Promise((resolve, reject) => {
+      const options = { host: '127.0.0.1', port, path, headers: { host, ...(close ? { connection: 'close' } : {}) }, servername: host, rejectUnauthorized: false, agent: close ? false : agent, timeout: 60_000 };
+      const req = (tls ? httpsRequest : httpRequest)(options, (res) => {
+        const closedAt = new Promise<number>((done) => res.socket.once('close', () => done(Date.now())));
+        res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, closedAt }));
+      });
+      req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer in 60 s`)));
+      req.on('error', reject);
+      req.end();
+    });
+  return {
+    get: async (path, host) => (await send(path, host, false)).status,
+    busy: async (path, host) => (await send(path, host, true)).closedAt,
+    close: () => agent.destroy(),
+  };
+}
+
+/** h2load holding `clients` connections, each idle after one request, for at most `holdS` (Debian's nghttp2-client; prlimit raises its descriptor limit). */
+function idleH2load(url: string, clients: number, http1: boolean, logFile: string, holdS: number): { stop(): Promise<void> } {
+  const args = [`--nofile=${clients + 256}`, 'h2load', ...(http1 ? ['--h1'] : []), '-c', String(clients), '-D', String(holdS), '--rps', '0.001', '--log-file', logFile, url];
+  const child = spawn('prlimit', args, { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()).once('error', () => resolve()));
+  return {
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+function logRows(file: string): number {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((row) => row !== '').length;
+  } catch {
+    return 0;
+  }
+}
+
+async function raiseNofile(pid: number, nofile: number): Promise<void> {
+  const child = spawn('prlimit', ['--pid', String(pid), `--nofile=${nofile}`], { stdio: 'ignore' });
+  const code = await new Promise<number | null>((resolve, reject) => child.once('error', reject).once('close', resolve));
+  if (code !== 0) throw new Error(`prlimit --pid ${pid} --nofile=${nofile} failed`);
+}
+
+/** Sum of every non-admin listener's live connections, from Envoy directly. */
+async function activeConnections(envoy: RealEnvoy): Promise<number> {
+  const { body } = await get(envoy.adminAddress, `/stats?filter=${encodeURIComponent(String.raw`^listener\..*\.downstream_cx_active$`)}&format=json`);
+  const stats = (JSON.parse(body) as { stats: Array<{ name: string; value: number }> }).stats;
+  return stats.filter((s) => !s.name.startsWith('listener.admin.') && !/\.(worker_\d+|main_thread)\./.test(s.name)).reduce((sum, s) => sum + s.value, 0);
+}
+
+async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean> | boolean): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+function bootstrapFor(workload: Workload, backendPort: number): JsonObject {
+  const env = { backend: { address: '127.0.0.1', port: backendPort }, certificate: testCertificate() };
+  if (workload.kind === 'config') return onLoopback(largeBootstrap('envoy-gateway', workload.size, env));
+  return onLoopback(peerFixture('envoy-gateway', 'http').bootstrap(env));
+}
+
+/** One GET straight to Envoy's admin API, counting the answer's bytes without keeping them. */
+function adminGet(admin: string, path: string): Promise<{ status: number; bytes: number }> {
+  const at = admin.lastIndexOf(':');
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: admin.slice(0, at), port: Number(admin.slice(at + 1)), path, agent: false, timeout: 60_000 }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer in 60 s`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+interface ReadCost {
+  readonly cpuMs: number;
+  readonly wallMs: number;
+  readonly bytes: number;
+}
+
+/** Envoy's CPU (all threads) and the median round trip of one read, replayed one call after another. */
+async function readCost(pid: number, admin: string, path: string): Promise<ReadCost> {
+  const first = await adminGet(admin, path);
+  if (first.status !== 200) throw new Error(`${path}: status ${first.status}`);
+  const walls: number[] = [];
+  const cpuBefore = cpuTimeMs(pid);
+  while (walls.length < MIN_REPLAYS || (cpuTimeMs(pid) - cpuBefore < REPLAY_CPU_MS && walls.length < MAX_REPLAYS)) {
+    const start = performance.now();
+    await adminGet(admin, path);
+    walls.push(performance.now() - start);
+  }
+  return { cpuMs: (cpuTimeMs(pid) - cpuBefore) / walls.length, wallMs: summarize(walls).median, bytes: first.bytes };
+}
+
+const pathOf = (call: AdminCall): string => (call.query === '' ? call.path : `${call.path}?${call.query}`);
+
+/** Envoy's cost per GET the hook made: each distinct one replayed, weighted by how often the hook sent it. */
+async function replay(envoy: RealEnvoy, calls: readonly AdminCall[]): Promise<ReadCost> {
+  const gets = calls.filter((call) => call.method === 'GET');
+  const costs = new Map<string, ReadCost>();
+  for (const path of new Set(gets.map(pathOf))) costs.set(path, await readCost(envoy.child.pid as number, envoy.adminAddress, path));
+  const sum = { cpuMs: 0, wallMs: 0, bytes: 0 };
+  for (const call of gets) {
+    const cost = costs.get(pathOf(call));
+    if (cost === undefined) continue;
+    sum.cpuMs += cost.cpuMs;
+    sum.wallMs += cost.wallMs;
+    sum.bytes += cost.bytes;
+  }
+  const n = Math.max(1, gets.length);
+  return { cpuMs: sum.cpuMs / n, wallMs: sum.wallMs / n, bytes: sum.bytes / n };
+}
+
+/** One drain at `workload`, in `dir` (scratch). */
+export async function drainAtSize(workload: Workload, dir: string): Promise<DrainCost> {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  try {
+    const backend = await startBackend();
+    cleanups.push(() => backend.close());
+    const startedAt = performance.now();
+    const bootstrap = bootstrapFor(workload, backend.port) as unknown as Bootstrap;
+    const envoy = await startRealEnvoy({ bootstrap, args: ['--drain-strategy', 'immediate', '--drain-time-s', '60'], readyTimeoutMs: 300_000 });
+    cleanups.push(() => envoy.stop());
+    const envoyReadyMs = performance.now() - startedAt;
+    const pid = envoy.child.pid as number;
+
+    // The traffic: idle pooled connections, a scraper on EG's stats listener, one busy request.
+    const tls = workload.kind === 'config';
+    const port = envoy.ports[tls ? 'default/eg/https' : 'default/eg/http'];
+    const statsPort = envoy.ports[EG_STATS_LISTENER];
+    if (port === undefined || statsPort === undefined) throw new Error(`listeners not found: ${JSON.stringify(envoy.ports)}`);
+    const host = tls ? hostname(0, 0) : 'www.example.com';
+    let idleCount = 2;
+    if (workload.kind === 'connections') {
+      idleCount = workload.idle;
+      await raiseNofile(pid, Math.min(openFilesHardLimit(), workload.idle + 4_096));
+      const half = Math.floor(workload.idle / 2);
+      const runs = [
+        { clients: half, http1: true, log: join(dir, 'idle-h1.tsv') },
+        { clients: workload.idle - half, http1: false, log: join(dir, 'idle-h2.tsv') },
+      ].filter((run) => run.clients > 0);
+      for (const run of runs) {
+        const h2load = idleH2load(`http://127.0.0.1:${port}/`, run.clients, run.http1, run.log, 300);
+        cleanups.push(() => h2load.stop());
+      }
+      await waitFor(`${workload.idle} idle connections from h2load`, 180_000, async () => runs.every((run) => logRows(run.log) >= run.clients) && (await activeConnections(envoy)) >= workload.idle);
+    } else {
+      const pooled = client(port, true);
+      cleanups.push(() => pooled.close());
+      // Two requests at once: two pooled connections, idle once answered.
+      const statuses = await Promise.all([pooled.get('/', host), pooled.get('/', host)]);
+      if (statuses.some((status) => status !== 200)) throw new Error(`idle pooled requests answered ${statuses.join(', ')}`);
+    }
+    const scraper = client(statsPort, false);
+    cleanups.push(() => scraper.close());
+    let scraping = true;
+    const scrapes = (async () => {
+      while (scraping) {
+        await scraper.get('/stats/prometheus', 'localhost').catch(() => 0);
+        await sleep(SCRAPE_EVERY_MS);
+      }
+    })();
+    const stopScraping = async (): Promise<void> => {
+      scraping = false;
+      await scrapes;
+    };
+    cleanups.push(stopScraping);
+    const busySentAt = performance.now();
+    const busyClosedAt = client(port, tls).busy('/hold', tls ? hostname(0, (workload.kind === 'config' ? workload.size.chainsPerListener : 1) - 1) : host);
+    // Its failure is reported where it is awaited, or by the wait for it to be held.
+    let busyFailed: Error | undefined;
+    busyClosedAt.catch((error: Error) => (busyFailed = new Error(`the busy request failed ${(performance.now() - busySentAt).toFixed(0)} ms after it was sent: ${error.message}`)));
+    await Promise.race([backend.held, busyClosedAt.then(() => Promise.reject(new Error('the busy request was answered before the backend held it')))]);
+    await waitFor('every connection counted', 30_000, async () => (await activeConnections(envoy)) >= idleCount + 2);
+
+    // The hook, through the tap.
+    const tap = await startAdminTap(envoy.adminAddress);
+    cleanups.push(() => tap.close());
+    let drainAt = 0;
+    const drainStarted = new Promise<void>((resolve) => tap.onCall((call) => call.path === '/drain_listeners' && ((drainAt = call.receivedAt), resolve())));
+    const readyFile = join(dir, 'ready');
+    const usageFile = join(dir, 'usage.json');
+    const load = loadavg()[0] ?? Number.NaN;
+    const hook = spawnTimed(['python3', '-c', RUSAGE_WRAPPER, usageFile, EXECUTABLE, 'shutdown', '--admin-address', tap.adminAddress, '--ready-file', readyFile, ...HOOK_ARGS], { env: cleanEnv() });
+    await drainStarted;
+    await sleep(drainAt + CLOSE_AFTER_MS - performance.now());
+    backend.release();
+    const closedAt = await busyClosedAt.catch(() => Promise.reject(busyFailed));
+    const exit = await hook.exited;
+    if (exit.code !== 0 && exit.code !== 3) throw new Error(`shutdown exited ${exit.code ?? exit.signal}: ${exit.stderr.slice(-2_000)}`);
+    const report = JSON.parse(readFileSync(readyFile, 'utf8')) as { result: string; elapsedMs: number };
+    const releaseMs = statSync(readyFile).mtimeMs - closedAt;
+    const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as { cpuMs: number; peakKiB: number };
+    const calls = [...tap.calls];
+
+    // Nothing but the replay asks Envoy for anything now (the idle connections stay idle).
+    await stopScraping();
+    const envoyRssMiB = readMemory(pid).rssKiB / 1024;
+    const perRead = await replay(envoy, calls);
+    return {
+      envoyReadyMs,
+      envoyRssMiB,
+      calls: calls.length,
+      statsReads: calls.filter((call) => call.path === '/stats').length,
+      gets: calls.filter((call) => call.method === 'GET').length,
+      envoyCpuMsPerRead: perRead.cpuMs,
+      envoyWallMsPerRead: perRead.wallMs,
+      bytesPerRead: perRead.bytes,
+      drainMs: report.elapsedMs,
+      result: report.result,
+      releaseMs,
+      hookCpuMs: usage.cpuMs,
+      hookPeakKiB: usage.peakKiB,
+      load,
+    };
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  }
+}
