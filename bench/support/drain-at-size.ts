@@ -30,7 +30,6 @@ export const CLOSE_AFTER_MS = 1_600;
 const MIN_REPLAYS = 10;
 const MAX_REPLAYS = 400;
 const REPLAY_CPU_MS = 100;
-const SCRAPE_EVERY_MS = 1_000;
 const EG_STATS_LISTENER = 'envoy-gateway-proxy-stats-0.0.0.0-19001';
 
 export type Workload = { readonly kind: 'config'; readonly size: LargeConfigSize } | { readonly kind: 'connections'; readonly idle: number };
@@ -69,6 +68,19 @@ with open(sys.argv[1], 'w') as out:
 code = os.waitstatus_to_exitcode(status)
 sys.exit(code if code >= 0 else 128 - code)
 `;
+
+export interface HookUsage {
+  readonly cpuMs: number;
+  readonly peakKiB: number;
+}
+
+/** The executable's fixed cost: its CPU and peak RSS from exec to exit with nothing to do (`--version`). */
+export async function startupUsage(dir: string): Promise<HookUsage> {
+  const usageFile = join(dir, 'startup-usage.json');
+  const exit = await spawnTimed(['python3', '-c', RUSAGE_WRAPPER, usageFile, EXECUTABLE, '--version'], { env: cleanEnv() }).exited;
+  if (exit.code !== 0) throw new Error(`${EXECUTABLE} --version exited ${exit.code ?? exit.signal}: ${exit.stderr}`);
+  return JSON.parse(readFileSync(usageFile, 'utf8')) as HookUsage;
+}
 
 interface Backend {
   readonly port: number;
@@ -275,20 +287,10 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
       const statuses = await Promise.all([pooled.get('/', host), pooled.get('/', host)]);
       if (statuses.some((status) => status !== 200)) throw new Error(`idle pooled requests answered ${statuses.join(', ')}`);
     }
+    // The scraper as Prometheus leaves it between scrapes: one scrape, its connection kept alive.
     const scraper = client(statsPort, false);
     cleanups.push(() => scraper.close());
-    let scraping = true;
-    const scrapes = (async () => {
-      while (scraping) {
-        await scraper.get('/stats/prometheus', 'localhost').catch(() => 0);
-        await sleep(SCRAPE_EVERY_MS);
-      }
-    })();
-    const stopScraping = async (): Promise<void> => {
-      scraping = false;
-      await scrapes;
-    };
-    cleanups.push(stopScraping);
+    await scraper.get('/stats/prometheus', 'localhost');
     const busySentAt = performance.now();
     const busyClosedAt = client(port, tls).busy('/hold', tls ? hostname(0, (workload.kind === 'config' ? workload.size.chainsPerListener : 1) - 1) : host);
     // Its failure is reported where it is awaited, or by the wait for it to be held.
@@ -314,11 +316,10 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
     if (exit.code !== 0 && exit.code !== 3) throw new Error(`shutdown exited ${exit.code ?? exit.signal}: ${exit.stderr.slice(-2_000)}`);
     const report = JSON.parse(readFileSync(readyFile, 'utf8')) as { result: string; elapsedMs: number };
     const releaseMs = statSync(readyFile).mtimeMs - closedAt;
-    const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as { cpuMs: number; peakKiB: number };
+    const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as HookUsage;
     const calls = [...tap.calls];
 
-    // Nothing but the replay asks Envoy for anything now (the idle connections stay idle).
-    await stopScraping();
+    // Nothing but the replay asks Envoy for anything now (every client connection is idle).
     const envoyRssMiB = readMemory(pid).rssKiB / 1024;
     const perRead = await replay(envoy, calls);
     return {
