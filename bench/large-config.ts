@@ -59,7 +59,7 @@ function rounds(workload: Workload): number {
   return small ? SMALL_ROUNDS : 1;
 }
 
-type Measure = 'envoyCpu' | 'envoyWall' | 'bytes' | 'gets' | 'calls' | 'drainMs' | 'share' | 'releaseMs' | 'hookCpu' | 'hookCpuPerCall' | 'hookCpuPerRead' | 'hookPeakKiB' | 'load' | 'envoyReadyMs' | 'envoyRssMiB';
+type Measure = 'envoyCpu' | 'envoyWall' | 'bytes' | 'gets' | 'calls' | 'drainMs' | 'share' | 'releaseMs' | 'hookCpu' | 'hookCpuPerCall' | 'hookCpuPerRead' | 'statusCpuPerRead' | 'statusPeakKiB' | 'hookPeakKiB' | 'load' | 'envoyReadyMs' | 'envoyRssMiB';
 
 interface Row {
   readonly label: string;
@@ -82,6 +82,8 @@ function measures(cost: DrainCost, startupCpuMs: number): Record<Measure, number
     hookCpu: cost.hookCpuMs,
     hookCpuPerCall: cost.hookCpuMs / cost.calls,
     hookCpuPerRead: (cost.hookCpuMs - startupCpuMs) / cost.calls,
+    statusCpuPerRead: (cost.status.cpuMs - startupCpuMs) / cost.status.gets,
+    statusPeakKiB: cost.status.peakKiB,
     hookPeakKiB: cost.hookPeakKiB,
     load: cost.load,
     envoyReadyMs: cost.envoyReadyMs,
@@ -106,7 +108,7 @@ async function measureSeries(series: Series, startupCpuMs: number): Promise<Row[
       }
     }
     const all = costs.map((cost) => measures(cost, startupCpuMs));
-    const keys = Object.keys(measures({} as DrainCost, 0)) as Measure[];
+    const keys = Object.keys(measures({ status: {} } as DrainCost, 0)) as Measure[];
     const m = Object.fromEntries(keys.map((key) => [key, all.length === 0 ? Number.NaN : summarize(all.map((x) => x[key])).median])) as Record<Measure, number>;
     rows.push({ label, runs: costs.length, results: [...costs.map((cost) => cost.result), ...failures.map((failure) => `failed: ${failure}`)], m });
   }
@@ -139,14 +141,15 @@ function envoyTable(rows: readonly Row[]): string {
 function hookTable(rows: readonly Row[]): string {
   const base = rows[0];
   return table(
-    ['size', 'release after the busy connection’s close', 'hook CPU per drain', 'hook CPU per admin call', 'the same above its start-up', 'hook peak RSS', 'load (1 min)'],
+    ['size', 'release after the busy connection’s close', 'hook CPU per drain', 'per admin call, start-up included', 'per read: `status` above start-up', 'hook peak RSS', '`status` peak RSS', 'load (1 min)'],
     rows.map((row) => [
       row.label,
       formatMs(row.m.releaseMs),
-      formatMs(row.m.hookCpu),
+      `${formatMs(row.m.hookCpu)} (${ratio(row.m.hookCpu, base?.m.hookCpu ?? Number.NaN)})`,
       `${formatMs(row.m.hookCpuPerCall)} (${ratio(row.m.hookCpuPerCall, base?.m.hookCpuPerCall ?? Number.NaN)})`,
-      `${formatMs(row.m.hookCpuPerRead)} (**${ratio(row.m.hookCpuPerRead, base?.m.hookCpuPerRead ?? Number.NaN)}**)`,
+      `${formatMs(row.m.statusCpuPerRead)} (**${ratio(row.m.statusCpuPerRead, base?.m.statusCpuPerRead ?? Number.NaN)}**)`,
       `${formatMiB(row.m.hookPeakKiB)} (**${ratio(row.m.hookPeakKiB, base?.m.hookPeakKiB ?? Number.NaN)}**)`,
+      `${formatMiB(row.m.statusPeakKiB)} (${ratio(row.m.statusPeakKiB, base?.m.statusPeakKiB ?? Number.NaN)})`,
       Number.isFinite(row.m.load) ? row.m.load.toFixed(1) : '—',
     ]),
   );
@@ -167,7 +170,7 @@ function verdict(all: ReadonlyArray<{ series: Series; rows: readonly Row[] }>): 
     `- Drains that did not end before their timeout: ${notDrained.length === 0 ? 'none' : notDrained.join('; ')}.`,
     `- Envoy's main thread (limit ${pct(ENVOY_SHARE_LIMIT)} at every size): ${over.length === 0 ? 'holds at every size measured' : `over it at ${over.join(', ')}`}${missing.length === 0 ? '' : `; not measured at ${missing.join(', ')}`}.`,
     `- Release after the busy connection's close at 1,000 chains (limit ${RELEASE_LIMIT_MS} ms): ${formatMs(release)}, ${release <= RELEASE_LIMIT_MS ? 'holds' : 'over it'}.`,
-    `- The hook's CPU per admin call above its start-up, largest size ÷ smallest (limit ${GROWTH_LIMIT}×): ${growth('hookCpuPerRead')}. With its start-up: ${growth('hookCpuPerCall')}. Its whole CPU per drain: ${growth('hookCpu')} (the larger sizes make fewer reads, so the fixed cost of a drain weighs more on each).`,
+    `- The hook's CPU per read (\`status\`, above start-up), largest size ÷ smallest (limit ${GROWTH_LIMIT}×): ${growth('statusCpuPerRead')}. The drain's own CPU per admin call, start-up included: ${growth('hookCpuPerCall')}; its whole CPU per drain: ${growth('hookCpu')} (the larger sizes make fewer reads, so the fixed cost of a drain weighs more on each call).`,
     `- The hook's peak RSS, largest size ÷ smallest (limit ${GROWTH_LIMIT}×): ${growth('hookPeakKiB')}.`,
   ].join('\n');
 }
@@ -192,7 +195,7 @@ export const largeConfig: Scenario = {
     return [
       `Real Envoy ${await envoyVersion()} (\`--concurrency 1 --drain-strategy immediate --drain-time-s 60\`), started at each size from Envoy Gateway's own \`https\` fixture (\`egctl x translate\` output, test/fixtures/peers/envoy-gateway/) grown at run time to N TLS filter chains, one per hostname, each chain as EG generates it (connection manager, JSON access log, TLS from a file), on M listeners (test/support/large-config/expand.ts); the connection series uses EG's \`http\` fixture as it is, up to ${(CONNECTIONS.at(-1) ?? 0).toLocaleString('en')} connections: Envoy needs a file descriptor for each client connection and each upstream one, and this machine's hard limit on open files (${openFilesHardLimit().toLocaleString('en')}) can only be raised with CAP_SYS_RESOURCE, which the bench does not have. At each size: two idle pooled HTTPS connections (one request each; the connection series instead holds N idle connections from h2load, Debian's nghttp2-client, half HTTP/1.1 keep-alive and half HTTP/2, each after one request), a scraper's connection on EG's stats listener (one \`GET /stats/prometheus\`, then kept alive and idle, as Prometheus leaves it between scrapes), and one busy request the backend holds. Then the built executable runs \`dist/envoy-shutdown-manager shutdown ${HOOK_ARGS.join(' ')}\`, its admin API reached through a recording pass-through (test/support/real-envoy/admin-tap.ts), which counts every admin call it makes; ${CLOSE_AFTER_MS} ms after its \`POST /drain_listeners\` the backend answers the busy request, whose client sent \`Connection: close\`, so Envoy closes that connection.`,
       '',
-      `Per read: after the drain, every distinct GET the hook sent is replayed straight to Envoy's admin API one call after another (after one warm-up: at least 10 calls, and until Envoy's CPU time has moved 100 ms, ten clock ticks, or 400 calls); Envoy's CPU per read is its utime+stime (all threads, /proc/<envoy pid>/stat, its 5 s stats flush included) over the batch ÷ the calls, the wall time is the median round trip; both are weighted by how often the hook sent each GET. "Share of Envoy's main thread" is Envoy's CPU per read × the hook's GETs ÷ the drain's duration (from the ready file's report); the peers' lines are the same per-read cost at their fixed poll (Envoy Gateway's every 1 s, Contour's every 5 s). Release: from the busy connection's close, as its client saw it, to the ready file's mtime. The hook runs under a \`python3\` wrapper whose \`wait4\` gives its utime+stime and peak RSS (ru_maxrss, the kernel's VmHWM) at exit; its CPU per admin call is that ÷ every admin call it made, and "above its start-up" is that less the executable's fixed cost first (the CPU of \`dist/envoy-shutdown-manager --version\` under the same wrapper, median of ${STARTUP_RUNS}: ${formatMs(startup.cpuMs)}, peak RSS ${formatMiB(startup.peakKiB)}) ÷ the calls. Sizes of at most 1,000 chains or connections: ${SMALL_ROUNDS} drains, each on a fresh Envoy, median; larger sizes: one drain. Ratios in parentheses are to the smallest size of the same series in this run; the bold ones are the acceptance lines (share ≤ ${pct(ENVOY_SHARE_LIMIT)}; the hook's CPU per call and peak RSS ≤ ${GROWTH_LIMIT}× the smallest).`,
+      `Per read: after the drain, every distinct GET the hook sent is replayed straight to Envoy's admin API one call after another (after one warm-up: at least 10 calls, and until Envoy's CPU time has moved 100 ms, ten clock ticks, or 400 calls); Envoy's CPU per read is its utime+stime (all threads, /proc/<envoy pid>/stat, its 5 s stats flush included) over the batch ÷ the calls, the wall time is the median round trip; both are weighted by how often the hook sent each GET. "Share of Envoy's main thread" is Envoy's CPU per read × the hook's GETs ÷ the drain's duration (from the ready file's report); the peers' lines are the same per-read cost at their fixed poll (Envoy Gateway's every 1 s, Contour's every 5 s). Release: from the busy connection's close, as its client saw it, to the ready file's mtime. The hook runs under a \`python3\` wrapper whose \`wait4\` gives its utime+stime and peak RSS (ru_maxrss, the kernel's VmHWM) at exit; its CPU per admin call is that ÷ every admin call it made, start-up included; and since the larger sizes make fewer reads, the CPU per read is taken where the reads are as many at every size: after the drain, the same executable's \`status ${['--connections', 'listeners', '--interval', '100ms', '--output', 'json'].join(' ')}\` (the drain's connection read and pairing, twice, and Envoy's state) runs 3 times through the tap, and its CPU less the executable's fixed cost (\`dist/envoy-shutdown-manager --version\` under the same wrapper, median of ${STARTUP_RUNS}: ${formatMs(startup.cpuMs)}, peak RSS ${formatMiB(startup.peakKiB)}) ÷ its GETs is the CPU per read (median of the 3). Sizes of at most 1,000 chains or connections: ${SMALL_ROUNDS} drains, each on a fresh Envoy, median; larger sizes: one drain. Ratios in parentheses are to the smallest size of the same series in this run; the bold ones are the acceptance lines (share ≤ ${pct(ENVOY_SHARE_LIMIT)}; the hook's CPU per read and peak RSS ≤ ${GROWTH_LIMIT}× the smallest).`,
       '',
       `Machine: ${describeMachine().map((line) => line.replace(/^- /, '')).join('; ')}. Load average (1 min, 5 min) at the start of this section: ${loadAtStart[0]?.toFixed(2)}, ${loadAtStart[1]?.toFixed(2)}; at its end: ${loadAtEnd[0]?.toFixed(2)}, ${loadAtEnd[1]?.toFixed(2)}; other sessions shared the 2 cores, so absolute times are inflated and the ratios are what to read.`,
       '',
@@ -201,7 +204,7 @@ export const largeConfig: Scenario = {
       '',
       verdict(measured),
       '',
-      'Not in the tables: a scraper that keeps scraping through the drain. With one `GET /stats/prometheus` a second on the stats listener, in one drain at 5,000 chains (`--log-level debug`, otherwise as above), the reads came about 4 s apart (the 5 % floor over a read of about 0.15 s of Envoy\'s CPU and 0.6 s of wall time), each saw 3 to 5 new connections (the scraper\'s: Envoy\'s draining listener does not keep its connection), so the quiet period restarted at every read and the drain ran to its 30 s timeout; at 1,000 chains, where reads come every few hundred milliseconds, such drains ended after about 3.5 s.',
+      'Not in the tables: a scraper that keeps scraping through the drain. With one `GET /stats/prometheus` a second on the stats listener, in one drain at 5,000 chains (`--log-level debug`, otherwise as above), the reads came about 4 s apart (the 5 % floor over a read of about 0.15 s of Envoy\'s CPU and 0.6 s of wall time), each saw 3 to 5 new connections (the scraper\'s, one a scrape), so the quiet period restarted at every read and the drain ran to its 30 s timeout; at 1,000 chains, where reads come every few hundred milliseconds, such drains ended after about 3.5 s.',
       '',
       'Envoy\'s cost of every other admin endpoint by size (the config dump among them): `node scripts/run-ts.mjs bench/support/large-config-main.ts`.',
     ].join('\n');

@@ -16,7 +16,7 @@ import { hostname, largeBootstrap, onLoopback, type LargeConfigSize } from '../.
 import { testCertificate } from '../../test/support/peer-fixtures/certificate.js';
 import { peerFixture } from '../../test/support/peer-fixtures/fixtures.js';
 import type { JsonObject } from '../../test/support/peer-fixtures/proto-json.js';
-import { type AdminCall, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
+import { type AdminCall, type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
 import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
 import { EXECUTABLE, cleanEnv, openFilesHardLimit, sleep, spawnTimed } from './processes.js';
 import { cpuTimeMs, readMemory } from './procfs.js';
@@ -52,6 +52,11 @@ export interface DrainCost {
   readonly releaseMs: number;
   readonly hookCpuMs: number;
   readonly hookPeakKiB: number;
+  /**
+   * The same executable's `status` (the drain's connection reads and pairing, a fixed number of
+   * them at every size), against the drained Envoy: its CPU, peak RSS and admin GETs, median of STATUS_RUNS.
+   */
+  readonly status: HookUsage & { readonly gets: number };
   /** 1-minute load average as the drain ran. */
   readonly load: number;
 }
@@ -247,6 +252,25 @@ async function replay(envoy: RealEnvoy, calls: readonly AdminCall[]): Promise<Re
   return { cpuMs: sum.cpuMs / n, wallMs: sum.wallMs / n, bytes: sum.bytes / n };
 }
 
+/** `status` runs per size: its reads cost what the drain's do, and there are as many at every size. */
+const STATUS_RUNS = 3;
+const STATUS_ARGS = ['--connections', 'listeners', '--interval', '100ms', '--output', 'json'] as const;
+
+/** The executable's `status` through the tap, STATUS_RUNS times: median CPU, peak RSS, and the GETs each made. */
+async function statusUsage(tap: AdminTap, dir: string): Promise<HookUsage & { readonly gets: number }> {
+  const runs: Array<HookUsage & { gets: number }> = [];
+  for (let n = 0; n < STATUS_RUNS; n += 1) {
+    const before = tap.calls.length;
+    const usageFile = join(dir, `status-usage-${n}.json`);
+    const exit = await spawnTimed(['python3', '-c', RUSAGE_WRAPPER, usageFile, EXECUTABLE, 'status', '--admin-address', tap.adminAddress, '--ready-file', join(dir, 'ready'), ...STATUS_ARGS], { env: cleanEnv() }).exited;
+    if (exit.code !== 0) throw new Error(`status exited ${exit.code ?? exit.signal}: ${exit.stderr.slice(-2_000)}`);
+    const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as HookUsage;
+    runs.push({ ...usage, gets: tap.calls.slice(before).filter((call) => call.method === 'GET').length });
+  }
+  const median = (values: number[]): number => summarize(values).median;
+  return { cpuMs: median(runs.map((r) => r.cpuMs)), peakKiB: median(runs.map((r) => r.peakKiB)), gets: median(runs.map((r) => r.gets)) };
+}
+
 /** One drain at `workload`, in `dir` (scratch). */
 export async function drainAtSize(workload: Workload, dir: string): Promise<DrainCost> {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -322,6 +346,7 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
     // Nothing but the replay asks Envoy for anything now (every client connection is idle).
     const envoyRssMiB = readMemory(pid).rssKiB / 1024;
     const perRead = await replay(envoy, calls);
+    const status = await statusUsage(tap, dir);
     return {
       envoyReadyMs,
       envoyRssMiB,
@@ -336,6 +361,7 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
       releaseMs,
       hookCpuMs: usage.cpuMs,
       hookPeakKiB: usage.peakKiB,
+      status,
       load,
     };
   } finally {
