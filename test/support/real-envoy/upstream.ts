@@ -3,7 +3,7 @@
 // notes when each request arrived, by that header's value (which balancer server sent it).
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../ports.js';
 
 export interface Upstream {
   readonly port: number;
@@ -54,12 +54,9 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     timers.add(timer);
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: '127.0.0.1', port: 0 }, resolve);
-  });
+  const port = await listenOnLoopback(server);
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     answered: () => answered,
     slowInFlight: (count) =>
       new Promise((resolve) => {
