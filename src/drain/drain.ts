@@ -199,6 +199,7 @@ class Reads {
       connections: state.connections,
       lastNewConnectionMs: state.lastNewConnectionMs,
       refusedReads: state.refusedReads,
+      countingRequests: state.countingRequests,
       ...(this.#readCostMs === undefined ? {} : { readCostMs: this.#readCostMs }),
     };
     const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;

@@ -28,6 +28,11 @@ export interface DrainObservation {
    * the hook can tell (a busy machine only ever adds to a read's time).
    */
   readonly readCostMs?: number;
+  /**
+   * Only requests in flight count: the last one can end without closing its connection (an HTTP/2
+   * stream, an idle connection left), which the socket count never shows.
+   */
+  readonly countingRequests?: boolean;
 }
 
 /** `envoy-unreachable` is the reads' verdict, never the policy's. */
@@ -151,7 +156,8 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
     }
   } else if (now.connections !== undefined) {
     const over = now.connections - policy.exitAtConnections;
-    const endGame = hinted ? safetyNetDelayMs(over, policy.checkIntervalMs) : endGameDelayMs(over, policy.checkIntervalMs);
+    // The hint sees connections close, not requests end: counting requests, the end game keeps its own pace.
+    const endGame = hinted && now.countingRequests !== true ? safetyNetDelayMs(over, policy.checkIntervalMs) : endGameDelayMs(over, policy.checkIntervalMs);
     delay = Math.min(delay, Math.max(endGame, (flushWindowMs ?? 0) - now.elapsedMs));
   }
   // Confirm or rule out a dead Envoy quickly, whatever the phase.

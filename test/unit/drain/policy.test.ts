@@ -128,6 +128,14 @@ describe('nextReadDelay', () => {
   });
 });
 
+describe('nextReadDelay while the socket-count hint watches', () => {
+  it('reads at the safety net when a close is what ends the drain, at the end-game pace when a request ending is', () => {
+    expect(nextReadDelay(policy, at(10_000, 1), true)).toBe(250);
+    // An HTTP/2 stream can end with its connection left open: no socket closes, so the hint cannot tell.
+    expect(nextReadDelay(policy, { ...at(10_000, 1), countingRequests: true }, true)).toBe(FAST_READ_INTERVAL_MS);
+  });
+});
+
 describe("nextReadDelay within Envoy's share", () => {
   it('spaces scheduled reads so they take at most 5 % of the main thread, never past the timeout', () => {
     expect(ENVOY_READ_SHARE).toBe(0.05);
