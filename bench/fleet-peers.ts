@@ -21,7 +21,7 @@ import { type PeerBinary, peerBinary, peerManagerImage } from './support/peer-im
 import { type Scenario, formatMs, progress, summarize, table } from './support/harness.js';
 
 /** FLEET_PEERS_ROUNDS overrides, for a quick look while iterating. */
-const ROUNDS = Number(process.env['FLEET_PEERS_ROUNDS'] ?? 2);
+const ROUNDS = Number(process.env['FLEET_PEERS_ROUNDS'] ?? 3);
 const REPLICAS = 8;
 /** The same minimum drain and drain timeout for every fleet: Envoy Gateway's rendered pod's (its renderer's EnvoyProxy settings). */
 const MIN_DRAIN_S = 2;
@@ -31,8 +31,8 @@ const DRAIN_TIMEOUT_S = 15;
  * connections, not by its floor: what is measured is how soon each manager lets go after them.
  */
 const LONG_REQUEST_MS = 4_000;
-/** Bounds a rollout: Contour's manager has no drain timeout, only the pod's 300 s grace period. */
-const ROLLOUT_TIMEOUT_MS = 20 * 60_000;
+/** Bounds a rollout (a fleet whose every drain runs to its timeout takes a few minutes). */
+const ROLLOUT_TIMEOUT_MS = 10 * 60_000;
 const RUNNERS = { fleet: resolve('test/.build/fleet-main.cjs'), bridge: resolve('test/.build/netns-bridge-main.cjs') };
 
 type FleetName = 'eg-own' | 'eg-ours' | 'contour-own' | 'contour-ours' | 'chart';
@@ -42,26 +42,28 @@ interface Fleet {
   readonly label: string;
   /** The peer's own fleet this one is compared with (ours in the peer's pod), if any. */
   readonly versus?: FleetName;
-  /** Drain timeout the ended-by-itself column judges against; Contour's is its grace period. */
-  readonly timeoutS: number;
   input(base: FleetInput): FleetInput;
 }
 
 /** Contour has no minimum drain: `--check-delay` (no count before it) is its own flag for one. */
 const CONTOUR_MIN_DRAIN = [`--check-delay=${MIN_DRAIN_S}s`];
+/**
+ * Contour has no drain timeout either: only the pod's grace period (300 s as rendered) ends a
+ * drain, by cutting the hooks and stopping the containers. Set to the shared drain timeout (at 300 s
+ * a fleet of 8 pods, one at a time, whose drains all run to the end would take 40 minutes).
+ */
+const CONTOUR_GRACE_S = DRAIN_TIMEOUT_S;
 
 function fleets(images: { ours: string; eg: string; contour: string }): Fleet[] {
   const peer = (choice: Omit<PeerPodChoice, 'hookFlags'> & { hookFlags?: readonly string[] }) => (base: FleetInput): FleetInput => ({ ...base, peerPod: { hookFlags: [], ...choice } });
-  const contourGrace = fleetPodSpec({ peer: 'contour', hookFlags: [] }).terminationGracePeriodSeconds ?? 30;
   return [
-    { name: 'eg-own', label: "Envoy Gateway's pod, its own manager", timeoutS: DRAIN_TIMEOUT_S, input: peer({ peer: 'envoy-gateway', fixture: 'http', managerImage: images.eg }) },
-    { name: 'eg-ours', label: "Envoy Gateway's pod, ours (drop-in)", versus: 'eg-own', timeoutS: DRAIN_TIMEOUT_S, input: peer({ peer: 'envoy-gateway', fixture: 'http', managerImage: images.ours }) },
-    { name: 'contour-own', label: "Contour's pod, its own manager", timeoutS: contourGrace, input: peer({ peer: 'contour', fixture: 'gateway-api', managerImage: images.contour, hookFlags: CONTOUR_MIN_DRAIN }) },
-    { name: 'contour-ours', label: "Contour's pod, ours (drop-in)", versus: 'contour-own', timeoutS: contourGrace, input: peer({ peer: 'contour', fixture: 'gateway-api', managerImage: images.ours, hookFlags: CONTOUR_MIN_DRAIN }) },
+    { name: 'eg-own', label: "Envoy Gateway's pod, its own manager", input: peer({ peer: 'envoy-gateway', fixture: 'http', managerImage: images.eg }) },
+    { name: 'eg-ours', label: "Envoy Gateway's pod, ours (drop-in)", versus: 'eg-own', input: peer({ peer: 'envoy-gateway', fixture: 'http', managerImage: images.ours }) },
+    { name: 'contour-own', label: "Contour's pod, its own manager", input: peer({ peer: 'contour', fixture: 'gateway-api', managerImage: images.contour, hookFlags: CONTOUR_MIN_DRAIN, graceSeconds: CONTOUR_GRACE_S }) },
+    { name: 'contour-ours', label: "Contour's pod, ours (drop-in)", versus: 'contour-own', input: peer({ peer: 'contour', fixture: 'gateway-api', managerImage: images.ours, hookFlags: CONTOUR_MIN_DRAIN, graceSeconds: CONTOUR_GRACE_S }) },
     {
       name: 'chart',
       label: "the chart's pod",
-      timeoutS: DRAIN_TIMEOUT_S,
       // The chart's defaults but for the shared minimum drain and timeout, and the drop-ins' 2 s quiet period.
       input: (base) => ({ ...base, chartShutdown: { minDrainDuration: MIN_DRAIN_S, drainTimeout: DRAIN_TIMEOUT_S, quietPeriod: 2 } }),
     },
@@ -80,13 +82,13 @@ interface Figures {
   readonly strategy: string;
 }
 
-function figures(out: FleetOutput, timeoutS: number): Figures {
+function figures(out: FleetOutput): Figures {
   const at = (pod: string, kind: string): number | undefined => out.rollout.events.find((e) => e.pod === pod && e.kind === kind)?.t;
   const deleted = out.rollout.events.filter((e) => e.kind === 'deleted').map((e) => e.t);
   const exited = out.rollout.drains.map((d) => at(d.pod, 'exited') ?? Number.NaN);
   // The drain: kubelet's start of the hooks to the return of Envoy's (the preStop GET answered).
   const drainMs = out.rollout.drains.map((d) => (at(d.pod, 'envoy-hook-returned') ?? Number.NaN) - (at(d.pod, 'terminating') ?? Number.NaN));
-  const atTimeout = out.rollout.drains.filter((d, i) => d.envoyHook === 'cut at the grace period' || (drainMs[i] ?? 0) >= timeoutS * 1_000).length;
+  const atTimeout = out.rollout.drains.filter((d, i) => d.envoyHook === 'cut at the grace period' || (drainMs[i] ?? 0) >= DRAIN_TIMEOUT_S * 1_000).length;
   const { econ, eresp, srvAbrt, frontend5xx, wretr, wredis } = out.haproxy.totals;
   const bySource = [
     `hey ${out.hey.failed}/${out.hey.responses + Object.values(out.hey.errors).reduce((a, b) => a + b, 0)}`,
@@ -117,6 +119,18 @@ function errorKinds(out: FleetOutput): string[] {
   return [...heyErrors, ...statuses, ...[...counted].map(([failure, count]) => `${count}× ${failure}`)];
 }
 
+/** Envoy Gateway's rendered hook and grace period, checked against the shared settings (the renderer's EnvoyProxy sets them). */
+function renderedEgDrain(): { hook: readonly string[]; grace: number } {
+  const spec = fleetPodSpec({ peer: 'envoy-gateway', hookFlags: [] });
+  const hook = spec.containers.find((c) => c.name === 'shutdown-manager')?.lifecycle?.preStop?.exec?.command ?? [];
+  const envoyArgs = spec.containers.find((c) => c.name === 'envoy')?.args ?? [];
+  const drainTimeS = envoyArgs[envoyArgs.indexOf('--drain-time-s') + 1];
+  if (!hook.includes(`--min-drain-duration=${MIN_DRAIN_S}s`) || !hook.includes(`--drain-timeout=${DRAIN_TIMEOUT_S}s`) || drainTimeS !== String(DRAIN_TIMEOUT_S)) {
+    throw new Error(`Envoy Gateway's rendered pod no longer drains ${MIN_DRAIN_S} s / ${DRAIN_TIMEOUT_S} s: hook ${hook.join(' ')}, --drain-time-s ${drainTimeS}`);
+  }
+  return { hook, grace: spec.terminationGracePeriodSeconds ?? 30 };
+}
+
 async function run(): Promise<string> {
   const log = (line: string): void => progress('fleet-peers', line);
   await build({ entryPoints: ['test/support/fleet-main.ts', 'test/support/netns-bridge-main.ts'], outdir: 'test/.build', outExtension: { '.js': '.cjs' }, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
@@ -137,10 +151,11 @@ async function run(): Promise<string> {
     runId,
     heyBinary,
     longRequestMs: LONG_REQUEST_MS,
-    scraper: true,
+    podIdle: true,
     rolloutTimeoutMs: ROLLOUT_TIMEOUT_MS,
   };
   const all = fleets(images);
+  const { hook: egHook, grace: egGrace } = renderedEgDrain();
   const only = process.env['FLEET_PEERS_ONLY']?.split(',');
   const selected = only === undefined ? all : all.filter((f) => only.includes(f.name));
   const results = new Map<FleetName, Figures[]>(selected.map((f) => [f.name, []]));
@@ -150,7 +165,7 @@ async function run(): Promise<string> {
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const fleet of round % 2 === 0 ? selected : [...selected].reverse()) {
         const out = await runInPrivateNetns<FleetOutput>(RUNNERS.fleet, fleet.input(base), ROLLOUT_TIMEOUT_MS + 5 * 60_000);
-        const measured = figures(out, fleet.timeoutS);
+        const measured = figures(out);
         results.get(fleet.name)?.push(measured);
         for (const kind of errorKinds(out)) notes.get(fleet.name)?.add(kind);
         versions = `HAProxy ${out.versions.haproxy}, hey ${out.versions.hey}`;
@@ -192,9 +207,9 @@ async function run(): Promise<string> {
   return [
     `Real Envoy ${await envoyVersion()}, ${versions}. The peers' binaries: Envoy Gateway ${binaries.eg.source}, Contour ${binaries.contour.source}, each alone in an image FROM scratch at the path its pod execs. ${ROUNDS} rounds, the fleets interleaved (order reversed every other round); figures are over every round (per-pod figures over every pod of every round): median (min–max).`,
     '',
-    `Each fleet: ${REPLICAS} pods in podman (real containers; the peers' pods with only their own loopback, reached through a bridge, as in the peer tests), one rolling update, each deleted pod terminated as a 1.33 kubelet does. HAProxy in front, retries off, keep-alive to the pods, checking each pod's readiness listener (\`GET /ready\`, HTTP/1.1) every ${TEST_CHECK.intervalMs} ms, out after ${TEST_CHECK.fall} failures, in after ${TEST_CHECK.rise}. Load through HAProxy: hey (8 workers × 25 requests/s, HTTP/1.1, bounded by its -z), 3 HTTP/1.1 clients and 2 HTTP/2 sessions × 2 streams (10 ms think time), ${REPLICAS * 2} long requests (${LONG_REQUEST_MS / 1_000} s, half HTTP/1.1, half HTTP/2) put in flight before each deletion, three idle pooled client connections, and a scraper's keep-alive connection on each pod's stats listener. Strategies as each workload renders them for ${REPLICAS} pods: ${strategies}.`,
+    `Each fleet: ${REPLICAS} pods in podman (real containers; the peers' pods with only their own loopback, reached through a bridge, as in the peer tests), one rolling update, each deleted pod terminated as a 1.33 kubelet does. HAProxy in front, retries off, keep-alive to the pods, checking each pod's readiness listener (\`GET /ready\`, HTTP/1.1) every ${TEST_CHECK.intervalMs} ms, out after ${TEST_CHECK.fall} failures, in after ${TEST_CHECK.rise}. Load through HAProxy: hey (8 workers × 25 requests/s, HTTP/1.1, bounded by its -z), 3 HTTP/1.1 clients and 2 HTTP/2 sessions × 2 streams (10 ms think time), ${REPLICAS * 2} long requests (${LONG_REQUEST_MS / 1_000} s, half HTTP/1.1, half HTTP/2) put in flight before each deletion, three idle pooled client connections, and on each pod from its start: a scraper's keep-alive connection on its stats listener and a balancer's pooled HTTP/1.1 and HTTP/2 connections on its traffic listener, all idle (a cloud balancer keeps its pool whatever the pod's health; HAProxy closes its own). Strategies as each workload renders them for ${REPLICAS} pods: ${strategies}.`,
     '',
-    `Same minimum drain and drain timeout for all: ${MIN_DRAIN_S} s and ${DRAIN_TIMEOUT_S} s, as Envoy Gateway's renderer wrote them into its pod (\`--min-drain-duration=${MIN_DRAIN_S}s --drain-timeout=${DRAIN_TIMEOUT_S}s\`, Envoy \`--drain-strategy immediate --drain-time-s ${DRAIN_TIMEOUT_S}\`); the chart with \`shutdown.minDrainDuration=${MIN_DRAIN_S}\`, \`drainTimeout=${DRAIN_TIMEOUT_S}\` and \`quietPeriod=2\` (the drop-ins' quiet period), its other values at their defaults; Contour's pod with \`${CONTOUR_MIN_DRAIN.join(' ')}\` added to its \`contour envoy shutdown\` hook (Contour's own flag: no count before it) and nothing else changed: Contour has no drain timeout, so its bound is the pod's grace period (${all.find((f) => f.name === 'contour-own')?.timeoutS ?? '?'} s), and its Envoy drains gradually as rendered.`,
+    `Same minimum drain and drain timeout for all: ${MIN_DRAIN_S} s and ${DRAIN_TIMEOUT_S} s. Envoy Gateway's pod as its renderer wrote it (\`${egHook.join(' ')}\`, Envoy with \`--drain-strategy immediate --drain-time-s ${DRAIN_TIMEOUT_S}\`, grace period ${egGrace} s); Contour's with \`${CONTOUR_MIN_DRAIN.join(' ')}\` added to its \`contour envoy shutdown\` hook (Contour's own flag: no count before it) and its grace period set to ${CONTOUR_GRACE_S} s (rendered: 300 s): Contour has no drain timeout, the grace period is its only bound (at 300 s a fleet whose drains all run to the end would take 40 minutes); its Envoy drains gradually as rendered. The chart with \`shutdown.minDrainDuration=${MIN_DRAIN_S}\`, \`drainTimeout=${DRAIN_TIMEOUT_S}\` and \`quietPeriod=2\` (the drop-ins' quiet period), its other values at their defaults. The drop-ins run with what each peer's pod passes them and nothing else.`,
     '',
     table(['fleet', 'errors (per round)', 'errors by source (per round)', 'rollout: first deletion → last old pod gone', 'drain per pod: hooks start → Envoy released', 'held for nothing per pod: last answer → Envoy SIGTERM', 'drains ended by themselves / at the timeout', 'rollout ours/peer', 'held ours/peer'], rows),
     '',

@@ -44,8 +44,12 @@ export interface FleetInput {
   readonly peerPod?: PeerPodChoice;
   /** The chart's `shutdown` values instead of the tests' short ones. */
   readonly chartShutdown?: Readonly<Record<string, number>>;
-  /** A metrics scraper's keep-alive connection, idle between scrapes, on each pod's stats listener. */
-  readonly scraper?: boolean;  /** Bounds the rollout (default 120 s); hey's own bound is 30 s more. */
+  /**
+   * Idle keep-alive connections on each pod: a metrics scraper's on its stats listener (idle between
+   * scrapes), and a balancer's pooled HTTP/1.1 and HTTP/2 connections on its traffic listener, kept
+   * open whatever the pod's health (cloud balancers keep their pools; HAProxy closes its own).
+   */
+  readonly podIdle?: boolean;  /** Bounds the rollout (default 120 s); hey's own bound is 30 s more. */
   readonly rolloutTimeoutMs?: number;
 }
 
@@ -64,8 +68,8 @@ export interface FleetOutput {
   readonly clients: { readonly http1: ClientCount; readonly http2: ClientCount };
   readonly longRequests: { readonly sent: number; readonly failures: readonly string[] };
   readonly idleConnections: { readonly opened: number; readonly closedByServer: number };
-  /** The scrapers' connections (one per pod, when `scraper`): how many the pods closed before the run ended. */
-  readonly scrapers: { readonly opened: number; readonly closedByServer: number };
+  /** The idle connections on the pods (`podIdle`): how many were opened, and how many the pods closed before the run ended. */
+  readonly podIdle: { readonly opened: number; readonly closedByServer: number };
   /**
    * Per deleted pod: from the last request it answered (the application's last answer through its
    * slot) to Envoy's SIGTERM, the time the pod was held with nothing left to serve.
@@ -147,13 +151,16 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
     const http2Port = await freePort();
     const haproxy = await Haproxy.start({ mode: input.mode, slots: inPlace ? input.replicas : 2 * input.replicas, http1Port, http2Port, healthCheck: input.healthCheck });
     cleanups.unshift(() => haproxy.stop());
-    const scrapers: IdleConnection[] = [];
-    cleanups.unshift(() => Promise.all(scrapers.map((c) => c.close())));
+    const podIdle: IdleConnection[] = [];
+    cleanups.unshift(() => Promise.all(podIdle.map((c) => c.close())));
 
     const startPod = async (name: string, slot: number): Promise<FleetPod> => ({ name, slot, pod: await pods.start() });
     const admit = async (pod: FleetPod): Promise<void> => {
       await haproxy.admit(pod.slot, { traffic: pod.pod.ports.port(pods.trafficPort), ready: pod.pod.ports.port(pods.readyPort) });
-      if (input.scraper === true) scrapers.push(await idleHttp1(pod.pod.ports.port(pods.stats.port), pods.stats.path));
+      if (input.podIdle === true) {
+        const traffic = pod.pod.ports.port(pods.trafficPort);
+        podIdle.push(await idleHttp1(pod.pod.ports.port(pods.stats.port), pods.stats.path), await idleHttp1(traffic), await idleHttp2(traffic));
+      }
     };
     const initial = await Promise.all(Array.from({ length: input.replicas }, (_, slot) => startPod(`old-${slot}`, slot)));
     for (const pod of initial) await admit(pod);
@@ -197,7 +204,7 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
     const longResults = await Promise.all(long);
     const idleClosed = idle.filter((c) => c.closed()).length;
     await Promise.all(idle.map((c) => c.close()));
-    const scrapersClosed = scrapers.filter((c) => c.closed()).length;
+    const podIdleClosed = podIdle.filter((c) => c.closed()).length;
     const servers = await haproxy.stats();
     const { pods: _pods, ...timeline } = report;
     const lastAnswers = upstream.lastAnswers();
@@ -229,7 +236,7 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
       },
       longRequests: { sent: longResults.length, failures: longResults.flatMap((r) => (r.failure === undefined ? [] : [`${r.protocol}: ${r.failure}`])) },
       idleConnections: { opened: idle.length, closedByServer: idleClosed },
-      scrapers: { opened: scrapers.length, closedByServer: scrapersClosed },
+      podIdle: { opened: podIdle.length, closedByServer: podIdleClosed },
       heldForNothingMs,
       haproxy: { totals: totals(servers), servers: servers.filter((s) => s.server !== 'FRONTEND' && s.server !== 'BACKEND' && s.stot > 0) },
     };

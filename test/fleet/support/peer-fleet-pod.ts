@@ -24,6 +24,8 @@ export interface PeerPodChoice {
   readonly managerImage: string;
   /** Flags a user adds to the manager container's preStop command (the peer's own flags). */
   readonly hookFlags: readonly string[];
+  /** The pod's terminationGracePeriodSeconds instead of the rendered one. */
+  readonly graceSeconds?: number;
 }
 
 /** Where a peer's pod takes traffic, answers readiness, serves its metrics, and runs its manager. */
@@ -39,11 +41,12 @@ export const PEER_SHAPES: Readonly<Record<PeerName, PeerShape>> = {
   contour: { listenerPort: 8080, ready: { port: 8002, path: '/ready' }, stats: { port: 8002, path: '/stats/prometheus' }, managerPort: 8090 },
 };
 
-/** The pod spec as the fleet runs it: the rendered one, with `hookFlags` after the manager's preStop command. */
-export function fleetPodSpec(choice: Pick<PeerPodChoice, 'peer' | 'hookFlags'>): IPodSpec {
+/** The pod spec as the fleet runs it: the rendered one, with `hookFlags` after the manager's preStop command and `graceSeconds`. */
+export function fleetPodSpec(choice: Pick<PeerPodChoice, 'peer' | 'hookFlags' | 'graceSeconds'>): IPodSpec {
   const spec = peerPodSpec(choice.peer);
   return {
     ...spec,
+    ...(choice.graceSeconds === undefined ? {} : { terminationGracePeriodSeconds: choice.graceSeconds }),
     containers: spec.containers.map((c) => {
       const command = c.lifecycle?.preStop?.exec?.command;
       if (c.name !== 'shutdown-manager' || command === undefined || choice.hookFlags.length === 0) return c;
