@@ -1,7 +1,8 @@
 // Builds Envoy Gateway's and Contour's own binaries, for the benchmarks only, from the commits
 // pinned below, as each project's Makefile builds them, into a cache outside the repository (one
 // directory per commit: a new pin builds anew). The source comes from a git directory holding the
-// commit: $EG_SRC / $CONTOUR_SRC, else the mirror this machine keeps, else a clone from GitHub.
+// commit: $EG_SRC / $CONTOUR_SRC, else the mirror this machine keeps, else that one commit fetched
+// from GitHub.
 // Go modules come from the module proxy, checked against the checksum database as usual.
 //
 //   node scripts/peer-binaries.mjs          # prints EG_BIN=… and CONTOUR_BIN=…, building what is missing
@@ -60,8 +61,10 @@ function sourceDir(peer, work, log) {
   let gitDir = candidates.find((dir) => spawnSync('git', ['-C', dir, 'cat-file', '-e', `${peer.commit}^{commit}`]).status === 0);
   if (gitDir === undefined) {
     gitDir = join(work, 'git');
-    log(`cloning https://github.com/${peer.repo} for ${peer.commit.slice(0, 12)}`);
-    run('git', ['clone', '--bare', '--filter=blob:none', `https://github.com/${peer.repo}.git`, gitDir], { timeout: 900_000 }, `git clone of ${peer.repo}`);
+    log(`fetching ${peer.commit.slice(0, 12)} from https://github.com/${peer.repo}`);
+    run('git', ['init', '--quiet', '--bare', gitDir], { timeout: 60_000 }, 'git init');
+    // The one commit, without history: GitHub serves a commit by its id.
+    run('git', ['-C', gitDir, 'fetch', '--quiet', '--depth', '1', `https://github.com/${peer.repo}.git`, peer.commit], { timeout: 900_000 }, `git fetch of ${peer.repo}`);
   }
   const src = join(work, 'src');
   mkdirSync(src);
