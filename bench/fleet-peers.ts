@@ -33,7 +33,8 @@ const DRAIN_TIMEOUT_S = 15;
 const LONG_REQUEST_MS = 4_000;
 /** Bounds a rollout (a fleet whose every drain runs to its timeout takes a few minutes). */
 const ROLLOUT_TIMEOUT_MS = 10 * 60_000;
-const RUNNERS = { fleet: resolve('test/.build/fleet-main.cjs'), bridge: resolve('test/.build/netns-bridge-main.cjs') };
+/** The fleet runner's bundle; the peers' pods also need the bridge's (test/.build/netns-bridge-main.cjs), built beside it. */
+const FLEET_RUNNER = resolve('test/.build/fleet-main.cjs');
 
 type FleetName = 'eg-own' | 'eg-ours' | 'contour-own' | 'contour-ours' | 'chart';
 
@@ -75,6 +76,8 @@ interface Figures {
   readonly errors: number;
   readonly bySource: string;
   readonly rolloutMs: number;
+  /** First to last deletion: paced by the new pods becoming ready, whatever the manager. */
+  readonly deletionsMs: number;
   readonly drainMs: readonly number[];
   readonly heldMs: readonly number[];
   readonly byItself: number;
@@ -101,6 +104,7 @@ function figures(out: FleetOutput): Figures {
     errors: errorCount(out),
     bySource,
     rolloutMs: Math.max(...exited) - Math.min(...deleted),
+    deletionsMs: Math.max(...deleted) - Math.min(...deleted),
     drainMs,
     heldMs: Object.values(out.heldForNothingMs).map((ms) => ms ?? Number.NaN),
     byItself: out.rollout.drains.length - atTimeout,
@@ -156,6 +160,7 @@ async function run(): Promise<string> {
   };
   const all = fleets(images);
   const { hook: egHook, grace: egGrace } = renderedEgDrain();
+  // FLEET_PEERS_ONLY=eg-own,eg-ours runs only those fleets, for a quick look while iterating.
   const only = process.env['FLEET_PEERS_ONLY']?.split(',');
   const selected = only === undefined ? all : all.filter((f) => only.includes(f.name));
   const results = new Map<FleetName, Figures[]>(selected.map((f) => [f.name, []]));
@@ -164,7 +169,7 @@ async function run(): Promise<string> {
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const fleet of round % 2 === 0 ? selected : [...selected].reverse()) {
-        const out = await runInPrivateNetns<FleetOutput>(RUNNERS.fleet, fleet.input(base), ROLLOUT_TIMEOUT_MS + 5 * 60_000);
+        const out = await runInPrivateNetns<FleetOutput>(FLEET_RUNNER, fleet.input(base), ROLLOUT_TIMEOUT_MS + 5 * 60_000);
         const measured = figures(out);
         results.get(fleet.name)?.push(measured);
         for (const kind of errorKinds(out)) notes.get(fleet.name)?.add(kind);
@@ -192,10 +197,12 @@ async function run(): Promise<string> {
       runs.map((f) => String(f.errors)).join(', '),
       runs.map((f) => f.bySource).join('; '),
       spread(rollouts(fleet.name)),
+      spread((results.get(fleet.name) ?? []).map((f) => f.deletionsMs)),
       spread(pods(fleet.name, (f) => f.drainMs)),
       spread(pods(fleet.name, (f) => f.heldMs)),
       `${runs.reduce((n, f) => n + f.byItself, 0)} / ${runs.reduce((n, f) => n + f.atTimeout, 0)}`,
       ratio(rollouts),
+      ratio((name) => pods(name, (f) => f.drainMs)),
       ratio((name) => pods(name, (f) => f.heldMs)),
     ];
   });
@@ -211,9 +218,9 @@ async function run(): Promise<string> {
     '',
     `Same minimum drain and drain timeout for all: ${MIN_DRAIN_S} s and ${DRAIN_TIMEOUT_S} s. Envoy Gateway's pod as its renderer wrote it (\`${egHook.join(' ')}\`, Envoy with \`--drain-strategy immediate --drain-time-s ${DRAIN_TIMEOUT_S}\`, grace period ${egGrace} s); Contour's with \`${CONTOUR_MIN_DRAIN.join(' ')}\` added to its \`contour envoy shutdown\` hook (Contour's own flag: no count before it) and its grace period set to ${CONTOUR_GRACE_S} s (rendered: 300 s): Contour has no drain timeout, the grace period is its only bound (at 300 s a fleet whose drains all run to the end would take 40 minutes); its Envoy drains gradually as rendered. The chart with \`shutdown.minDrainDuration=${MIN_DRAIN_S}\`, \`drainTimeout=${DRAIN_TIMEOUT_S}\` and \`quietPeriod=2\` (the drop-ins' quiet period), its other values at their defaults. The drop-ins run with what each peer's pod passes them and nothing else.`,
     '',
-    table(['fleet', 'errors (per round)', 'errors by source (per round)', 'rollout: first deletion → last old pod gone', 'drain per pod: hooks start → Envoy released', 'held for nothing per pod: last answer → Envoy SIGTERM', 'drains ended by themselves / at the timeout', 'rollout ours/peer', 'held ours/peer'], rows),
+    table(['fleet', 'errors (per round)', 'errors by source (per round)', 'rollout: first deletion → last old pod gone', 'of which first → last deletion', 'drain per pod: hooks start → Envoy released', 'held for nothing per pod: last answer → Envoy SIGTERM', 'drains ended by themselves / at the timeout', 'rollout ours/peer', 'drain ours/peer', 'held ours/peer'], rows),
     '',
-    '"held for nothing": from the last request the application answered through that pod (its HAProxy slot) to Envoy\'s SIGTERM; only idle connections (HAProxy\'s pool, the scraper) were left in between. A drain "at the timeout" lasted its drain timeout (Contour: was cut at the grace period). HAProxy\'s column sums econ, eresp, srv_abrt, retries and the 5xx its frontends sent.',
+    '"held for nothing": from the last request the application answered through that pod (its HAProxy slot) to Envoy\'s SIGTERM; only idle connections (HAProxy\'s pool, the scraper) were left in between. The deletions are paced by the new pods becoming ready (each a pod start on this busy machine), the same for every manager: the rollout ratio can only be as low as the drains allow on top of them. A drain "at the timeout" lasted its drain timeout (Contour: was cut at the grace period). HAProxy\'s column sums econ, eresp, srv_abrt, retries and the 5xx its frontends sent.',
     ...(errorNotes.length === 0 ? [] : ['', 'What the clients saw:', '', ...errorNotes]),
   ].join('\n');
 }

@@ -1,10 +1,11 @@
 // One rolling update of a fleet of the chart's pods behind HAProxy, under load, inside the private
 // network namespace the fleet runner lives in (netns.ts): the application (a plain upstream),
 // N podman pods of the chart (the project's image and real Envoy 1.40, terminated as a 1.33 kubelet
-// does), HAProxy in front of them, and the clients: hey at a constant rate and HTTP/1.1 clients
-// through HAProxy's HTTP/1.1 frontend, HTTP/2 clients through its h2c frontend (h2c to the pods
-// too), long requests put in flight before each deletion, and idle pooled connections. Returns what
-// every client and HAProxy counted, and the rollout's timeline.
+// does; or a peer's rendered pod, peer-fleet-pod.ts), HAProxy in front of them, and the clients:
+// hey at a constant rate and HTTP/1.1 clients through HAProxy's HTTP/1.1 frontend, HTTP/2 clients
+// through its h2c frontend (h2c to the pods too), long requests put in flight before each deletion,
+// and idle pooled connections. Returns what every client and HAProxy counted, and the rollout's
+// timeline.
 import { pollUntil } from '../../support/poll.js';
 import { freePort } from '../../support/ports.js';
 import { helmTemplate, parseManifests } from '../../support/chart/helm.js';
@@ -49,7 +50,8 @@ export interface FleetInput {
    * scrapes), and a balancer's pooled HTTP/1.1 and HTTP/2 connections on its traffic listener, kept
    * open whatever the pod's health (cloud balancers keep their pools; HAProxy closes its own).
    */
-  readonly podIdle?: boolean;  /** Bounds the rollout (default 120 s); hey's own bound is 30 s more. */
+  readonly podIdle?: boolean;
+  /** Bounds the rollout (default 120 s); hey's own bound is 30 s more. */
   readonly rolloutTimeoutMs?: number;
 }
 
@@ -72,7 +74,8 @@ export interface FleetOutput {
   readonly podIdle: { readonly opened: number; readonly closedByServer: number };
   /**
    * Per deleted pod: from the last request it answered (the application's last answer through its
-   * slot) to Envoy's SIGTERM, the time the pod was held with nothing left to serve.
+   * slot) to Envoy's SIGTERM, the time the pod was held with nothing left to serve. Null in place
+   * (hostNetwork), where a new pod takes over the slot.
    */
   readonly heldForNothingMs: Readonly<Record<string, number | null>>;
   readonly haproxy: { readonly totals: HaproxyTotals; readonly servers: readonly ServerStats[] };
@@ -211,7 +214,7 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
     const heldForNothingMs = Object.fromEntries(
       report.drains.map((drain) => {
         const last = lastAnswers.get(slotName(report.slots[drain.pod] ?? -1));
-        return [drain.pod, last === undefined ? null : drain.envoySigtermAt - last];
+        return [drain.pod, last === undefined || inPlace ? null : drain.envoySigtermAt - last];
       }),
     );
     // When HAProxy stopped sending new requests to each deleted pod: its first DOWN (checks failed, or maintenance) after the deletion.
