@@ -120,7 +120,11 @@ function errorKinds(out: FleetOutput): string[] {
   const clients = [...out.clients.http1.failures, ...out.clients.http2.failures, ...out.longRequests.failures];
   const counted = new Map<string, number>();
   for (const failure of clients) counted.set(failure, (counted.get(failure) ?? 0) + 1);
-  return [...heyErrors, ...statuses, ...[...counted].map(([failure, count]) => `${count}× ${failure}`)];
+  // A 5xx HAProxy relayed from a pod, or one it sent itself (no server up in the backend).
+  const fromPods = out.haproxy.servers.reduce((sum, server) => sum + server.hrsp5xx, 0);
+  const own = out.haproxy.totals.frontend5xx - fromPods;
+  const haproxy = out.haproxy.totals.frontend5xx === 0 ? [] : [`HAProxy's frontends sent ${out.haproxy.totals.frontend5xx} 5xx: ${fromPods} from the pods (${out.haproxy.servers.filter((server) => server.hrsp5xx > 0).map((server) => `${server.backend}/${server.server} ${server.hrsp5xx}`).join(', ')}), ${own} of its own (no pod up in the backend)`];
+  return [...heyErrors, ...statuses, ...[...counted].map(([failure, count]) => `${count}× ${failure}`), ...haproxy];
 }
 
 /** Envoy Gateway's rendered hook and grace period, checked against the shared settings (the renderer's EnvoyProxy sets them). */
