@@ -13,6 +13,8 @@ export interface Upstream {
   slowInFlight(count: number): Promise<void>;
   /** Arrival times (Date.now()) by the value of `tagHeader`; empty without it. */
   arrivals(): ReadonlyMap<string, readonly number[]>;
+  /** When the last request of each `tagHeader` value was answered (Date.now()); empty without it. */
+  lastAnswers(): ReadonlyMap<string, number>;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ const MAX_DELAY_MS = 60_000;
 export async function startUpstream(options: UpstreamOptions = {}): Promise<Upstream> {
   let answered = 0;
   const arrivals = new Map<string, number[]>();
+  const lastAnswers = new Map<string, number>();
   let slowHeld = 0;
   const timers = new Set<NodeJS.Timeout>();
   const changed = new EventEmitter();
@@ -50,6 +53,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
       if (slow !== null) slowHeld -= 1;
       answered += 1;
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '3' }).end('ok\n');
+      if (typeof tag === 'string') lastAnswers.set(tag, Date.now());
     }, delayMs);
     timers.add(timer);
   });
@@ -69,6 +73,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
         check();
       }),
     arrivals: () => arrivals,
+    lastAnswers: () => lastAnswers,
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       server.closeAllConnections();
