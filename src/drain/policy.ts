@@ -24,11 +24,6 @@ export interface DrainObservation {
   /** Reads in a row that found nothing there (refused, or cut before an answer). */
   readonly refusedReads?: number;
   /**
-   * The quickest read so far, from its request to its answer: what a read costs Envoy, as near as
-   * the hook can tell (a busy machine only ever adds to a read's time).
-   */
-  readonly readCostMs?: number;
-  /**
    * Only requests in flight count: the last one can end without closing its connection (an HTTP/2
    * stream, an idle connection left), which the socket count never shows.
    */
@@ -162,22 +157,7 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
   }
   // Confirm or rule out a dead Envoy quickly, whatever the phase.
   if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);
-  delay = Math.max(delay, readCostFloorMs(now.readCostMs ?? 0));
   return Math.max(0, Math.min(delay, policy.drainTimeoutMs - now.elapsedMs));
-}
-
-/**
- * The most of Envoy's main thread the drain's reads on its own schedule may take. Envoy answers
- * each admin call on its main thread, the one that also applies configuration updates, and a /stats
- * read costs it time that grows with the configuration (about half a second at 20,000 filter
- * chains): the next such read waits at least (1 / share - 1) times as long as a read costs.
- * A read the socket-count hint brings (a connection closed) is not held back by it.
- */
-export const ENVOY_READ_SHARE = 0.05;
-
-/** The least delay between two scheduled reads that each cost Envoy `readCostMs`. */
-export function readCostFloorMs(readCostMs: number): number {
-  return readCostMs * (1 / ENVOY_READ_SHARE - 1);
 }
 
 /**

@@ -16,8 +16,6 @@ import {
   startRetryDelayMs,
   newConnectionsBetween,
   nextReadDelay,
-  readCostFloorMs,
-  ENVOY_READ_SHARE,
   type DrainPolicy,
 } from '../../../src/drain/policy.js';
 
@@ -133,21 +131,6 @@ describe('nextReadDelay while the socket-count hint watches', () => {
     expect(nextReadDelay(policy, at(10_000, 1), true)).toBe(250);
     // An HTTP/2 stream can end with its connection left open: no socket closes, so the hint cannot tell.
     expect(nextReadDelay(policy, { ...at(10_000, 1), countingRequests: true }, true)).toBe(FAST_READ_INTERVAL_MS);
-  });
-});
-
-describe("nextReadDelay within Envoy's share", () => {
-  it('spaces scheduled reads so they take at most 5 % of the main thread, never past the timeout', () => {
-    expect(ENVOY_READ_SHARE).toBe(0.05);
-    // Half a second a read (20,000 filter chains): 9.5 s between reads, whatever the phase.
-    expect(nextReadDelay(policy, { ...at(10_000, 1), readCostMs: 500 })).toBe(readCostFloorMs(500));
-    expect(readCostFloorMs(500)).toBe(9_500);
-    expect(nextReadDelay(policy, { ...at(9_500, 0), readCostMs: 500 })).toBe(9_500);
-    expect(nextReadDelay(policy, { ...at(55_000, 3), readCostMs: 500 })).toBe(5_000);
-    // A millisecond a read: the end game keeps its pace.
-    expect(nextReadDelay(policy, { ...at(10_000, 1), readCostMs: 1 })).toBe(FAST_READ_INTERVAL_MS);
-    // The safety net of a hinted wait is held back too; the hint itself is not (it wakes the wait).
-    expect(nextReadDelay(policy, { ...at(10_000, 1), readCostMs: 100 }, true)).toBe(1_900);
   });
 });
 
