@@ -66,6 +66,18 @@ export function hintPollMs(over: number): number {
   return HINT_POLL_MS * END_GAME_GROWTH ** Math.max(0, over - 1);
 }
 
+/**
+ * Counting only requests in flight, what ends the drain is requests ending: many can end at once
+ * (long requests a balancer sent together), and one can end without closing its connection (an
+ * HTTP/2 stream), which the socket-count hint never shows. So reads come at least this often
+ * whatever the count, and at the end-game pace below it.
+ */
+export const REQUESTS_END_GAME_MAX_MS = FAST_READ_INTERVAL_MS * END_GAME_GROWTH;
+
+export function requestsEndGameDelayMs(over: number, checkIntervalMs: number): number {
+  return Math.min(endGameDelayMs(over, checkIntervalMs), REQUESTS_END_GAME_MAX_MS);
+}
+
 /** With the hint on and one connection left, the admin reads that catch what the hint missed: this share of the check interval. */
 export const SAFETY_NET_SHARE = 4;
 
@@ -151,8 +163,12 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
     }
   } else if (now.connections !== undefined) {
     const over = now.connections - policy.exitAtConnections;
-    // The hint sees connections close, not requests end: counting requests, the end game keeps its own pace.
-    const endGame = hinted && now.countingRequests !== true ? safetyNetDelayMs(over, policy.checkIntervalMs) : endGameDelayMs(over, policy.checkIntervalMs);
+    const endGame =
+      now.countingRequests === true
+        ? requestsEndGameDelayMs(over, policy.checkIntervalMs)
+        : hinted
+          ? safetyNetDelayMs(over, policy.checkIntervalMs)
+          : endGameDelayMs(over, policy.checkIntervalMs);
     delay = Math.min(delay, Math.max(endGame, (flushWindowMs ?? 0) - now.elapsedMs));
   }
   // Confirm or rule out a dead Envoy quickly, whatever the phase.

@@ -132,6 +132,12 @@ describe('nextReadDelay while the socket-count hint watches', () => {
     // An HTTP/2 stream can end with its connection left open: no socket closes, so the hint cannot tell.
     expect(nextReadDelay(policy, { ...at(10_000, 1), countingRequests: true }, true)).toBe(FAST_READ_INTERVAL_MS);
   });
+
+  it('counting requests, reads at least every 100 ms whatever the count: many can end at once', () => {
+    expect(nextReadDelay(policy, { ...at(10_000, 16), countingRequests: true })).toBe(FAST_READ_INTERVAL_MS * 4);
+    expect(nextReadDelay(policy, { ...at(10_000, 2), countingRequests: true })).toBe(FAST_READ_INTERVAL_MS * 4);
+    expect(nextReadDelay(policy, at(10_000, 16))).toBe(1_000);
+  });
 });
 
 describe('nextReadDelay with the next stats flush timed', () => {
