@@ -8,6 +8,7 @@ import { adminLoad } from './admin-load.js';
 import { arm64Emulated } from './arm64-emulated.js';
 import { dependencies } from './dependencies.js';
 import { executableSize } from './executable-size.js';
+import { fleetPeers } from './fleet-peers.js';
 import { hostileWaiters } from './hostile-waiters.js';
 import { idleConnections } from './idle-connections.js';
 import { imageSize } from './image-size.js';
@@ -23,7 +24,7 @@ import { describeMachine } from './support/machine.js';
 import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
 import { type Scenario, progress } from './support/harness.js';
 
-const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, largeConfig, peers, executableSize, arm64Emulated, imageSize, dependencies];
+const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, largeConfig, peers, fleetPeers, executableSize, arm64Emulated, imageSize, dependencies];
 
 /** How a person would type this run again. */
 function commandLine(names: readonly string[]): string {

@@ -164,7 +164,6 @@ class Reads {
   /** The socket count as last seen while the hint watched: a drop below it, even during the read that follows, is caught. */
   #baseline: SocketCounts | undefined;
   #saidOff = false;
-  #readCostMs: number | undefined;
 
   constructor(options: DrainOptions, deps: DrainDeps, tally: DrainTally) {
     this.#options = options;
@@ -181,7 +180,6 @@ class Reads {
     try {
       const counts = await envoy.readConnections(signal, readTimeoutMs(this.#options, this.#tally.elapsed(), this.#options.adminTimeoutMs));
       const reading = { elapsedMs: this.#tally.elapsed(), counts };
-      this.#readCostMs = Math.min(this.#readCostMs ?? Infinity, reading.elapsedMs - startMs);
       if (this.#timeFlushes && counts.uptimeS !== undefined) this.#flushes = noteRead(this.#flushes, { startMs, endMs: reading.elapsedMs, uptimeS: counts.uptimeS });
       return reading;
     } catch (error) {
@@ -199,7 +197,7 @@ class Reads {
       connections: state.connections,
       lastNewConnectionMs: state.lastNewConnectionMs,
       refusedReads: state.refusedReads,
-      ...(this.#readCostMs === undefined ? {} : { readCostMs: this.#readCostMs }),
+      countingRequests: state.countingRequests,
     };
     const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;
     if (watch === undefined) this.#baseline = undefined;

@@ -24,10 +24,10 @@ export interface DrainObservation {
   /** Reads in a row that found nothing there (refused, or cut before an answer). */
   readonly refusedReads?: number;
   /**
-   * The quickest read so far, from its request to its answer: what a read costs Envoy, as near as
-   * the hook can tell (a busy machine only ever adds to a read's time).
+   * Only requests in flight count: the last one can end without closing its connection (an HTTP/2
+   * stream, an idle connection left), which the socket count never shows.
    */
-  readonly readCostMs?: number;
+  readonly countingRequests?: boolean;
 }
 
 /** `envoy-unreachable` is the reads' verdict, never the policy's. */
@@ -64,6 +64,18 @@ export const HINT_MAX_OVER = 3;
 /** How often the hint looks at the socket count with `over` connections above the threshold: 20, 80, 320 ms. */
 export function hintPollMs(over: number): number {
   return HINT_POLL_MS * END_GAME_GROWTH ** Math.max(0, over - 1);
+}
+
+/**
+ * Counting only requests in flight, what ends the drain is requests ending: many can end at once
+ * (long requests a balancer sent together), and one can end without closing its connection (an
+ * HTTP/2 stream), which the socket-count hint never shows. So reads come at least this often
+ * whatever the count, and at the end-game pace below it.
+ */
+export const REQUESTS_END_GAME_MAX_MS = FAST_READ_INTERVAL_MS * END_GAME_GROWTH;
+
+export function requestsEndGameDelayMs(over: number, checkIntervalMs: number): number {
+  return Math.min(endGameDelayMs(over, checkIntervalMs), REQUESTS_END_GAME_MAX_MS);
 }
 
 /** With the hint on and one connection left, the admin reads that catch what the hint missed: this share of the check interval. */
@@ -151,27 +163,17 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
     }
   } else if (now.connections !== undefined) {
     const over = now.connections - policy.exitAtConnections;
-    const endGame = hinted ? safetyNetDelayMs(over, policy.checkIntervalMs) : endGameDelayMs(over, policy.checkIntervalMs);
+    const endGame =
+      now.countingRequests === true
+        ? requestsEndGameDelayMs(over, policy.checkIntervalMs)
+        : hinted
+          ? safetyNetDelayMs(over, policy.checkIntervalMs)
+          : endGameDelayMs(over, policy.checkIntervalMs);
     delay = Math.min(delay, Math.max(endGame, (flushWindowMs ?? 0) - now.elapsedMs));
   }
   // Confirm or rule out a dead Envoy quickly, whatever the phase.
   if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);
-  delay = Math.max(delay, readCostFloorMs(now.readCostMs ?? 0));
   return Math.max(0, Math.min(delay, policy.drainTimeoutMs - now.elapsedMs));
-}
-
-/**
- * The most of Envoy's main thread the drain's reads on its own schedule may take. Envoy answers
- * each admin call on its main thread, the one that also applies configuration updates, and a /stats
- * read costs it time that grows with the configuration (about half a second at 20,000 filter
- * chains): the next such read waits at least (1 / share - 1) times as long as a read costs.
- * A read the socket-count hint brings (a connection closed) is not held back by it.
- */
-export const ENVOY_READ_SHARE = 0.05;
-
-/** The least delay between two scheduled reads that each cost Envoy `readCostMs`. */
-export function readCostFloorMs(readCostMs: number): number {
-  return readCostMs * (1 / ENVOY_READ_SHARE - 1);
 }
 
 /**

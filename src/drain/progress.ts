@@ -44,6 +44,8 @@ export interface DrainState {
   readonly flushBaselineS: number | undefined;
   /** The pairing of listeners and connection managers last reported, to say once when it changes. */
   readonly pairing: Pairing | undefined;
+  /** The last good reading counted only the connections with a request in flight (idle ones ignored). */
+  readonly countingRequests: boolean;
   readonly lastProgressAt: number;
   /** One-time log lines already written. */
   readonly said: ReadonlySet<'minimum' | 'quiet' | 'idle' | 'flush-wait'>;
@@ -64,6 +66,7 @@ export const INITIAL_STATE: DrainState = {
   requests: undefined,
   flushBaselineS: undefined,
   pairing: undefined,
+  countingRequests: false,
   lastProgressAt: -Infinity,
   said: new Set(),
   events: [],
@@ -109,6 +112,7 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
     requests: arrivals?.requests ?? state.requests,
     flushBaselineS,
     pairing: counts.pairing ?? state.pairing,
+    countingRequests: idleIgnored,
     said,
     events,
   };

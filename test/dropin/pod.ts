@@ -3,12 +3,14 @@
 // peer's controller renders, Envoy's httpGet preStop, then SIGTERM to the manager. Everything
 // seen is returned for the test to judge; nothing is decided here.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startAdminTap } from '../support/real-envoy/admin-tap.js';
 import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../support/peer-fixtures/pod-bootstraps.js';
 import { bounded, idleConnection, portOpen, until } from '../support/pod-probes.js';
+import { pollUntil } from '../support/poll.js';
+import { idleHttp1, idleHttp2, type IdleConnection } from '../support/traffic/side-clients.js';
 
 export interface PodScenario {
   readonly peer: 'envoy-gateway' | 'contour';
@@ -27,6 +29,17 @@ export interface PodScenario {
   readonly closeIdleAfterMs?: number;
   /** Nothing listens where the hook looks for Envoy's admin API. */
   readonly adminUnreachable?: boolean;
+  /**
+   * A bootstrap file to run instead of the peer's pod bootstrap (a peer fixture, e.g. grown large),
+   * its admin API already where the tap forwards to (EG_REAL_ADMIN_PORT, CONTOUR_REAL_ADMIN_SOCKET).
+   */
+  readonly bootstrapFile?: string;
+  /** A backend on 127.0.0.1 at this port answering every request 200 (the fixture's clusters' endpoint). */
+  readonly backendPort?: number;
+  /** Idle pooled connections held open on this port, one HTTP/1.1 and one HTTP/2 (h2c), each after one answered request. */
+  readonly idlePoolOn?: number;
+  /** A metrics scraper calling this port and path while the hook runs: one keep-alive request every 100 ms, at most 300. */
+  readonly scrape?: { readonly port: number; readonly path: string };
   /** Where the ready file must appear (the peer's path, or the one its flags name). */
   readonly readyFile: string;
   /** The manager's port and the path Envoy's preStop httpGet calls. */
@@ -50,20 +63,34 @@ export interface PodObservation {
   /** Admin calls the hook made, in order, with their time after the hook started. */
   readonly adminCalls: ReadonlyArray<{ readonly method: string; readonly path: string; readonly query: string; readonly atMs: number }>;
   readonly managerExit: { readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stderr: string } | undefined;
+  /** Milliseconds from Envoy's start until it listened (its configuration loaded). */
+  readonly envoyStartMs: number;
+  /** The idle pool's connections (HTTP/1.1, then HTTP/2): still open when the hook exited? */
+  readonly idlePoolOpenAtHookExit: readonly boolean[] | undefined;
+  /** The scraper's requests while the hook ran: sent, and each answer's status (0: failed). */
+  readonly scraped: { readonly sent: number; readonly statuses: readonly number[] } | undefined;
 }
 
 const BOUND_MS = 120_000;
+/** How long Envoy may take to load a scenario's own bootstrap (thousands of filter chains) before it listens. */
+const LARGE_START_BOUND_MS = 60_000;
 
 export async function runPod(scenario: PodScenario): Promise<PodObservation> {
   const eg = scenario.peer === 'envoy-gateway';
   const adminHost = scenario.adminHost ?? '127.0.0.1';
-  writeFileSync('/tmp/envoy.json', JSON.stringify(eg ? egBootstrap(adminHost) : contourBootstrap()));
+  if (scenario.bootstrapFile !== undefined) copyFileSync(scenario.bootstrapFile, '/tmp/envoy.json');
+  else writeFileSync('/tmp/envoy.json', JSON.stringify(eg ? egBootstrap(adminHost) : contourBootstrap()));
+  const backend = scenario.backendPort === undefined ? undefined : await startBackend(scenario.backendPort);
+  const envoyStartedAt = Date.now();
   const envoy = spawn(scenario.envoyBinary, ['--config-path', '/tmp/envoy.json', '--disable-hot-restart', '--concurrency', '1', '--log-level', 'warning', ...(eg ? ['--drain-strategy', 'immediate', '--drain-time-s', '60'] : [])], { stdio: 'ignore' });
   const realAdmin = eg ? `${adminHost === '::1' ? '[::1]' : '127.0.0.1'}:${EG_REAL_ADMIN_PORT}` : `unix:${CONTOUR_REAL_ADMIN_SOCKET}`;
   const tapAt = eg ? `${adminHost === '::1' ? '[::1]' : '127.0.0.1'}:19000` : 'unix:/admin/admin.sock';
   const children: ChildProcess[] = [envoy];
   try {
-    await until(() => portOpen(eg ? 10080 : 8080), 'envoy listening');
+    // A large configuration takes Envoy seconds of CPU to load: on a busy machine, many more.
+    const listening = () => portOpen(eg ? 10080 : 8080);
+    await (scenario.bootstrapFile === undefined ? until(listening, 'envoy listening') : pollUntil('envoy listening', listening, { timeoutMs: LARGE_START_BOUND_MS, everyMs: 50 }));
+    const envoyStartMs = Date.now() - envoyStartedAt;
     const tap = scenario.adminUnreachable === true ? undefined : await startAdminTap(realAdmin, tapAt);
     const manager = scenario.manager === undefined ? undefined : exec(scenario.manager, children);
     let healthz: PodObservation['healthz'];
@@ -73,7 +100,9 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
       healthz = { ipv4: await httpGet('127.0.0.1', scenario.managerPort, '/healthz', now), ipv6: await httpGet('::1', scenario.managerPort, '/healthz', now) };
     }
     const idle = await Promise.all((scenario.idleOn ?? []).map((port) => idleConnection(port, port !== 8443 /* the TCP proxy: a connection, no HTTP */)));
+    const pool: IdleConnection[] = scenario.idlePoolOn === undefined ? [] : [await idleHttp1(scenario.idlePoolOn), await idleHttp2(scenario.idlePoolOn)];
     const startedAt = Date.now();
+    const scraper = scenario.scrape === undefined ? undefined : startScraper(scenario.scrape.port, scenario.scrape.path);
     const ready = manager === undefined ? undefined : httpGet('127.0.0.1', scenario.managerPort, scenario.readyPath, startedAt);
     const hook = scenario.hook === undefined ? undefined : exec(scenario.hook, children, scenario.hookEnv);
     let idleClosedAtMs: number | undefined;
@@ -84,6 +113,8 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
       });
     }
     const hookDone = hook === undefined ? undefined : await bounded(hook.exited, 'hook exit', BOUND_MS);
+    const idlePoolOpenAtHookExit = scenario.idlePoolOn === undefined ? undefined : pool.map((connection) => !connection.closed());
+    const scraped = await scraper?.stop();
     const hookSeen = hook === undefined || hookDone === undefined ? undefined : { exitCode: hookDone.code, atMs: hookDone.at - startedAt, stdout: hook.stdout(), stderr: hook.stderr() };
     const readySeen = ready === undefined ? undefined : await bounded(ready, 'ready answer', BOUND_MS);
     const readyFileExists = existsSync(scenario.readyFile);
@@ -94,12 +125,54 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
       managerExit = { code: done.code, signal: done.signal, stdout: manager.stdout(), stderr: manager.stderr() };
     }
     for (const socket of idle) socket.destroy();
+    await Promise.all(pool.map((connection) => connection.close()));
     await tap?.close();
     const adminCalls = (tap?.calls ?? []).filter((call) => call.time >= startedAt).map((call) => ({ method: call.method, path: call.path, query: call.query, atMs: call.time - startedAt }));
-    return { healthz, ready: readySeen, hook: hookSeen, readyFileExists, idleClosedAtMs, adminCalls, managerExit };
+    return { healthz, ready: readySeen, hook: hookSeen, readyFileExists, idleClosedAtMs, adminCalls, managerExit, envoyStartMs, idlePoolOpenAtHookExit, scraped };
   } finally {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    backend?.close();
   }
+}
+
+function startBackend(port: number): Promise<{ close(): void }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    res.end('ok\n');
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve({ close: () => server.close() }));
+  });
+}
+
+/** A keep-alive GET every 100 ms, one at a time, until stopped (at most 300); stop() waits for the one in flight. */
+function startScraper(port: number, path: string): { stop(): Promise<{ sent: number; statuses: number[] }> } {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const statuses: number[] = [];
+  let stopped = false;
+  const one = (): Promise<number> =>
+    new Promise((resolve) => {
+      const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
+        res.resume().on('end', () => resolve(res.statusCode ?? 0)).on('error', () => resolve(0));
+      });
+      req.on('error', () => resolve(0));
+      req.end();
+    });
+  const loop = (async () => {
+    while (!stopped && statuses.length < 300) {
+      statuses.push(await one());
+      await sleep(100);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      agent.destroy();
+      return { sent: statuses.length, statuses };
+    },
+  };
 }
 
 interface Running {

@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { watch } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../support/ports.js';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
@@ -114,12 +114,9 @@ async function startHeldUpstream(): Promise<HeldUpstream> {
     for (const wake of waiters) wake();
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: '127.0.0.1', port: 0 }, resolve);
-  });
+  const port = await listenOnLoopback(server);
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     held: (count) =>
       new Promise((resolve) => {
         const check = (): void => {

@@ -32,6 +32,21 @@ describe('haproxyConfig', () => {
   });
 });
 
+describe('haproxyConfig with a check path', () => {
+  it('checks GET <path> over HTTP/1.1 with a Host header, and haproxy accepts it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'haproxy-config-'));
+    try {
+      const config = haproxyConfig({ mode: 'health-check', slots: 2, http1Port: 18080, http2Port: 18081, statsSocket: join(dir, 'admin.sock'), healthCheck: { ...CHECK, path: '/ready' } });
+      writeFileSync(join(dir, 'haproxy.cfg'), config);
+      const check = spawnSync('haproxy', ['-c', '-f', join(dir, 'haproxy.cfg')], { encoding: 'utf8' });
+      expect(check.status, check.stdout + check.stderr).toBe(0);
+      expect(config).toContain('  http-check send meth GET uri /ready ver HTTP/1.1 hdr Host readiness\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('parseShowStat', () => {
   it('reads each row by its column name, empty fields as 0', () => {
     const csv = [

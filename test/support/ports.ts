@@ -40,3 +40,11 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   }
   throw new Error(`no free port in ${sliceStart}-${sliceStart + sliceSize - 1} on ${host}`);
 }
+
+/** Listens on a port the kernel picks on 127.0.0.1, for servers whose port is read back, never told up front; resolves to it. */
+export function listenOnLoopback(server: { listen(options: { host: string; port: number }, done: () => void): unknown; once(event: 'error', listener: (error: Error) => void): unknown; address(): unknown }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: '127.0.0.1', port: 0 }, () => resolve((server.address() as { port: number }).port));
+  });
+}

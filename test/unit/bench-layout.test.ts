@@ -1,6 +1,7 @@
 // bench/ holds benchmarks of this tool: each file at its top is one scenario that bench/run.ts
-// runs, and what they share sits in bench/support/. The tests' stand-ins, real Envoy and sandbox
-// are shared through test/support/; nothing in bench/ reaches into a test folder's own files.
+// runs, and what they share sits in bench/support/. The tests' stand-ins, real Envoy, sandbox and
+// fleet rig are shared through support folders (test/support/, test/fleet/support/, …); nothing in
+// bench/ reaches into a test file.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -43,8 +44,9 @@ describe('bench/', () => {
     expect(registered(RUN).sort()).toEqual([...imported.values()].sort());
   });
 
-  it('takes from test/ only what test/support/ shares', () => {
-    const reaching = tsFiles(BENCH).flatMap((file) => testImports(file).filter((path) => !path.startsWith('test/support/')).map((path) => `${relative(process.cwd(), file)} imports ${path}`));
+  it("takes from test/ only what its support folders share", () => {
+    const shared = (path: string): boolean => path.startsWith('test/support/') || /^test\/[^/]+\/support\//.test(path);
+    const reaching = tsFiles(BENCH).flatMap((file) => testImports(file).filter((path) => !shared(path)).map((path) => `${relative(process.cwd(), file)} imports ${path}`));
     expect(reaching).toEqual([]);
   });
 

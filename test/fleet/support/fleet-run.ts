@@ -1,10 +1,11 @@
 // One rolling update of a fleet of the chart's pods behind HAProxy, under load, inside the private
 // network namespace the fleet runner lives in (netns.ts): the application (a plain upstream),
 // N podman pods of the chart (the project's image and real Envoy 1.40, terminated as a 1.33 kubelet
-// does), HAProxy in front of them, and the clients: hey at a constant rate and HTTP/1.1 clients
-// through HAProxy's HTTP/1.1 frontend, HTTP/2 clients through its h2c frontend (h2c to the pods
-// too), long requests put in flight before each deletion, and idle pooled connections. Returns what
-// every client and HAProxy counted, and the rollout's timeline.
+// does; or a peer's rendered pod, peer-fleet-pod.ts), HAProxy in front of them, and the clients:
+// hey at a constant rate and HTTP/1.1 clients through HAProxy's HTTP/1.1 frontend, HTTP/2 clients
+// through its h2c frontend (h2c to the pods too), long requests put in flight before each deletion,
+// and idle pooled connections. Returns what every client and HAProxy counted, and the rollout's
+// timeline.
 import { pollUntil } from '../../support/poll.js';
 import { freePort } from '../../support/ports.js';
 import { helmTemplate, parseManifests } from '../../support/chart/helm.js';
@@ -21,6 +22,8 @@ import { type HeyReport, HEY_VERSION, startHey } from './hey.js';
 import { CHART_STRATEGIES, type Strategy } from './rollout-plan.js';
 import { podTraffic, type PodTraffic } from './pod-traffic.js';
 import { type FleetPod, rollout, type RolloutReport } from './rollout.js';
+import { PEER_SHAPES, type PeerPodChoice, peerStrategy, startPeerFleetPod } from './peer-fleet-pod.js';
+import type { PodmanPod } from '../../image/support/podman-pod.js';
 
 export interface FleetInput {
   readonly mode: BalancerMode;
@@ -38,6 +41,18 @@ export interface FleetInput {
   readonly heyBinary: string;
   /** How long a long request is held by the application. */
   readonly longRequestMs: number;
+  /** A peer's rendered pod instead of the chart's (hooks always on). */
+  readonly peerPod?: PeerPodChoice;
+  /** The chart's `shutdown` values instead of the tests' short ones. */
+  readonly chartShutdown?: Readonly<Record<string, number>>;
+  /**
+   * Idle keep-alive connections on each pod: a metrics scraper's on its stats listener (idle between
+   * scrapes), and a balancer's pooled HTTP/1.1 and HTTP/2 connections on its traffic listener, kept
+   * open whatever the pod's health (cloud balancers keep their pools; HAProxy closes its own).
+   */
+  readonly podIdle?: boolean;
+  /** Bounds the rollout (default 120 s); hey's own bound is 30 s more. */
+  readonly rolloutTimeoutMs?: number;
 }
 
 export interface FleetOutput {
@@ -55,6 +70,14 @@ export interface FleetOutput {
   readonly clients: { readonly http1: ClientCount; readonly http2: ClientCount };
   readonly longRequests: { readonly sent: number; readonly failures: readonly string[] };
   readonly idleConnections: { readonly opened: number; readonly closedByServer: number };
+  /** The idle connections on the pods (`podIdle`): how many were opened, and how many the pods closed before the run ended. */
+  readonly podIdle: { readonly opened: number; readonly closedByServer: number };
+  /**
+   * Per deleted pod: from the last request it answered (the application's last answer through its
+   * slot) to Envoy's SIGTERM, the time the pod was held with nothing left to serve. Null in place
+   * (hostNetwork), where a new pod takes over the slot.
+   */
+  readonly heldForNothingMs: Readonly<Record<string, number | null>>;
   readonly haproxy: { readonly totals: HaproxyTotals; readonly servers: readonly ServerStats[] };
 }
 
@@ -98,7 +121,7 @@ async function render(input: FleetInput, upstreamPort: number): Promise<Rendered
   const values = {
     hookToken: { value: TOKEN },
     // A short drain for the test; the checks (or the endpoint follower) must let go well before it ends.
-    shutdown: { minDrainDuration: input.minDrainSeconds, quietPeriod: 0.5, checkInterval: 0.2, drainTimeout: 10 },
+    shutdown: input.chartShutdown ?? { minDrainDuration: input.minDrainSeconds, quietPeriod: 0.5, checkInterval: 0.2, drainTimeout: 10 },
     ...(input.network === 'hostNetwork' ? { hostNetwork: true } : {}),
     ...appValues(upstreamPort),
   };
@@ -123,33 +146,31 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
   const upstream = await startUpstream({ tagHeader: SERVER_HEADER });
   const cleanups: Array<() => Promise<unknown>> = [() => upstream.close(), () => objects.removeAll()];
   try {
-    const rendered = await render(input, upstream.port);
-    const strategy = renderedStrategy(rendered);
-    const expected = CHART_STRATEGIES[input.network === 'hostNetwork' ? 'hostNetwork' : 'default'];
-    if (strategy.maxSurge !== expected.maxSurge || strategy.maxUnavailable !== expected.maxUnavailable) throw new Error(`the chart renders ${JSON.stringify(strategy)} for ${input.network}, not ${JSON.stringify(expected)}`);
-    if (!input.hooks) {
-      for (const c of [rendered.envoy, rendered.sidecar]) delete c.lifecycle;
-    }
-    const images = { [rendered.sidecar.image ?? '']: input.images.manager, [rendered.envoy.image ?? '']: input.images.envoy };
-    if (`localhost/${rendered.sidecar.image}` !== input.images.managerTag) throw new Error(`the chart's manager image ${rendered.sidecar.image} is not ${input.images.managerTag}`);
+    const pods = input.peerPod === undefined ? await chartPods(input, upstream.port, objects) : peerPods(input.peerPod, input, upstream.port, objects);
+    const { strategy } = pods;
+    const rolloutTimeoutMs = input.rolloutTimeoutMs ?? 120_000;
     const inPlace = input.network === 'hostNetwork';
     const http1Port = await freePort();
     const http2Port = await freePort();
     const haproxy = await Haproxy.start({ mode: input.mode, slots: inPlace ? input.replicas : 2 * input.replicas, http1Port, http2Port, healthCheck: input.healthCheck });
     cleanups.unshift(() => haproxy.stop());
-    const readyPort = rendered.bootstrap.static_resources?.listeners?.find((l) => l.name === 'ready')?.address.socket_address?.port_value;
-    if (readyPort === undefined) throw new Error('the rendered bootstrap has no ready listener');
+    const podIdle: IdleConnection[] = [];
+    cleanups.unshift(() => Promise.all(podIdle.map((c) => c.close())));
 
-    const startPod = async (name: string, slot: number): Promise<FleetPod> => ({ name, slot, pod: await startPodmanPod(rendered, objects, images, { outsidePorts: [upstream.port] }) });
+    const startPod = async (name: string, slot: number): Promise<FleetPod> => ({ name, slot, pod: await pods.start() });
     const admit = async (pod: FleetPod): Promise<void> => {
-      await haproxy.admit(pod.slot, { traffic: pod.pod.ports.port(APP_PORT), ready: pod.pod.ports.port(readyPort) });
+      await haproxy.admit(pod.slot, { traffic: pod.pod.ports.port(pods.trafficPort), ready: pod.pod.ports.port(pods.readyPort) });
+      if (input.podIdle === true) {
+        const traffic = pod.pod.ports.port(pods.trafficPort);
+        podIdle.push(await idleHttp1(pod.pod.ports.port(pods.stats.port), pods.stats.path), await idleHttp1(traffic), await idleHttp2(traffic));
+      }
     };
     const initial = await Promise.all(Array.from({ length: input.replicas }, (_, slot) => startPod(`old-${slot}`, slot)));
     for (const pod of initial) await admit(pod);
     if (input.mode === 'health-check') for (const pod of initial) await haproxy.waitUp(pod.slot, 10_000);
 
     // The clients, all through HAProxy.
-    const hey = startHey(input.heyBinary, { url: `http://127.0.0.1:${http1Port}/`, workers: 8, ratePerWorker: 25, maxSeconds: 120, timeoutSeconds: 10 });
+    const hey = startHey(input.heyBinary, { url: `http://127.0.0.1:${http1Port}/`, workers: 8, ratePerWorker: 25, maxSeconds: Math.ceil(rolloutTimeoutMs / 1_000) + 30, timeoutSeconds: 10 });
     const http1 = await Traffic.start({ terminating: { host: '127.0.0.1', port: http1Port }, healthy: { host: '127.0.0.1', port: http1Port }, http1Clients: 3, http2Clients: 0, thinkTimeMs: 10 });
     const http2 = await Traffic.start({ terminating: { host: '127.0.0.1', port: http2Port }, healthy: { host: '127.0.0.1', port: http2Port }, http1Clients: 0, http2Clients: 2, streamsPerSession: 2, thinkTimeMs: 10 });
     const idle: IdleConnection[] = [await idleHttp1(http1Port), await idleHttp1(http1Port), await idleHttp2(http2Port)];
@@ -171,7 +192,7 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
           // Held by the application, or (a pod already gone, in the control) failed: either way, no wait without end.
           await Promise.race([upstream.slowInFlight(batch.length), Promise.all(batch)]);
         },
-      }, { replicas: input.replicas, strategy, inPlace, removeLagMs: input.mode === 'endpoints' ? input.removeLagMs : undefined, timeoutMs: 120_000 });
+      }, { replicas: input.replicas, strategy, inPlace, removeLagMs: input.mode === 'endpoints' ? input.removeLagMs : undefined, timeoutMs: rolloutTimeoutMs });
       // The clients keep going until each pod of the new fleet has served a request since the rollout ended.
       const ended = Date.now();
       const newSlots = report.pods.filter((p) => !initial.includes(p)).map((p) => p.slot);
@@ -186,8 +207,16 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
     const longResults = await Promise.all(long);
     const idleClosed = idle.filter((c) => c.closed()).length;
     await Promise.all(idle.map((c) => c.close()));
+    const podIdleClosed = podIdle.filter((c) => c.closed()).length;
     const servers = await haproxy.stats();
     const { pods: _pods, ...timeline } = report;
+    const lastAnswers = upstream.lastAnswers();
+    const heldForNothingMs = Object.fromEntries(
+      report.drains.map((drain) => {
+        const last = lastAnswers.get(slotName(report.slots[drain.pod] ?? -1));
+        return [drain.pod, last === undefined || inPlace ? null : drain.envoySigtermAt - last];
+      }),
+    );
     // When HAProxy stopped sending new requests to each deleted pod: its first DOWN (checks failed, or maintenance) after the deletion.
     const balancerLetGoMs = Object.fromEntries(
       [...deletedAt].map(([name, { slot, at }]) => {
@@ -210,11 +239,58 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
       },
       longRequests: { sent: longResults.length, failures: longResults.flatMap((r) => (r.failure === undefined ? [] : [`${r.protocol}: ${r.failure}`])) },
       idleConnections: { opened: idle.length, closedByServer: idleClosed },
+      podIdle: { opened: podIdle.length, closedByServer: podIdleClosed },
+      heldForNothingMs,
       haproxy: { totals: totals(servers), servers: servers.filter((s) => s.server !== 'FRONTEND' && s.server !== 'BACKEND' && s.stot > 0) },
     };
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);
   }
+}
+
+/** How the fleet's pods start, where they take traffic and answer readiness, and their workload's rollout strategy. */
+interface FleetPods {
+  readonly strategy: Strategy;
+  readonly trafficPort: number;
+  readonly readyPort: number;
+  readonly stats: { readonly port: number; readonly path: string };
+  start(): Promise<PodmanPod>;
+}
+
+async function chartPods(input: FleetInput, upstreamPort: number, objects: RunObjects): Promise<FleetPods> {
+  const rendered = await render(input, upstreamPort);
+  const strategy = renderedStrategy(rendered);
+  const expected = CHART_STRATEGIES[input.network === 'hostNetwork' ? 'hostNetwork' : 'default'];
+  if (strategy.maxSurge !== expected.maxSurge || strategy.maxUnavailable !== expected.maxUnavailable) throw new Error(`the chart renders ${JSON.stringify(strategy)} for ${input.network}, not ${JSON.stringify(expected)}`);
+  if (!input.hooks) {
+    for (const c of [rendered.envoy, rendered.sidecar]) delete c.lifecycle;
+  }
+  const images = { [rendered.sidecar.image ?? '']: input.images.manager, [rendered.envoy.image ?? '']: input.images.envoy };
+  if (`localhost/${rendered.sidecar.image}` !== input.images.managerTag) throw new Error(`the chart's manager image ${rendered.sidecar.image} is not ${input.images.managerTag}`);
+  const listenerPort = (name: string): number => {
+    const port = rendered.bootstrap.static_resources?.listeners?.find((l) => l.name === name)?.address.socket_address?.port_value;
+    if (port === undefined) throw new Error(`the rendered bootstrap has no ${name} listener`);
+    return port;
+  };
+  return {
+    strategy,
+    trafficPort: APP_PORT,
+    readyPort: listenerPort('ready'),
+    stats: { port: listenerPort('stats'), path: '/stats/prometheus' },
+    start: () => startPodmanPod(rendered, objects, images, { outsidePorts: [upstreamPort] }),
+  };
+}
+
+function peerPods(choice: PeerPodChoice, input: FleetInput, upstreamPort: number, objects: RunObjects): FleetPods {
+  if (!input.hooks || input.network !== 'pod') throw new Error('a peer pod runs with its hooks, in its own network namespace');
+  const shape = PEER_SHAPES[choice.peer];
+  return {
+    strategy: peerStrategy(choice.peer, input.replicas),
+    trafficPort: shape.listenerPort,
+    readyPort: shape.ready.port,
+    stats: shape.stats,
+    start: () => startPeerFleetPod(objects, choice, input.images.envoy, upstreamPort),
+  };
 }
 
 function totals(stats: readonly ServerStats[]): HaproxyTotals {

@@ -20,6 +20,11 @@ export interface HealthCheck {
   readonly rise: number;
   /** Each check's timeout. */
   readonly timeoutMs: number;
+  /**
+   * A check `GET <path>` over HTTP/1.1 instead of HAProxy's default (OPTIONS / HTTP/1.0 without a
+   * Host header): a readiness listener that answers only its own path, and only HTTP/1.1 (the peers').
+   */
+  readonly path?: string;
 }
 
 export interface HaproxyOptions {
@@ -78,6 +83,7 @@ export function haproxyConfig(options: HaproxyOptions): string {
     `  default_backend ${HTTP2_BACKEND}`,
     `backend ${HTTP1_BACKEND}`,
     ...(checked ? ['  option httpchk'] : []),
+    ...(checked && options.healthCheck.path !== undefined ? [`  http-check send meth GET uri ${options.healthCheck.path} ver HTTP/1.1 hdr Host readiness`] : []),
     `  http-send-name-header ${SERVER_HEADER}`,
     ...http1Servers,
     `backend ${HTTP2_BACKEND}`,

@@ -58,6 +58,10 @@ export interface PodDrain {
   /** From deletion to the exit of the last container. */
   readonly exitMs: number;
   readonly exitCodes: Readonly<Record<string, number>>;
+  /** Date.now() when Envoy's container got SIGTERM. */
+  readonly envoySigtermAt: number;
+  /** How Envoy's preStop hook ended (`httpGet 200`, `cut at the grace period`, `none`). */
+  readonly envoyHook: string;
 }
 
 export interface RolloutReport {
@@ -122,6 +126,8 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
         hookMs: envoy?.hook === 'none' ? undefined : envoy?.hookEndedMs,
         exitMs: Date.now() - deletedAt,
         exitCodes: Object.fromEntries(containers.map((c) => [c.name, c.exitCode])),
+        envoySigtermAt: termination.startedAt + (envoy?.sigtermMs ?? Number.NaN),
+        envoyHook: envoy?.hook ?? 'none',
       });
       return pod.slot;
     })();

@@ -33,6 +33,14 @@ export async function buildTestImages(log: (line: string) => void): Promise<Buil
   return { manager: manager.id, managerTag: manager.tag, managerSize: manager.size, envoy, managerArm64: managerArm64.id };
 }
 
+/** The project's amd64 image and the Envoy image, without the arm64 one (the benchmarks' pods). */
+export async function buildAmd64Images(log: (line: string) => void): Promise<Pick<BuiltImages, 'manager' | 'managerTag' | 'envoy'>> {
+  const { image, rootfs, podman: script } = await imageScripts();
+  script.requirePodman();
+  const manager = await image.buildImage({ log });
+  return { manager: manager.id, managerTag: manager.tag, envoy: await buildEnvoyImage(rootfs.layoutRootfs, rootfs.elfInterpreter) };
+}
+
 async function buildEnvoyImage(layoutRootfs: Awaited<ReturnType<typeof imageScripts>>['rootfs']['layoutRootfs'], elfInterpreter: (path: string) => string): Promise<string> {
   const binary = await ensureEnvoyBinary();
   const runtime = await findRuntimeFiles(binary);

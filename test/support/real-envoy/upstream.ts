@@ -3,7 +3,7 @@
 // notes when each request arrived, by that header's value (which balancer server sent it).
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../ports.js';
 
 export interface Upstream {
   readonly port: number;
@@ -13,6 +13,8 @@ export interface Upstream {
   slowInFlight(count: number): Promise<void>;
   /** Arrival times (Date.now()) by the value of `tagHeader`; empty without it. */
   arrivals(): ReadonlyMap<string, readonly number[]>;
+  /** When the last request of each `tagHeader` value was answered (Date.now()); empty without it. */
+  lastAnswers(): ReadonlyMap<string, number>;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ const MAX_DELAY_MS = 60_000;
 export async function startUpstream(options: UpstreamOptions = {}): Promise<Upstream> {
   let answered = 0;
   const arrivals = new Map<string, number[]>();
+  const lastAnswers = new Map<string, number>();
   let slowHeld = 0;
   const timers = new Set<NodeJS.Timeout>();
   const changed = new EventEmitter();
@@ -50,16 +53,14 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
       if (slow !== null) slowHeld -= 1;
       answered += 1;
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '3' }).end('ok\n');
+      if (typeof tag === 'string') lastAnswers.set(tag, Date.now());
     }, delayMs);
     timers.add(timer);
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: '127.0.0.1', port: 0 }, resolve);
-  });
+  const port = await listenOnLoopback(server);
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     answered: () => answered,
     slowInFlight: (count) =>
       new Promise((resolve) => {
@@ -72,6 +73,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
         check();
       }),
     arrivals: () => arrivals,
+    lastAnswers: () => lastAnswers,
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       server.closeAllConnections();

@@ -16,8 +16,6 @@ import {
   startRetryDelayMs,
   newConnectionsBetween,
   nextReadDelay,
-  readCostFloorMs,
-  ENVOY_READ_SHARE,
   type DrainPolicy,
 } from '../../../src/drain/policy.js';
 
@@ -128,18 +126,17 @@ describe('nextReadDelay', () => {
   });
 });
 
-describe("nextReadDelay within Envoy's share", () => {
-  it('spaces scheduled reads so they take at most 5 % of the main thread, never past the timeout', () => {
-    expect(ENVOY_READ_SHARE).toBe(0.05);
-    // Half a second a read (20,000 filter chains): 9.5 s between reads, whatever the phase.
-    expect(nextReadDelay(policy, { ...at(10_000, 1), readCostMs: 500 })).toBe(readCostFloorMs(500));
-    expect(readCostFloorMs(500)).toBe(9_500);
-    expect(nextReadDelay(policy, { ...at(9_500, 0), readCostMs: 500 })).toBe(9_500);
-    expect(nextReadDelay(policy, { ...at(55_000, 3), readCostMs: 500 })).toBe(5_000);
-    // A millisecond a read: the end game keeps its pace.
-    expect(nextReadDelay(policy, { ...at(10_000, 1), readCostMs: 1 })).toBe(FAST_READ_INTERVAL_MS);
-    // The safety net of a hinted wait is held back too; the hint itself is not (it wakes the wait).
-    expect(nextReadDelay(policy, { ...at(10_000, 1), readCostMs: 100 }, true)).toBe(1_900);
+describe('nextReadDelay while the socket-count hint watches', () => {
+  it('reads at the safety net when a close is what ends the drain, at the end-game pace when a request ending is', () => {
+    expect(nextReadDelay(policy, at(10_000, 1), true)).toBe(250);
+    // An HTTP/2 stream can end with its connection left open: no socket closes, so the hint cannot tell.
+    expect(nextReadDelay(policy, { ...at(10_000, 1), countingRequests: true }, true)).toBe(FAST_READ_INTERVAL_MS);
+  });
+
+  it('counting requests, reads at least every 100 ms whatever the count: many can end at once', () => {
+    expect(nextReadDelay(policy, { ...at(10_000, 16), countingRequests: true })).toBe(FAST_READ_INTERVAL_MS * 4);
+    expect(nextReadDelay(policy, { ...at(10_000, 2), countingRequests: true })).toBe(FAST_READ_INTERVAL_MS * 4);
+    expect(nextReadDelay(policy, at(10_000, 16))).toBe(1_000);
   });
 });
 
