@@ -7,7 +7,7 @@ import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.j
 import { interruptSignal, shutdownAction, type ParsedShutdown } from './shutdown-action.js';
 import { managerAction } from './manager-action.js';
 import { MANAGER_SETTINGS, type ManagerOptions } from '../manager/manager-settings.js';
-import type { OptionSource, OptionSpec, OptionTable, ParsedCommand } from '../shared/option-spec.js';
+import { defaultValue, type OptionSource, type OptionSpec, type OptionTable, type ParsedCommand } from '../shared/option-spec.js';
 import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import { STATUS_OPTIONS, type StatusValues } from './status-options.js';
 import { onTerminationSignal, signalExitCode } from '../shared/signals.js';
@@ -112,14 +112,13 @@ function fromSpec(spec: OptionSpec): Option {
   switch (spec.kind) {
     case 'value':
       // No fallback: no value unless given (the manager's --host), the default only described.
-      if (spec.fallback === undefined) return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(undefined, spec.defaultDoc);
-      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(spec.parse?.(spec.fallback, undefined as never), spec.fallback);
+      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(defaultValue(spec), spec.fallback ?? spec.defaultDoc);
     case 'switch':
-      return new Option(`${spec.flags} [boolean]`, spec.help).env(spec.env ?? '').preset('true').argParser(parse).default(false);
+      return new Option(`${spec.flags} [boolean]`, spec.help).env(spec.env ?? '').preset('true').argParser(parse).default(defaultValue(spec));
     case 'list':
-      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default([] as string[], spec.defaultDoc);
+      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(defaultValue(spec), spec.defaultDoc);
     case 'choice': {
-      const option = new Option(spec.flags, spec.help).choices(spec.choices ?? []).default(spec.fallback);
+      const option = new Option(spec.flags, spec.help).choices(spec.choices ?? []).default(defaultValue(spec));
       return spec.env === undefined ? option : option.env(spec.env);
     }
     case 'negation':

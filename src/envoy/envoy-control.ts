@@ -82,7 +82,8 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
     },
     async readConnections(signal, timeoutMs) {
       const stats = parseStatsJson(await admin.get(statsPath, signal, timeoutMs));
-      return readingOf(stats, pairs ? pairingFromStats(stats, listenerNames(stats)) : undefined, counting);
+      const listeners = listenerNames(stats);
+      return readingOf(stats, listeners, pairs ? pairingFromStats(stats, listeners) : undefined, counting);
     },
     async readServerState(signal) {
       return parseServerState(await admin.get(SERVER_INFO_PATH, signal));
@@ -90,9 +91,9 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   };
 }
 
-/** What one /stats answer says, read as `counting` asks. Pure. */
-function readingOf(stats: readonly Stat[], pairing: Pairing | undefined, counting: ConnectionCounting): ConnectionReading {
-  const ignored = ignoredListeners(listenerNames(stats), counting.ignore, pairing?.known === true ? pairing.topology : undefined);
+/** What one /stats answer says, read as `counting` asks; `names`: the listeners it reports. Pure. */
+function readingOf(stats: readonly Stat[], names: ReadonlySet<string>, pairing: Pairing | undefined, counting: ConnectionCounting): ConnectionReading {
+  const ignored = ignoredListeners(names, counting.ignore, pairing?.known === true ? pairing.topology : undefined);
   const total = counting.source === 'total' ? totalConnections(stats) : undefined;
   const extra = {
     ...(total === undefined ? {} : optional('uptimeS', uptimeSeconds(stats))),
