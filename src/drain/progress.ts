@@ -48,7 +48,7 @@ export interface DrainState {
   readonly countingRequests: boolean;
   readonly lastProgressAt: number;
   /** One-time log lines already written. */
-  readonly said: ReadonlySet<'minimum' | 'quiet' | 'idle' | 'flush-wait'>;
+  readonly said: ReadonlySet<'minimum' | 'quiet' | 'idle' | 'flush-wait' | 'json'>;
   /** The lines the last observe or decide call asks the loop to write. */
   readonly events: readonly DrainLogLine[];
 }
@@ -79,6 +79,10 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
   const events: DrainLogLine[] = [];
   if (counts.pairing !== undefined && counts.pairing.key !== state.pairing?.key) events.push(pairingEvent(counts.pairing, elapsedMs));
   const said = new Set(state.said);
+  if (counts.jsonBecause !== undefined && !said.has('json')) {
+    events.push({ level: 'info', fields: { why: counts.jsonBecause, elapsedMs }, msg: "reading envoy's stats as JSON, which costs envoy more on a large configuration" });
+    said.add('json');
+  }
   const flushBaselineS = state.flushBaselineS ?? counts.uptimeS;
   const arrivals = options.quietPeriodMs > 0 ? noteArrivals(options, state, reading) : undefined;
   if (arrivals?.restarted !== undefined) {

@@ -11,13 +11,12 @@ import {
   type Stat,
   countByListener,
   listenerNames,
-  parseStatsJson,
   sumAccepted,
   sumActive,
   totalConnections,
   uptimeSeconds,
 } from './stats.js';
-import { statsFilter } from './stat-names.js';
+import { createStatsReader } from './stats-reader.js';
 
 export const HEALTHCHECK_FAIL_PATH = '/healthcheck/fail';
 /** `graceful`: connections are told to close (Connection: close, GOAWAY) while listeners keep accepting; `skip_exit`: listeners stay open at the end. */
@@ -39,6 +38,8 @@ export interface ConnectionReading {
   readonly ignored?: ReadonlySet<string>;
   /** With `http`: which connection managers serve which listener, as Envoy's configuration says, or why that is unknown. */
   readonly pairing?: Pairing;
+  /** Why the stats were read from the JSON /stats, which costs Envoy more on a large configuration, not its Prometheus endpoint. */
+  readonly jsonBecause?: string;
 }
 
 /** `timeoutMs` shortens --admin-timeout for one call (never lengthens it). */
@@ -69,10 +70,11 @@ export type AcceptedCounting = 'no' | 'if-available' | 'required';
 export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounting): EnvoyControl {
   // The pairing tells idle connections, and which listeners the drop-ins' connection managers alone serve.
   const pairs = counting.countRequests === true || counting.ignore.connectionManagers.size > 0;
-  // Sent unencoded, as Envoy's own docs write it; Envoy decodes either form.
   // `total` always reads the live listener gauges too: server.total_connections is only recomputed
   // at a stats flush, so the drain takes the live sum as a floor, and server.uptime tells it when a flush happened.
-  const statsPath = `/stats?filter=${statsFilter({ server: counting.source === 'total', requests: pairs })}&format=json`;
+  const reader = createStatsReader(admin, { server: counting.source === 'total', requests: pairs });
+  // The listeners and their pairing change only with a full read (stats-reader.ts).
+  let seen: { listeners: ReadonlySet<string>; pairing: Pairing | undefined } | undefined;
   return {
     async failHealthCheck(signal, timeoutMs) {
       await admin.post(HEALTHCHECK_FAIL_PATH, signal, timeoutMs);
@@ -81,9 +83,13 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
       await admin.post(GRACEFUL_DRAIN_PATH, signal, timeoutMs);
     },
     async readConnections(signal, timeoutMs) {
-      const stats = parseStatsJson(await admin.get(statsPath, signal, timeoutMs));
-      const listeners = listenerNames(stats);
-      return readingOf(stats, listeners, pairs ? pairingFromStats(stats, listeners) : undefined, counting);
+      const { stats, full, jsonBecause } = await reader.read(signal, timeoutMs);
+      if (full || seen === undefined) {
+        const listeners = listenerNames(stats);
+        seen = { listeners, pairing: pairs ? pairingFromStats(stats, listeners) : undefined };
+      }
+      const reading = readingOf(stats, seen.listeners, seen.pairing, counting);
+      return jsonBecause === undefined ? reading : { ...reading, jsonBecause };
     },
     async readServerState(signal) {
       return parseServerState(await admin.get(SERVER_INFO_PATH, signal));

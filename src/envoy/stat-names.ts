@@ -13,15 +13,23 @@ export const UPTIME_STAT = 'server.uptime';
 export const ADMIN_SCOPE = 'admin';
 
 /** A listener's live connections (`active`) and the connections it ever accepted (`total`). */
-const LISTENER_SUFFIX = 'downstream_cx_(active|total)';
+const LISTENER_SUFFIXES = ['active', 'total'] as const;
+const LISTENER_SUFFIX = `downstream_cx_(${LISTENER_SUFFIXES.join('|')})`;
 /** An HTTP connection manager's live connections, requests in flight, and requests ever received. */
-const HTTP_SUFFIX = 'downstream_(cx_active|rq_active|rq_total)';
+const HTTP_SUFFIXES = ['cx_active', 'rq_active', 'rq_total'] as const;
+const HTTP_SUFFIX = `downstream_(${HTTP_SUFFIXES.join('|')})`;
 /**
  * A connection manager's requests completed on one listener: Envoy makes it for every listener
  * each connection manager serves, as the listener loads (value 0 included), so its name pairs them.
  */
 const LISTENER_HTTP_SUFFIX = 'downstream_rq_completed';
 const SERVER_STATS = 'server\\.(total_connections|uptime)';
+/**
+ * Counters that move whenever Envoy adds, changes or removes a listener: while they stand still,
+ * the listeners and their connection managers are the ones an earlier read saw.
+ */
+const LISTENER_UPDATES = ['added', 'modified', 'removed', 'in_place_updated'] as const;
+const LISTENER_UPDATE_STATS = `listener_manager\\.listener_(${LISTENER_UPDATES.join('|')})`;
 
 /** `listener.<name>.downstream_cx_active|total`; the name may hold dots (`0.0.0.0_10000`). */
 export const LISTENER_STAT = new RegExp(`^listener\\.(.+)\\.${LISTENER_SUFFIX}$`);
@@ -48,17 +56,48 @@ export interface StatsWanted {
   readonly server?: boolean;
   /** The HTTP connection managers' stats and the per-listener ones that pair them with listeners: they tell idle connections. */
   readonly requests?: boolean;
+  /** The listener manager's counters of listener updates (LISTENER_UPDATES). */
+  readonly listenerUpdates?: boolean;
 }
 
 /** One /stats filter (a regular expression Envoy matches names against) for all `wanted`; the listener stats always. */
 export function statsFilter(wanted: StatsWanted): string {
   const parts = [
     ...(wanted.server === true ? [SERVER_STATS] : []),
+    ...(wanted.listenerUpdates === true ? [LISTENER_UPDATE_STATS] : []),
     `listener\\..*\\.${LISTENER_SUFFIX}`,
     ...(wanted.requests === true ? [`http\\..*\\.${HTTP_SUFFIX}`, `listener\\..*\\.http\\..*\\.${LISTENER_HTTP_SUFFIX}`] : []),
   ];
   return parts.length === 1 ? `^${parts[0]}$` : `^(${parts.join('|')})$`;
 }
+
+const LISTENER_UPDATE_STAT = new RegExp(`^${LISTENER_UPDATE_STATS}$`);
+/** Whether `name` is one of the listener manager's update counters. */
+export function isListenerUpdateStat(name: string): boolean {
+  return LISTENER_UPDATE_STAT.test(name);
+}
+
+/**
+ * The names Envoy's Prometheus endpoint gives the stats above under its default tags: each
+ * `{tag}.` of the stat's name is taken out into the label of that name, the rest, dots made
+ * underscores, is the series' name after `envoy_`. A series of any other shape (a listener's own
+ * stat_prefix, a connection manager's prefix with a dot, tags of the bootstrap's own) cannot be
+ * turned back into its stat's name.
+ */
+export const PROMETHEUS_TEMPLATES: readonly string[] = [
+  TOTAL_CONNECTIONS_STAT,
+  UPTIME_STAT,
+  ...LISTENER_UPDATES.map((update) => `listener_manager.listener_${update}`),
+  ...LISTENER_SUFFIXES.flatMap((suffix) => [
+    `listener.{envoy_listener_address}.downstream_cx_${suffix}`,
+    `listener.{envoy_listener_address}.worker_{envoy_worker_id}.downstream_cx_${suffix}`,
+    `listener.${ADMIN_SCOPE}.downstream_cx_${suffix}`,
+    `listener.${ADMIN_SCOPE}.main_thread.downstream_cx_${suffix}`,
+  ]),
+  `listener.{envoy_listener_address}.http.{envoy_http_conn_manager_prefix}.${LISTENER_HTTP_SUFFIX}`,
+  `listener.${ADMIN_SCOPE}.http.{envoy_http_conn_manager_prefix}.${LISTENER_HTTP_SUFFIX}`,
+  ...HTTP_SUFFIXES.map((suffix) => `http.{envoy_http_conn_manager_prefix}.downstream_${suffix}`),
+];
 
 /** Whether a listener stats scope is the admin API's own. */
 export function isAdminListener(listener: string): boolean {

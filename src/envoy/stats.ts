@@ -3,7 +3,7 @@
 // never a zero: a drain that reads "0" releases Envoy.
 import { AdminError, UsageError } from '../shared/errors.js';
 import { quote } from '../shared/parsers.js';
-import { HTTP_STAT, isAdminListener, LISTENER_HTTP_STAT, LISTENER_STAT, LISTENER_STATS_HINT, listenerStatName, PER_THREAD_COPY, TOTAL_CONNECTIONS_STAT, UPTIME_STAT } from './stat-names.js';
+import { HTTP_STAT, isAdminListener, isListenerUpdateStat, LISTENER_HTTP_STAT, LISTENER_STAT, LISTENER_STATS_HINT, listenerStatName, PER_THREAD_COPY, TOTAL_CONNECTIONS_STAT, UPTIME_STAT } from './stat-names.js';
 
 export interface Stat {
   readonly name: string;
@@ -22,14 +22,12 @@ export function parseConnectionSource(text: string): ConnectionSource {
 
 /** The stats a count is made of: their values must be counts, and each may appear once. */
 function isCountedStat(name: string): boolean {
-  return name === TOTAL_CONNECTIONS_STAT || name === UPTIME_STAT || LISTENER_STAT.test(name) || HTTP_STAT.test(name) || LISTENER_HTTP_STAT.test(name);
+  return name === TOTAL_CONNECTIONS_STAT || name === UPTIME_STAT || LISTENER_STAT.test(name) || HTTP_STAT.test(name) || LISTENER_HTTP_STAT.test(name) || isListenerUpdateStat(name);
 }
 
 /**
- * Parses `{"stats":[{"name":…,"value":…},…]}`. Entries without a name (the histograms block) and
- * stats that are no part of a count (text readouts have string values) are skipped. A counted
- * stat must be a whole number >= 0 and appear once: Envoy's gauges are unsigned, so anything else
- * is not Envoy's answer, and reading it would be a guess.
+ * Parses `{"stats":[{"name":…,"value":…},…]}`. Entries without a name (the histograms block) are
+ * skipped; the rest are checked as checkedStats says.
  */
 export function parseStatsJson(body: string): Stat[] {
   let parsed: unknown;
@@ -40,17 +38,28 @@ export function parseStatsJson(body: string): Stat[] {
   }
   const entries = isRecord(parsed) ? parsed['stats'] : undefined;
   if (!Array.isArray(entries)) throw malformed(`/stats returned JSON without a "stats" list: ${preview(body)}`);
+  return checkedStats(
+    entries.filter((entry): entry is { name: string; value: unknown } => isRecord(entry) && typeof entry['name'] === 'string'),
+    '/stats',
+  );
+}
+
+/**
+ * The stats of one answer from `where`. Stats that are no part of a count are kept only when
+ * their value is a count (text readouts have string values). A counted stat must be a whole
+ * number >= 0 and appear once: Envoy's gauges are unsigned, so anything else is not Envoy's
+ * answer, and reading it would be a guess.
+ */
+export function checkedStats(entries: Iterable<{ readonly name: string; readonly value: unknown }>, where: string): Stat[] {
   const stats: Stat[] = [];
   const seen = new Set<string>();
-  for (const entry of entries) {
-    if (!isRecord(entry) || typeof entry['name'] !== 'string') continue;
-    const { name, value } = entry as { name: string; value: unknown };
+  for (const { name, value } of entries) {
     if (!isCountedStat(name)) {
       if (isCount(value)) stats.push({ name, value });
       continue;
     }
-    if (!isCount(value)) throw malformed(`/stats: ${name} is ${preview(JSON.stringify(value) ?? 'missing')}, not a whole number >= 0`);
-    if (seen.has(name)) throw malformed(`/stats: ${name} appears more than once`);
+    if (!isCount(value)) throw malformed(`${where}: ${name} is ${preview(typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? 'missing'))}, not a whole number >= 0`);
+    if (seen.has(name)) throw malformed(`${where}: ${name} appears more than once`);
     seen.add(name);
     stats.push({ name, value });
   }

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { idleHttpConnection } from '../support/clients.js';
 import { cleanEnv, startCli } from '../support/cli.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
+import { isStatsRead } from '../support/stats-reads.js';
 import { request } from '../support/http.js';
 import { waitFor } from '../support/traffic/pod-conditions.js';
 
@@ -36,7 +37,7 @@ describe('status', () => {
     cleanups.push(() => held.close());
     const status = run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--interval', '500ms', '--output', 'json']);
     // Two new connections during the measured interval: after status's first read was answered.
-    await waitFor('the first count read', () => envoy.calls.some((c) => c.path === '/stats' && c.status === 200));
+    await waitFor('the first count read', () => envoy.calls.some((c) => isStatsRead(c) && c.status === 200));
     await Promise.all([request({ port: envoy.listenerPort('ingress') }, '/'), request({ port: envoy.listenerPort('ingress') }, '/')]);
     const result = await status.result;
     expect(result.code).toBe(0);

@@ -53,27 +53,40 @@ function expectUnknownUntilTimeout(result: RunResult, ready: string, err: RegExp
 }
 
 const json = (stats: unknown[]): string => JSON.stringify({ stats });
+const PROMETHEUS = '/stats/prometheus';
+/** A Prometheus answer whose names cannot be read back (a listener's own dotted stat_prefix): the drain reads the JSON /stats instead. */
+const UNREADABLE_NAMES: AdminFault = { kind: 'answer', status: 200, body: 'envoy_listener_name_downstream_cx_active{envoy_listener_address="custom"} 0\n' };
+
+/** The drain's reads of the stats meet `fault`: through the Prometheus endpoint, or through the JSON /stats it falls back to. */
+function faultReads(envoy: DrainTarget, format: 'prometheus' | 'json', fault: AdminFault): void {
+  if (format === 'prometheus') return envoy.setAdminFault(fault, PROMETHEUS);
+  envoy.setAdminFault(UNREADABLE_NAMES, PROMETHEUS);
+  envoy.setAdminFault(fault, '/stats');
+}
 
 describe('an HTTP answer is not a dead Envoy', () => {
-  it.each<[string, AdminFault, RegExp]>([
-    ['500', { kind: 'status', status: 500 }, /answered 500/],
-    ['503', { kind: 'status', status: 503 }, /answered 503/],
-    ['404', { kind: 'status', status: 404 }, /answered 404/],
-    ['400', { kind: 'status', status: 400 }, /answered 400/],
-    ['a redirect', { kind: 'answer', status: 302, body: '', location: 'http://127.0.0.1:1/' }, /answered 302/],
-    ['a 200 that is not JSON', { kind: 'answer', status: 200, body: '<html>maintenance</html>' }, /not JSON/],
-    ['a 200 with other JSON', { kind: 'answer', status: 200, body: '{"ok":true}' }, /without a "stats" list/],
-    ['cut-off JSON', { kind: 'garbage' }, /not JSON/],
-  ])('/stats answering %s: the count is unknown until the drain timeout, exit 3', async (_what, fault, err) => {
+  it.each<['prometheus' | 'json', string, AdminFault, RegExp]>([
+    ['prometheus', '500', { kind: 'status', status: 500 }, /answered 500/],
+    ['prometheus', '503', { kind: 'status', status: 503 }, /answered 503/],
+    ['prometheus', '404', { kind: 'status', status: 404 }, /answered 404/],
+    ['json', '404', { kind: 'status', status: 404 }, /answered 404/],
+    ['prometheus', '400', { kind: 'status', status: 400 }, /answered 400/],
+    ['prometheus', 'a redirect', { kind: 'answer', status: 302, body: '', location: 'http://127.0.0.1:1/' }, /answered 302/],
+    ['prometheus', 'a 200 that is not Prometheus text', { kind: 'answer', status: 200, body: '<html>maintenance</html>' }, /not a Prometheus sample/],
+    ['prometheus', 'a 200 with JSON', { kind: 'answer', status: 200, body: '{"stats":[]}' }, /not a Prometheus sample/],
+    ['json', 'a 200 that is not JSON', { kind: 'answer', status: 200, body: '<html>maintenance</html>' }, /not JSON/],
+    ['json', 'a 200 with other JSON', { kind: 'answer', status: 200, body: '{"ok":true}' }, /without a "stats" list/],
+    ['json', 'cut-off JSON', { kind: 'garbage' }, /not JSON/],
+  ])('%s stats answering %s: the count is unknown until the drain timeout, exit 3', async (format, _what, fault, err) => {
     const { envoy, ready } = await setup();
-    envoy.setAdminFault(fault, '/stats');
+    faultReads(envoy, format, fault);
     const result = await run(drainArgs(envoy, ready)).result;
     expectUnknownUntilTimeout(result, ready, err);
   });
 
   it('a read that times out is not a dead Envoy either', async () => {
     const { envoy, ready } = await setup();
-    envoy.setAdminFault({ kind: 'hang' }, '/stats');
+    envoy.setAdminFault({ kind: 'hang' }, PROMETHEUS);
     const result = await run(drainArgs(envoy, ready, ['--admin-timeout', '150ms'])).result;
     expectUnknownUntilTimeout(result, ready, /no answer within \d+ ms/);
   });
@@ -82,37 +95,40 @@ describe('an HTTP answer is not a dead Envoy', () => {
 describe('listeners mode: missing or malformed gauges are unknown, never 0', () => {
   const active = 'listener.ingress.downstream_cx_active';
   const total = 'listener.ingress.downstream_cx_total';
-  it.each<[string, string, RegExp]>([
-    ['no listener gauges (a stats_matcher excludes them)', json([]), /no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/],
-    ['only the admin listener', json([{ name: 'listener.admin.downstream_cx_active', value: 1 }]), /stats_matcher/],
-    ['a counter without its gauge', json([{ name: total, value: 4 }]), /no listener\.ingress\.downstream_cx_active gauge/],
-    ['a string', json([{ name: active, value: '0' }]), /listener\.ingress\.downstream_cx_active is "\\"0\\"", not a whole number >= 0/],
-    ['null', json([{ name: active, value: null }]), /is "null", not a whole number/],
-    ['a float', json([{ name: active, value: 0.5 }]), /is "0\.5", not a whole number/],
-    ['Infinity', `{"stats":[{"name":"${active}","value":1e999}]}`, /not a whole number/],
-    ['a negative count', json([{ name: active, value: -5 }]), /is "-5", not a whole number >= 0/],
-    ['duplicate entries', json([{ name: active, value: 0 }, { name: active, value: 3 }]), /appears more than once/],
-  ])('%s', async (_what, body, err) => {
-    const { envoy, ready } = await setup();
-    envoy.setAdminFault({ kind: 'answer', status: 200, body }, '/stats');
-    const result = await run(drainArgs(envoy, ready, ['--connections', 'listeners'])).result;
-    expectUnknownUntilTimeout(result, ready, err);
+  const series = (stat: 'active' | 'total', value: string): string => `envoy_listener_downstream_cx_${stat}{envoy_listener_address="ingress"} ${value}\n`;
+  it.each<[string, string, string, RegExp]>([
+    ['no listener gauges (a stats_matcher excludes them)', json([]), '', /no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/],
+    ['only the admin listener', json([{ name: 'listener.admin.downstream_cx_active', value: 1 }]), 'envoy_listener_admin_downstream_cx_active{} 1\n', /stats_matcher/],
+    ['a counter without its gauge', json([{ name: total, value: 4 }]), series('total', '4'), /no listener\.ingress\.downstream_cx_active gauge/],
+    ['a string', json([{ name: active, value: '0' }]), series('active', '"0"'), /listener\.ingress\.downstream_cx_active is "(\\"0\\"|NaN)", not a whole number >= 0/],
+    ['null', json([{ name: active, value: null }]), series('active', 'NaN'), /is "(null|NaN)", not a whole number/],
+    ['a float', json([{ name: active, value: 0.5 }]), series('active', '0.5'), /is "0\.5", not a whole number/],
+    ['Infinity', `{"stats":[{"name":"${active}","value":1e999}]}`, series('active', '+Inf'), /not a whole number/],
+    ['a negative count', json([{ name: active, value: -5 }]), series('active', '-5'), /is "-5", not a whole number >= 0/],
+    ['duplicate entries', json([{ name: active, value: 0 }, { name: active, value: 3 }]), series('active', '0') + series('active', '3'), /appears more than once/],
+  ])('%s', async (_what, jsonBody, prometheusBody, err) => {
+    for (const [format, body] of [['json', jsonBody], ['prometheus', prometheusBody]] as const) {
+      const { envoy, ready } = await setup();
+      faultReads(envoy, format, { kind: 'answer', status: 200, body });
+      const result = await run(drainArgs(envoy, ready, ['--connections', 'listeners'])).result;
+      expectUnknownUntilTimeout(result, ready, err);
+    }
   });
 
   it('a quiet period with no accepted-connection counters is unknown, never quiet', async () => {
     const { envoy, ready } = await setup();
-    envoy.setAdminFault({ kind: 'answer', status: 200, body: json([{ name: 'server.total_connections', value: 0 }]) }, '/stats');
+    envoy.setAdminFault({ kind: 'answer', status: 200, body: 'envoy_server_total_connections{} 0\n' }, PROMETHEUS);
     const result = await run(drainArgs(envoy, ready, ['--quiet-period', '200ms'])).result;
     expectUnknownUntilTimeout(result, ready, /stats_matcher/);
   });
 });
 
 describe('bounded reads', () => {
-  it('a /stats answer past 1 MiB is cut there and read as unknown', async () => {
+  it('a stats answer past 8 MiB is cut there and read as unknown', async () => {
     const { envoy, ready } = await setup();
-    envoy.setAdminFault({ kind: 'flood' }, '/stats');
+    envoy.setAdminFault({ kind: 'flood' }, PROMETHEUS);
     const result = await run(drainArgs(envoy, ready)).result;
-    expectUnknownUntilTimeout(result, ready, /more than 1048576 bytes/);
+    expectUnknownUntilTimeout(result, ready, /more than 8388608 bytes/);
   });
 
   it('a hanging admin API gives up starting the drain at the documented bound, not 5 admin timeouts later', async () => {
@@ -151,11 +167,11 @@ describe('only refused connections mean Envoy is gone', () => {
 describe('status reports an unusable count', () => {
   it('exits 1 and says why, never printing a number it did not read', async () => {
     const { envoy, ready } = await setup();
-    envoy.setAdminFault({ kind: 'answer', status: 200, body: json([{ name: 'listener.ingress.downstream_cx_active', value: -5 }]) }, '/stats');
+    envoy.setAdminFault({ kind: 'answer', status: 200, body: 'envoy_listener_downstream_cx_active{envoy_listener_address="ingress"} -5\n' }, PROMETHEUS);
     const result = await run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--interval', '100ms']).result;
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^envoy\s+LIVE, health check passing$/m);
-    expect(result.stdout).toMatch(/^connections\s+unknown: \/stats: listener\.ingress\.downstream_cx_active is "-5", not a whole number >= 0$/m);
+    expect(result.stdout).toMatch(/^connections\s+unknown: \/stats\/prometheus: listener\.ingress\.downstream_cx_active is "-5", not a whole number >= 0$/m);
     expect(result.stdout).not.toMatch(/-5 active/);
   });
 });

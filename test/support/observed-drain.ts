@@ -55,7 +55,7 @@ export async function startObservedDrain(defer: (cleanup: () => unknown) => void
       await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && cli.logs.filter((l) => l.msg === line.msg).length > waiting);
       // An idle keep-alive connection holds the drain to its timeout; closed once the hook is done.
       const idle = outcome === 'timeout' ? await idleHttpConnection(envoy.listenerPort('ingress')) : undefined;
-      if (outcome === 'unknown-count') envoy.setAdminFault({ kind: 'status', status: 503 }, '/stats');
+      if (outcome === 'unknown-count') envoy.setAdminFault({ kind: 'status', status: 503 }, '/stats/prometheus');
       if (outcome === 'unreachable') await envoy.kill();
       const hook = await startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', ...FAST]).result;
       await idle?.close();

@@ -67,7 +67,10 @@ export interface AdminTap {
   /** Where the binary under test should send admin requests: `127.0.0.1:PORT`, or the `listen` address. */
   readonly adminAddress: string;
   readonly calls: readonly AdminCall[];
-  /** Every request from now on (to `onlyPath`, when given) meets `fault` instead of (or, for 'delay', before) Envoy; undefined ends it. */
+  /**
+   * Every request from now on (to `onlyPath`, when given: faults on different paths hold together)
+   * meets `fault` instead of (or, for 'delay', before) Envoy; undefined ends them all.
+   */
   setFault(fault: AdminFault | undefined, onlyPath?: string): void;
   /** `listener` sees each call as it arrives. */
   onCall(listener: (call: AdminCall) => void): void;
@@ -91,20 +94,22 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
   const to = destination(target);
   const calls: AdminCall[] = [];
   const listeners: Array<(call: AdminCall) => void> = [];
-  let fault: AdminFault | undefined;
-  let faultPath: string | undefined;
+  /** By path; '' for every path. */
+  const faults = new Map<string, AdminFault>();
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const at = url.indexOf('?');
     const call: AdminCall = { method: req.method ?? 'GET', path: at < 0 ? url : url.slice(0, at), query: at < 0 ? '' : url.slice(at + 1), time: Date.now(), receivedAt: performance.now(), status: 0 };
     calls.push(call);
     for (const listener of listeners) listener(call);
-    const now = faultPath === undefined || faultPath === call.path ? fault : undefined;
+    const now = faults.get(call.path) ?? faults.get('');
     if (now?.kind === 'hang') return void req.resume(); // read, never answered
     if (now?.kind === 'answer') {
       req.resume();
       call.status = now.status;
-      res.writeHead(now.status, envoyHeaders(JSON_TYPE, now.location === undefined ? [] : ['location', now.location])).end(now.body);
+      // Envoy answers its Prometheus endpoint as text, the rest of /stats as JSON.
+      const type = call.path === '/stats/prometheus' ? TEXT_TYPE : JSON_TYPE;
+      res.writeHead(now.status, envoyHeaders(type, now.location === undefined ? [] : ['location', now.location])).end(now.body);
       return;
     }
     if (now?.kind === 'flood') {
@@ -145,8 +150,8 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
     calls,
     onCall: (listener) => void listeners.push(listener),
     setFault: (next, onlyPath) => {
-      fault = next;
-      faultPath = onlyPath;
+      if (next === undefined) faults.clear();
+      else faults.set(onlyPath ?? '', next);
     },
     close: () =>
       new Promise((resolve) => {

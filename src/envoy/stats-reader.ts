@@ -1,0 +1,100 @@
+// How a drain reads Envoy's stats so that the cost to Envoy stays small however large its
+// configuration. Through the Prometheus endpoint (prometheus-stats.ts), in two kinds of read:
+// - a full read names every stat the filter matches, zeros included: the set of listeners and
+//   connection managers, and the stats that pair them;
+// - after it, `usedonly` reads name only the stats that ever moved, so their size follows the
+//   traffic, not the configuration. A stat the full read saw that a usedonly read leaves out never
+//   moved: it is still 0.
+// The listener manager's update counters are in every read: when they move, or a usedonly read
+// names a stat the full read did not have, the listeners may have changed, and the read is done
+// again in full. When the Prometheus names cannot be turned back into Envoy's, the JSON /stats,
+// exact whatever the names, is read instead for the rest of the run.
+import type { EnvoyAdmin } from './admin-client.js';
+import { parsePrometheusStats, type PrometheusStats } from './prometheus-stats.js';
+import { isListenerUpdateStat, statsFilter, type StatsWanted } from './stat-names.js';
+import { parseStatsJson, type Stat } from './stats.js';
+
+/**
+ * The largest answer read. A full read holds a few lines per listener and per worker thread: about
+ * 1 MB at 1,000 listeners with two workers.
+ */
+export const MAX_STATS_BYTES = 8 * 1024 * 1024;
+
+export interface StatsRead {
+  readonly stats: readonly Stat[];
+  /** The stats came from a full read (or the JSON /stats): their listeners and pairing are to be read anew. */
+  readonly full: boolean;
+  /** Set once the JSON /stats is read instead of the Prometheus endpoint: why. */
+  readonly jsonBecause?: string;
+}
+
+export interface StatsReader {
+  read(signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead>;
+}
+
+/** The GETs of the three kinds of read; filters sent unencoded, as Envoy's own docs write them (Envoy decodes either form). */
+export function statsReadPaths(wanted: StatsWanted): { readonly full: string; readonly usedOnly: string; readonly json: string } {
+  const prometheusFilter = statsFilter({ ...wanted, listenerUpdates: true });
+  return {
+    full: `/stats/prometheus?filter=${prometheusFilter}`,
+    usedOnly: `/stats/prometheus?usedonly&filter=${prometheusFilter}`,
+    json: `/stats?filter=${statsFilter(wanted)}&format=json`,
+  };
+}
+
+export function createStatsReader(admin: EnvoyAdmin, wanted: StatsWanted): StatsReader {
+  const { full: fullPath, usedOnly: usedOnlyPath, json: jsonPath } = statsReadPaths(wanted);
+  let baseline: ReadonlyMap<string, number> | undefined;
+  let jsonBecause: string | undefined;
+
+  const get = (path: string, signal?: AbortSignal, timeoutMs?: number): Promise<string> => admin.get(path, signal, timeoutMs, MAX_STATS_BYTES);
+  const json = async (signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead> => ({
+    stats: parseStatsJson(await get(jsonPath, signal, timeoutMs)),
+    full: true,
+    ...(jsonBecause === undefined ? {} : { jsonBecause }),
+  });
+  /** The Prometheus stats, or the JSON ones from now on when their names cannot be read back. */
+  const readable = (answer: PrometheusStats): Stat[] | undefined => {
+    if ('stats' in answer) return answer.stats;
+    jsonBecause = answer.unreadable;
+    return undefined;
+  };
+
+  return {
+    async read(signal, timeoutMs) {
+      if (jsonBecause !== undefined) return json(signal, timeoutMs);
+      if (baseline !== undefined) {
+        const used = readable(parsePrometheusStats(await get(usedOnlyPath, signal, timeoutMs)));
+        if (used === undefined) return json(signal, timeoutMs);
+        const stats = withUnused(baseline, used);
+        if (stats !== undefined) return { stats, full: false };
+      }
+      const all = readable(parsePrometheusStats(await get(fullPath, signal, timeoutMs)));
+      if (all === undefined) return json(signal, timeoutMs);
+      baseline = new Map(all.map(({ name, value }) => [name, value]));
+      return { stats: all, full: true };
+    },
+  };
+}
+
+/**
+ * A usedonly read completed with the stats of the full read it left out, at 0; undefined when the
+ * two cannot be the same listeners: the usedonly read names a stat the full read did not have, or
+ * leaves out one that was not 0 then (a stat that moved is never left out while it exists), or the
+ * listener manager's update counters moved. Pure.
+ */
+export function withUnused(baseline: ReadonlyMap<string, number>, used: readonly Stat[]): Stat[] | undefined {
+  const values = new Map<string, number>();
+  for (const { name, value } of used) {
+    if (!baseline.has(name)) return undefined;
+    values.set(name, value);
+  }
+  const stats: Stat[] = [];
+  for (const [name, before] of baseline) {
+    const value = values.get(name);
+    if (value === undefined && before !== 0) return undefined;
+    if (isListenerUpdateStat(name) && (value ?? 0) !== before) return undefined;
+    stats.push({ name, value: value ?? 0 });
+  }
+  return stats;
+}
