@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { type Scenario, FORMS, progress, ratio, sleep, spawnTimed, table, withTarget } from './support/harness.js';
+import { isStatsRead } from '../test/support/stats-reads.js';
 
 /** The defaults this scenario relies on: --min-drain-duration 10s, --check-interval 1s. */
 const DEFAULT_MIN_DRAIN_MS = 10_000;
@@ -68,8 +69,8 @@ async function runMode(mode: Mode): Promise<ModeResult> {
       reads,
       lastCloseMs: lastCloseAt - drainAt,
       finishedMs: finished?.elapsedMs ?? Number.NaN,
-      relayReads: target.calls.filter((call) => call.path === '/stats').length,
-      otherCalls: target.calls.filter((call) => call.path !== '/stats').length,
+      relayReads: target.calls.filter(isStatsRead).length,
+      otherCalls: target.calls.filter((call) => !isStatsRead(call)).length,
     };
   });
 }
@@ -119,11 +120,11 @@ async function run(): Promise<string> {
     return `\`${mode}\`: ${r.reads.length + r.otherCalls} admin requests in all, the hook's exit ${Math.round(r.finishedMs - r.lastCloseMs)} ms after the last close (drain clock)`;
   });
   return [
-    `\`shutdown\` (single executable) at its defaults (\`--min-drain-duration 10s\`, \`--check-interval 1s\`; \`--connections listeners\` added in the second run; \`--log-level debug\` for one line per read, with its reason) against a real Envoy ${await envoyVersion()} (its default 5 s stats flush), its admin API reached through an in-process relay that records each request (its count of \`GET /stats\` matches the hook's lines in every run). ${HELD} TCP connections are held; ${(FIRST_CLOSE_AT_MS - DEFAULT_MIN_DRAIN_MS) / 1_000} s after the minimum drain ${FIRST_CLOSE} of them close, then the other ${HELD - FIRST_CLOSE} one a second. Each read's reason: "cadence", the check interval (and, without the hint, the end game's faster reads: 400 ms with three left, 100 ms with two, 25 ms with one); "safety net", with the hint watching, a read every check interval, a quarter of it with one left; "hint", the namespace's TCP socket count (/proc/net/sockstat, looked at after the minimum drain while at most 3 connections hold the drain: every 20 ms with one, 80 ms with two, 320 ms with three; \`listeners\` only) dropped. Every process of this bench shares one network namespace, so each close drops it more than once (the client's side, Envoy's, the TCP proxy's upstream connection and the sink's side). Besides the reads, each drain sent ${results.total?.otherCalls ?? '?'} other calls (the health-check failure and the drain itself). With \`total\`, the count is as old as Envoy's last stats flush, so the hint would not help, and the drain ends only at the flush after the last close; "flush-timed", a read after a wait for Envoy's next stats flush (\`total\` only: the reads that saw \`server.uptime\` move bound when it flushes), at most a check interval, after which the end game's reads come fast until the flush is seen.`,
+    `\`shutdown\` (single executable) at its defaults (\`--min-drain-duration 10s\`, \`--check-interval 1s\`; \`--connections listeners\` added in the second run; \`--log-level debug\` for one line per read, with its reason) against a real Envoy ${await envoyVersion()} (its default 5 s stats flush), its admin API reached through an in-process relay that records each request (its count of stats reads matches the hook's lines in every run). ${HELD} TCP connections are held; ${(FIRST_CLOSE_AT_MS - DEFAULT_MIN_DRAIN_MS) / 1_000} s after the minimum drain ${FIRST_CLOSE} of them close, then the other ${HELD - FIRST_CLOSE} one a second. Each read's reason: "cadence", the check interval (and, without the hint, the end game's faster reads: 400 ms with three left, 100 ms with two, 25 ms with one); "safety net", with the hint watching, a read every check interval, a quarter of it with one left; "hint", the namespace's TCP socket count (/proc/net/sockstat, looked at after the minimum drain while at most 3 connections hold the drain: every 20 ms with one, 80 ms with two, 320 ms with three; \`listeners\` only) dropped. Every process of this bench shares one network namespace, so each close drops it more than once (the client's side, Envoy's, the TCP proxy's upstream connection and the sink's side). Besides the reads, each drain sent ${results.total?.otherCalls ?? '?'} other calls (the health-check failure and the drain itself). With \`total\`, the count is as old as Envoy's last stats flush, so the hint would not help, and the drain ends only at the flush after the last close; "flush-timed", a read after a wait for Envoy's next stats flush (\`total\` only: the reads that saw \`server.uptime\` move bound when it flushes), at most a check interval, after which the end game's reads come fast until the flush is seen.`,
     '',
     table(['connection source', 'phase (drain clock)', 'reads', 'per second', 'cadence', 'safety net', 'hint', 'flush-timed', "vs Envoy Gateway's 1 read/s"], rows),
     '',
-    `${totals.join('; ')}. Each read is one small \`GET /stats?filter=…&format=json\` on a kept-alive connection (no new TCP handshake per read).`,
+    `${totals.join('; ')}. Each read is one small \`GET /stats/prometheus?filter=…\` on a kept-alive connection (no new TCP handshake per read): the first in full, the rest \`usedonly\`.`,
   ].join('\n');
 }
 

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { HINT_POLL_MS } from '../src/drain/policy.js';
-import { statsFilter } from '../src/envoy/stat-names.js';
+import { statsReadPaths } from '../src/envoy/stats-reader.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { type Scenario, DrainTarget, formatMs, FORMS, medianAndSpread, NODE, progress, ratio, sleep, spawnTimed, stratifiedOffsets, summarize, table } from './support/harness.js';
 import { awaitReady, type RunningManager, startManager } from './support/manager.js';
@@ -99,14 +99,14 @@ const get = () => new Promise((resolve, reject) => {
 })();
 `;
 
-/** The floor: one admin round trip, GET /stats with the tool's listener query, from another process as the tool's are. */
+/** The floor: one admin round trip, the tool's usedonly stats read of the listeners, from another process as the tool's are. */
 async function measureFloor(): Promise<number[]> {
   const target = await DrainTarget.start();
   try {
     await target.open(1);
     const separator = target.adminAddress.lastIndexOf(':');
     const [host, port] = [target.adminAddress.slice(0, separator), target.adminAddress.slice(separator + 1)];
-    const path = `/stats?filter=${statsFilter({})}&format=json`;
+    const path = statsReadPaths({}).usedOnly;
     const { stdout } = await execFileAsync(NODE, ['-e', FLOOR_CLIENT, host, String(port), path, String(FLOOR_SAMPLES)], { env: {} });
     return JSON.parse(stdout) as number[];
   } finally {
@@ -148,7 +148,7 @@ function report(samples: Record<Design, Sample[]>, floor: ReturnType<typeof summ
     const ready = of(design, 'readyMs');
     return [DESIGNS[design].label, DESIGNS[design].source, String(ready.n), medianAndSpread(of(design, 'exitMs'), formatMs), medianAndSpread(ready, formatMs), ratio(ready.median, floor.median)];
   });
-  rows.push(['floor: one admin round trip from another process (GET /stats, kept-alive connection)', 'same Envoy, through the same relay', String(floor.n), '—', medianAndSpread(floor, formatMs), '1.00×']);
+  rows.push(['floor: one admin round trip from another process (the usedonly stats read, kept-alive connection)', 'same Envoy, through the same relay', String(floor.n), '—', medianAndSpread(floor, formatMs), '1.00×']);
   const breakdown = (Object.keys(DESIGNS) as Design[]).map((design) => {
     const detect = of(design, 'detectMs').median;
     return [DESIGNS[design].label, formatMs(detect), formatMs(of(design, 'readyMs').median - detect), formatMs(of(design, 'exitMs').median - detect)];

@@ -18,6 +18,7 @@ import { peerFixture } from '../../test/support/peer-fixtures/fixtures.js';
 import type { JsonObject } from '../../test/support/peer-fixtures/proto-json.js';
 import { type AdminCall, type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
 import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
+import { isStatsRead } from '../../test/support/stats-reads.js';
 import { EXECUTABLE, cleanEnv, openFilesHardLimit, sleep, spawnTimed } from './processes.js';
 import { cpuTimeMs, readMemory } from './procfs.js';
 import { summarize } from './stats.js';
@@ -351,7 +352,7 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
       envoyReadyMs,
       envoyRssMiB,
       calls: calls.length,
-      statsReads: calls.filter((call) => call.path === '/stats').length,
+      statsReads: calls.filter(isStatsRead).length,
       gets: calls.filter((call) => call.method === 'GET').length,
       envoyCpuMsPerRead: perRead.cpuMs,
       envoyWallMsPerRead: perRead.wallMs,

@@ -9,6 +9,7 @@ import type { Bootstrap } from '../../test/support/chart/bootstrap.js';
 import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
 import { type AdminCall, type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
 import { sleep } from './processes.js';
+import { isStatsRead } from '../../test/support/stats-reads.js';
 
 export const TARGET_LISTENER = 'ingress';
 const ACTIVE_GAUGE = `listener.${TARGET_LISTENER}.downstream_cx_active`;
@@ -53,9 +54,9 @@ export class DrainTarget {
     return this.tap.calls;
   }
 
-  /** Times of the /stats reads received so far. */
+  /** Times of the stats reads received so far. */
   get reads(): number[] {
-    return this.tap.calls.filter((call) => call.path === '/stats').map((call) => call.receivedAt);
+    return this.tap.calls.filter(isStatsRead).map((call) => call.receivedAt);
   }
 
   /** A gauge or counter as Envoy reports it now (0 when absent). */
