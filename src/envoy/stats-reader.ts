@@ -7,8 +7,8 @@
 //   moved: it is still 0.
 // The listener manager's update counters are in every read: when they move, or a usedonly read
 // names a stat the full read did not have, the listeners may have changed, and the read is done
-// again in full. When the Prometheus names cannot be turned back into Envoy's, the JSON /stats,
-// exact whatever the names, is read instead for the rest of the run.
+// again in full; without them, every read is. When the Prometheus names cannot be turned back
+// into Envoy's, the JSON /stats, exact whatever the names, is read instead for the rest of the run.
 import type { EnvoyAdmin } from './admin-client.js';
 import { parsePrometheusStats, type PrometheusStats } from './prometheus-stats.js';
 import { isListenerUpdateStat, statsFilter, type StatsWanted } from './stat-names.js';
@@ -71,7 +71,9 @@ export function createStatsReader(admin: EnvoyAdmin, wanted: StatsWanted): Stats
       }
       const all = readable(parsePrometheusStats(await get(fullPath, signal, timeoutMs)));
       if (all === undefined) return json(signal, timeoutMs);
-      baseline = new Map(all.map(({ name, value }) => [name, value]));
+      // Without the update counters (a stats matcher dropped them) a changed listener could go
+      // unseen: every read is then a full one.
+      baseline = all.some(({ name }) => isListenerUpdateStat(name)) ? new Map(all.map(({ name, value }) => [name, value])) : undefined;
       return { stats: all, full: true };
     },
   };
