@@ -28,6 +28,8 @@ export interface DrainObservation {
    * stream, an idle connection left), which the socket count never shows.
    */
   readonly countingRequests?: boolean;
+  /** What the last read cost, as readCostMs says; undefined before the first. */
+  readonly readCostMs?: number;
 }
 
 /** `envoy-unreachable` is the reads' verdict, never the policy's. */
@@ -46,6 +48,23 @@ export const END_GAME_GROWTH = 4;
 /** The delay between end-game reads with `over` connections above the threshold. */
 export function endGameDelayMs(over: number, checkIntervalMs: number): number {
   return Math.min(checkIntervalMs, FAST_READ_INTERVAL_MS * END_GAME_GROWTH ** Math.max(0, over - 1));
+}
+
+/**
+ * Envoy answers admin calls on its main thread, the one that applies its configuration: after a
+ * read that took `cost`, the next comes no sooner than READ_COST_FACTOR times that, so the drain's
+ * reads take at most 1/READ_COST_FACTOR (5 %) of that thread however large its configuration,
+ * never slower than the check interval. A read of a few hundred microseconds is not slowed.
+ */
+export const READ_COST_FACTOR = 20;
+
+/**
+ * What a read costs Envoy, from how long reads took: a full read (the first, and after listeners
+ * changed) costs what it took; a steady one the least any steady read took, since on a busy node
+ * most of a slow read is waiting, not Envoy's work.
+ */
+export function readCostMs(lastWasFull: boolean, lastMs: number, leastSteadyMs: number | undefined): number {
+  return lastWasFull ? lastMs : Math.min(lastMs, leastSteadyMs ?? lastMs);
 }
 
 /** With a quiet period, reads near the drain's earliest end come at least every quietPeriod / QUIET_READ_SHARE. */
@@ -148,6 +167,7 @@ export function decideDrain(policy: DrainPolicy, now: DrainObservation): DrainDe
  * `hinted`: the socket-count hint watches (see hintWanted), so the end-game reads are a safety net.
  * `flushWindowMs`: with `--connections total`, when the next stats flush may come (flush-timing.ts):
  * the count cannot drop before it, so end-game reads wait for it, at most a check interval at a time.
+ * Whatever the phase, no sooner than READ_COST_FACTOR times what the last read cost Envoy.
  */
 export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted = false, flushWindowMs?: number): number {
   let delay = policy.checkIntervalMs;
@@ -171,6 +191,8 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
           : endGameDelayMs(over, policy.checkIntervalMs);
     delay = Math.min(delay, Math.max(endGame, (flushWindowMs ?? 0) - now.elapsedMs));
   }
+  delay = Math.max(delay, Math.min(policy.checkIntervalMs, READ_COST_FACTOR * (now.readCostMs ?? 0)));
+  if (untilMayFinish > 0) delay = Math.min(delay, untilMayFinish);
   // Confirm or rule out a dead Envoy quickly, whatever the phase.
   if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);
   return Math.max(0, Math.min(delay, policy.drainTimeoutMs - now.elapsedMs));

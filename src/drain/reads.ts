@@ -8,7 +8,7 @@ import type { SocketWatch } from '../envoy/socket-watch.js';
 import { errorMessage } from '../shared/errors.js';
 import type { DrainDeps, DrainOptions } from './drain.js';
 import { NO_FLUSHES, flushWindowStartMs, noteRead } from './flush-timing.js';
-import { hintPollMs, hintWanted, nextReadDelay, readTimeoutMs } from './policy.js';
+import { hintPollMs, hintWanted, nextReadDelay, readCostMs, readTimeoutMs } from './policy.js';
 import type { DrainState, Reading } from './progress.js';
 
 /**
@@ -33,6 +33,9 @@ export class Reads {
   /** The socket count as last seen while the hint watched: a drop below it, even during the read that follows, is caught. */
   #baseline: SocketCounts | undefined;
   #saidOff = false;
+  /** What the last read cost Envoy (policy.ts readCostMs), and the least a steady read took. */
+  #readCostMs = 0;
+  #leastSteadyMs: number | undefined;
 
   constructor(options: DrainOptions, deps: DrainDeps, elapsed: () => number) {
     this.#options = options;
@@ -49,6 +52,9 @@ export class Reads {
     try {
       const counts = await envoy.readConnections(signal, readTimeoutMs(this.#options, this.#elapsed(), this.#options.adminTimeoutMs));
       const reading = { elapsedMs: this.#elapsed(), counts };
+      const tookMs = reading.elapsedMs - startMs;
+      this.#readCostMs = readCostMs(counts.fullRead === true, tookMs, this.#leastSteadyMs);
+      if (counts.fullRead !== true) this.#leastSteadyMs = this.#readCostMs;
       if (this.#timeFlushes && counts.uptimeS !== undefined) this.#flushes = noteRead(this.#flushes, { startMs, endMs: reading.elapsedMs, uptimeS: counts.uptimeS });
       return reading;
     } catch (error) {
@@ -67,6 +73,7 @@ export class Reads {
       lastNewConnectionMs: state.lastNewConnectionMs,
       refusedReads: state.refusedReads,
       countingRequests: state.countingRequests,
+      readCostMs: this.#readCostMs,
     };
     const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;
     if (watch === undefined) this.#baseline = undefined;

@@ -38,6 +38,8 @@ export interface ConnectionReading {
   readonly ignored?: ReadonlySet<string>;
   /** With `http`: which connection managers serve which listener, as Envoy's configuration says, or why that is unknown. */
   readonly pairing?: Pairing;
+  /** A full read (the first, or after the listeners changed), which costs Envoy more than the ones between. */
+  readonly fullRead?: boolean;
   /** Why the stats were read from the JSON /stats, which costs Envoy more on a large configuration, not its Prometheus endpoint. */
   readonly jsonBecause?: string;
 }
@@ -88,7 +90,7 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
         const listeners = listenerNames(stats);
         seen = { listeners, pairing: pairs ? pairingFromStats(stats, listeners) : undefined };
       }
-      const reading = readingOf(stats, seen.listeners, seen.pairing, counting);
+      const reading = { ...readingOf(stats, seen.listeners, seen.pairing, counting), ...(full && jsonBecause === undefined ? { fullRead: true } : {}) };
       return jsonBecause === undefined ? reading : { ...reading, jsonBecause };
     },
     async readServerState(signal) {

@@ -16,6 +16,8 @@ import {
   startRetryDelayMs,
   newConnectionsBetween,
   nextReadDelay,
+  READ_COST_FACTOR,
+  readCostMs,
   type DrainPolicy,
 } from '../../../src/drain/policy.js';
 
@@ -123,6 +125,28 @@ describe('nextReadDelay', () => {
     const long: DrainPolicy = { ...slow, minDrainMs: 20_000 };
     expect(nextReadDelay(long, at(1_000, 3, 0))).toBe(5_000);
     expect(nextReadDelay(long, at(17_000, 3, 0))).toBe(500);
+  });
+});
+
+describe("what a read costs Envoy's main thread", () => {
+  it('spaces reads by READ_COST_FACTOR times the last read, never slower than the check interval', () => {
+    const oneLeft = { ...at(10_000, 1), countingRequests: true };
+    expect(nextReadDelay(policy, { ...oneLeft, readCostMs: 0.4 })).toBe(FAST_READ_INTERVAL_MS); // a small configuration: not slowed
+    expect(nextReadDelay(policy, { ...oneLeft, readCostMs: 6 })).toBe(6 * READ_COST_FACTOR); // 1,000 listeners
+    expect(nextReadDelay(policy, { ...oneLeft, readCostMs: 600 })).toBe(1_000); // at most the check interval
+    expect(nextReadDelay(policy, { ...at(0, 50), readCostMs: 600 })).toBe(1_000);
+  });
+
+  it('still wakes when the drain may first finish, and before the timeout', () => {
+    expect(nextReadDelay(policy, { ...at(9_950, 0), readCostMs: 30 })).toBe(50);
+    expect(nextReadDelay(policy, { ...at(59_990, 1), readCostMs: 30 })).toBe(10);
+  });
+
+  it('takes a full read at what it took, a steady one at the least any steady read took (on a busy node a slow read is mostly waiting)', () => {
+    expect(readCostMs(true, 50, 1)).toBe(50);
+    expect(readCostMs(false, 9, 1)).toBe(1);
+    expect(readCostMs(false, 0.8, 1)).toBe(0.8);
+    expect(readCostMs(false, 9, undefined)).toBe(9);
   });
 });
 
