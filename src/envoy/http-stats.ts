@@ -1,7 +1,7 @@
 // Reading the HTTP connection managers' request stats out of Envoy's /stats JSON. Pure: the admin
 // client fetches, these decide what the numbers mean. They let a drain tell an idle keep-alive
 // connection (no request in flight) from a busy one.
-import { ADMIN_SCOPE, HTTP_STAT } from './stat-names.js';
+import { ADMIN_SCOPE, matchHttpStat } from './stat-names.js';
 import type { Stat } from './stats.js';
 
 export interface HttpCounts {
@@ -23,7 +23,7 @@ const FIELD = { cx_active: 'connections', rq_active: 'activeRequests', rq_total:
 export function countByHttpPrefix(stats: readonly Stat[]): Map<string, HttpCounts> {
   const byPrefix = new Map<string, HttpCounts>();
   for (const { name, value } of stats) {
-    const match = HTTP_STAT.exec(name);
+    const match = matchHttpStat(name);
     if (match === null) continue;
     const prefix = match[1] as string;
     if (prefix === ADMIN_SCOPE) continue;

@@ -4,7 +4,7 @@
 // they are, and costs the same whatever the number of filter chains or routes (the listeners'
 // configuration, which grows with them, is never read). Pure.
 import type { ListenerServes, Pairing } from './pairing.js';
-import { ADMIN_SCOPE, HTTP_STAT, LISTENER_HTTP_SEPARATOR, LISTENER_HTTP_STAT } from './stat-names.js';
+import { ADMIN_SCOPE, LISTENER_HTTP_SEPARATOR, matchHttpStat, matchListenerHttpStat } from './stat-names.js';
 import type { Stat } from './stats.js';
 
 /** Why a pairing is unknown when Envoy has connection managers but /stats names none of them per listener. */
@@ -22,9 +22,9 @@ export function pairingFromStats(stats: readonly Stat[], listeners: ReadonlySet<
   let paired = 0;
   let httpStats = 0;
   for (const { name } of stats) {
-    const prefix = HTTP_STAT.exec(name)?.[1];
+    const prefix = matchHttpStat(name)?.[1];
     if (prefix !== undefined && prefix !== ADMIN_SCOPE) httpStats += 1;
-    const middle = LISTENER_HTTP_STAT.exec(name)?.[1];
+    const middle = matchListenerHttpStat(name)?.[1];
     if (middle === undefined) continue;
     const splits = splitsOf(middle, listeners);
     if (splits.length === 1) {

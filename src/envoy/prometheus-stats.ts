@@ -8,24 +8,28 @@ import { ADMIN_SCOPE, PROMETHEUS_TEMPLATES } from './stat-names.js';
 import { checkedStats, type Stat } from './stats.js';
 
 interface Shape {
-  readonly template: string;
-  /** The labels the series has, no more and no fewer. */
-  readonly tags: readonly string[];
+  /** The labels the series has, no more and no fewer, sorted. */
+  readonly tags: string;
   /** A per-thread copy or the admin API's own: every reader of the stats leaves them out. */
   readonly skipped: boolean;
+  /** The stat's name from the series' labels. */
+  name(labels: ReadonlyMap<string, string>): string;
 }
 
-const TAG = /\{([a-z_]+)\}/g;
+const TAG = /\{([a-z_]+)\}/;
 
-/** Series name → its stat's template. */
-const SHAPES: ReadonlyMap<string, Shape> = new Map(
-  PROMETHEUS_TEMPLATES.map((template) => {
-    const series = `envoy_${template.replace(/\{[a-z_]+\}\./g, '').replaceAll('.', '_')}`;
-    const tags = [...template.matchAll(TAG)].map((match) => match[1] as string).sort();
-    const skipped = template.includes('{envoy_worker_id}') || template.startsWith(`listener.${ADMIN_SCOPE}.`);
-    return [series, { template, tags, skipped }];
-  }),
-);
+function shapeOf(template: string): [series: string, shape: Shape] {
+  // Literal text and tag names alternate: `listener.`, `envoy_listener_address`, `.downstream_cx_active`.
+  const parts = template.split(new RegExp(TAG.source, 'g'));
+  const tags = parts.filter((_, index) => index % 2 === 1);
+  const series = `envoy_${template.replace(/\{[a-z_]+\}\./g, '').replaceAll('.', '_')}`;
+  const skipped = template.includes('{envoy_worker_id}') || template.startsWith(`listener.${ADMIN_SCOPE}.`);
+  const name = (labels: ReadonlyMap<string, string>): string => parts.map((part, index) => (index % 2 === 1 ? (labels.get(part) as string) : part)).join('');
+  return [series, { tags: [...tags].sort().join(), skipped, name }];
+}
+
+/** Series name → its stat's shape. */
+const SHAPES: ReadonlyMap<string, Shape> = new Map(PROMETHEUS_TEMPLATES.map(shapeOf));
 
 export interface Series {
   readonly name: string;
@@ -43,14 +47,18 @@ export type PrometheusStats = { readonly stats: Stat[] } | { readonly unreadable
  */
 export function parsePrometheusStats(body: string): PrometheusStats {
   const named: Array<{ name: string; value: number }> = [];
-  for (const series of parsePrometheusText(body)) {
-    const shape = SHAPES.get(series.name);
-    const labels = [...series.labels.keys()].sort();
-    if (shape === undefined || labels.join() !== shape.tags.join()) return { unreadable: unreadable(series) };
-    if (shape.skipped || series.labels.get('envoy_http_conn_manager_prefix') === ADMIN_SCOPE) continue;
-    named.push({ name: shape.template.replace(TAG, (_, tag: string) => series.labels.get(tag) as string), value: series.value });
+  for (const line of sampleLines(body)) {
+    const sample = SAMPLE.exec(line);
+    if (sample === null) throw notASample(line);
+    const shape = SHAPES.get(sample[1] as string);
+    if (shape?.skipped === true) continue;
+    const series = { name: sample[1] as string, labels: parseLabels(sample[2] ?? '', line), value: Number(sample[3]) };
+    if (shape === undefined || [...series.labels.keys()].sort().join() !== shape.tags) return { unreadable: unreadable(series) };
+    if (series.labels.get('envoy_http_conn_manager_prefix') === ADMIN_SCOPE) continue;
+    named.push({ name: shape.name(series.labels), value: series.value });
   }
-  return { stats: checkedStats(named, '/stats/prometheus') };
+  // Every stat named here is one of a count's: each is checked as one.
+  return { stats: checkedStats(named, '/stats/prometheus', () => true) };
 }
 
 function unreadable(series: Series): string {
@@ -60,37 +68,31 @@ function unreadable(series: Series): string {
 
 /** The samples of Prometheus' text format as Envoy writes it: `name{label="value",…} value`, `#` lines skipped. */
 export function parsePrometheusText(body: string): Series[] {
-  const series: Series[] = [];
-  for (const line of body.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    series.push(parseSample(line));
-  }
-  return series;
+  return sampleLines(body).map((line) => {
+    const sample = SAMPLE.exec(line);
+    if (sample === null) throw notASample(line);
+    return { name: sample[1] as string, labels: parseLabels(sample[2] ?? '', line), value: Number(sample[3]) };
+  });
 }
 
-const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
-const LABEL = /^([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/;
+function sampleLines(body: string): string[] {
+  return body.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+}
 
-function parseSample(line: string): Series {
-  const name = NAME.exec(line)?.[0];
-  if (name === undefined) throw notASample(line);
-  let rest = line.slice(name.length);
+/** A name, its labels' text between braces (a value may hold `}`), one space and a value. */
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/;
+const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)/y;
+
+function parseLabels(text: string, line: string): Map<string, string> {
   const labels = new Map<string, string>();
-  if (rest.startsWith('{')) {
-    rest = rest.slice(1);
-    while (!rest.startsWith('}')) {
-      const label = LABEL.exec(rest);
-      if (label === null || labels.has(label[1] as string)) throw notASample(line);
-      labels.set(label[1] as string, unescape(label[2] as string));
-      rest = rest.slice(label[0].length);
-      if (rest.startsWith(',')) rest = rest.slice(1);
-      else if (!rest.startsWith('}')) throw notASample(line);
-    }
-    rest = rest.slice(1);
+  LABEL.lastIndex = 0;
+  while (LABEL.lastIndex < text.length) {
+    const label = LABEL.exec(text);
+    if (label === null || labels.has(label[1] as string) || (label[3] === ',' && LABEL.lastIndex === text.length)) throw notASample(line);
+    const value = label[2] as string;
+    labels.set(label[1] as string, value.includes('\\') ? unescape(value) : value);
   }
-  const value = /^ (\S+)$/.exec(rest)?.[1];
-  if (value === undefined) throw notASample(line);
-  return { name, labels, value: Number(value) };
+  return labels;
 }
 
 function unescape(value: string): string {

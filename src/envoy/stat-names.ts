@@ -32,13 +32,36 @@ const LISTENER_UPDATES = ['added', 'modified', 'removed', 'in_place_updated'] as
 const LISTENER_UPDATE_STATS = `listener_manager\\.listener_(${LISTENER_UPDATES.join('|')})`;
 
 /** `listener.<name>.downstream_cx_active|total`; the name may hold dots (`0.0.0.0_10000`). */
-export const LISTENER_STAT = new RegExp(`^listener\\.(.+)\\.${LISTENER_SUFFIX}$`);
+const LISTENER_STAT = new RegExp(`^listener\\.(.+)\\.${LISTENER_SUFFIX}$`);
 /** `http.<stat prefix>.downstream_cx_active|rq_active|rq_total`. */
-export const HTTP_STAT = new RegExp(`^http\\.(.+)\\.${HTTP_SUFFIX}$`);
+const HTTP_STAT = new RegExp(`^http\\.(.+)\\.${HTTP_SUFFIX}$`);
 /** `listener.<name>.http.<stat prefix>.downstream_rq_completed`: both names may hold dots, so the caller splits it. */
-export const LISTENER_HTTP_STAT = new RegExp(`^listener\\.(.+\\.http\\..+)\\.${LISTENER_HTTP_SUFFIX}$`);
+const LISTENER_HTTP_STAT = new RegExp(`^listener\\.(.+\\.http\\..+)\\.${LISTENER_HTTP_SUFFIX}$`);
 /** Where a listener's name ends and a connection manager's begins in the middle of a LISTENER_HTTP_STAT name. */
 export const LISTENER_HTTP_SEPARATOR = '.http.';
+/** Names remembered by `matcher`: past this many, it starts afresh. */
+const REMEMBERED_NAMES = 50_000;
+
+/**
+ * `pattern.exec(name)`, remembered by name: a drain reads the same few thousand names at every
+ * read, and a large configuration's would otherwise be matched anew each time.
+ */
+function matcher(pattern: RegExp): (name: string) => RegExpExecArray | null {
+  const seen = new Map<string, RegExpExecArray | null>();
+  return (name) => {
+    let match = seen.get(name);
+    if (match === undefined) {
+      if (seen.size >= REMEMBERED_NAMES) seen.clear();
+      match = pattern.exec(name);
+      seen.set(name, match);
+    }
+    return match;
+  };
+}
+export const matchListenerStat = matcher(LISTENER_STAT);
+export const matchHttpStat = matcher(HTTP_STAT);
+export const matchListenerHttpStat = matcher(LISTENER_HTTP_STAT);
+
 /** Per-thread copies of a listener's stats (`listener.<name>.worker_3.*`), already in the listener's sum. */
 export const PER_THREAD_COPY = /\.(worker_\d+|main_thread)$/;
 

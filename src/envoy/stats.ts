@@ -3,7 +3,7 @@
 // never a zero: a drain that reads "0" releases Envoy.
 import { AdminError, UsageError } from '../shared/errors.js';
 import { quote } from '../shared/parsers.js';
-import { HTTP_STAT, isAdminListener, isListenerUpdateStat, LISTENER_HTTP_STAT, LISTENER_STAT, LISTENER_STATS_HINT, listenerStatName, PER_THREAD_COPY, TOTAL_CONNECTIONS_STAT, UPTIME_STAT } from './stat-names.js';
+import { isAdminListener, isListenerUpdateStat, LISTENER_STATS_HINT, listenerStatName, matchHttpStat, matchListenerHttpStat, matchListenerStat, PER_THREAD_COPY, TOTAL_CONNECTIONS_STAT, UPTIME_STAT } from './stat-names.js';
 
 export interface Stat {
   readonly name: string;
@@ -22,7 +22,7 @@ export function parseConnectionSource(text: string): ConnectionSource {
 
 /** The stats a count is made of: their values must be counts, and each may appear once. */
 function isCountedStat(name: string): boolean {
-  return name === TOTAL_CONNECTIONS_STAT || name === UPTIME_STAT || LISTENER_STAT.test(name) || HTTP_STAT.test(name) || LISTENER_HTTP_STAT.test(name) || isListenerUpdateStat(name);
+  return name === TOTAL_CONNECTIONS_STAT || name === UPTIME_STAT || matchListenerStat(name) !== null || matchHttpStat(name) !== null || matchListenerHttpStat(name) !== null || isListenerUpdateStat(name);
 }
 
 /**
@@ -50,11 +50,11 @@ export function parseStatsJson(body: string): Stat[] {
  * number >= 0 and appear once: Envoy's gauges are unsigned, so anything else is not Envoy's
  * answer, and reading it would be a guess.
  */
-export function checkedStats(entries: Iterable<{ readonly name: string; readonly value: unknown }>, where: string): Stat[] {
+export function checkedStats(entries: Iterable<{ readonly name: string; readonly value: unknown }>, where: string, counted: (name: string) => boolean = isCountedStat): Stat[] {
   const stats: Stat[] = [];
   const seen = new Set<string>();
   for (const { name, value } of entries) {
-    if (!isCountedStat(name)) {
+    if (!counted(name)) {
       if (isCount(value)) stats.push({ name, value });
       continue;
     }
@@ -97,7 +97,7 @@ export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<stri
   const byListener = new Map<string, ListenerCounts>();
   let dataPlaneStats = 0;
   for (const { name, value } of stats) {
-    const match = LISTENER_STAT.exec(name);
+    const match = matchListenerStat(name);
     if (match === null) continue;
     const listener = match[1] as string;
     if (isAdminListener(listener)) continue;
@@ -115,7 +115,7 @@ export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<stri
 export function listenerNames(stats: readonly Stat[]): Set<string> {
   const names = new Set<string>();
   for (const { name } of stats) {
-    const listener = LISTENER_STAT.exec(name)?.[1];
+    const listener = matchListenerStat(name)?.[1];
     if (listener !== undefined && !isAdminListener(listener) && !PER_THREAD_COPY.test(listener)) names.add(listener);
   }
   return names;

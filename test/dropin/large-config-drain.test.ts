@@ -23,8 +23,8 @@ import type { PodObservation, PodScenario } from './pod.js';
 const BACKEND_PORT = 3000;
 /**
  * The drain timeout: far past the minimum drain and quiet period. The hook spaces its reads by
- * 19 times the quickest one so far (to keep to 5 % of Envoy's main thread), and on a busy machine
- * a read's wall time, and with it the space, grows: an end-of-drain read has come 9.5 s in.
+ * 20 times what the last one cost (to keep to 5 % of Envoy's main thread), at most a check
+ * interval, and on a busy machine a read's wall time, and with it the space, grows.
  */
 const DRAIN_TIMEOUT = '30s';
 
