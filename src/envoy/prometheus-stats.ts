@@ -8,8 +8,8 @@ import { ADMIN_SCOPE, PROMETHEUS_TEMPLATES } from './stat-names.js';
 import { checkedStats, type Stat } from './stats.js';
 
 interface Shape {
-  /** The labels the series has, no more and no fewer, sorted. */
-  readonly tags: string;
+  /** The labels the series has, no more and no fewer. */
+  readonly tags: readonly string[];
   /** A per-thread copy or the admin API's own: every reader of the stats leaves them out. */
   readonly skipped: boolean;
   /** The stat's name from the series' labels. */
@@ -25,7 +25,7 @@ function shapeOf(template: string): [series: string, shape: Shape] {
   const series = `envoy_${template.replace(/\{[a-z_]+\}\./g, '').replaceAll('.', '_')}`;
   const skipped = template.includes('{envoy_worker_id}') || template.startsWith(`listener.${ADMIN_SCOPE}.`);
   const name = (labels: ReadonlyMap<string, string>): string => parts.map((part, index) => (index % 2 === 1 ? (labels.get(part) as string) : part)).join('');
-  return [series, { tags: [...tags].sort().join(), skipped, name }];
+  return [series, { tags, skipped, name }];
 }
 
 /** Series name → its stat's shape. */
@@ -53,7 +53,7 @@ export function parsePrometheusStats(body: string): PrometheusStats {
     const shape = SHAPES.get(sample[1] as string);
     if (shape?.skipped === true) continue;
     const series = { name: sample[1] as string, labels: parseLabels(sample[2] ?? '', line), value: Number(sample[3]) };
-    if (shape === undefined || [...series.labels.keys()].sort().join() !== shape.tags) return { unreadable: unreadable(series) };
+    if (shape === undefined || series.labels.size !== shape.tags.length || !shape.tags.every((tag) => series.labels.has(tag))) return { unreadable: unreadable(series) };
     if (series.labels.get('envoy_http_conn_manager_prefix') === ADMIN_SCOPE) continue;
     named.push({ name: shape.name(series.labels), value: series.value });
   }
