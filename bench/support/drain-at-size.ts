@@ -62,12 +62,16 @@ export interface DrainCost {
   readonly load: number;
 }
 
-/** Runs the hook under wait4, which reports its CPU and its peak RSS (the kernel's VmHWM) at its exit. */
+/**
+ * Runs the hook under wait4, which reports its CPU and its peak RSS (the kernel's VmHWM) at its
+ * exit; a SIGINT to the wrapper goes on to the hook (how \`status --watch\` is stopped).
+ */
 const RUSAGE_WRAPPER = `
-import json, os, sys
+import json, os, signal, sys
 pid = os.fork()
 if pid == 0:
     os.execv(sys.argv[2], sys.argv[2:])
+signal.signal(signal.SIGINT, lambda *_: os.kill(pid, signal.SIGINT))
 _, status, ru = os.wait4(pid, 0)
 with open(sys.argv[1], 'w') as out:
     json.dump({'cpuMs': (ru.ru_utime + ru.ru_stime) * 1000, 'peakKiB': ru.ru_maxrss}, out)
@@ -253,9 +257,13 @@ async function replay(envoy: RealEnvoy, calls: readonly AdminCall[]): Promise<Re
   return { cpuMs: sum.cpuMs / n, wallMs: sum.wallMs / n, bytes: sum.bytes / n };
 }
 
-/** `status` runs per size: its reads cost what the drain's do, and there are as many at every size. */
+/**
+ * `status --watch` runs per size, each stopped after STATUS_READS reads of the stats: its reads are
+ * the drain's (a full one, then the ones of the stats that moved), and as many at every size.
+ */
 const STATUS_RUNS = 3;
-const STATUS_ARGS = ['--connections', 'listeners', '--interval', '100ms', '--output', 'json'] as const;
+export const STATUS_READS = 20;
+export const STATUS_ARGS = ['--connections', 'listeners', '--interval', '100ms', '--output', 'json', '--watch'] as const;
 
 /** The executable's `status` through the tap, STATUS_RUNS times: median CPU, peak RSS, and the GETs each made. */
 async function statusUsage(tap: AdminTap, dir: string): Promise<HookUsage & { readonly gets: number }> {
@@ -263,7 +271,11 @@ async function statusUsage(tap: AdminTap, dir: string): Promise<HookUsage & { re
   for (let n = 0; n < STATUS_RUNS; n += 1) {
     const before = tap.calls.length;
     const usageFile = join(dir, `status-usage-${n}.json`);
-    const exit = await spawnTimed(['python3', '-c', RUSAGE_WRAPPER, usageFile, EXECUTABLE, 'status', '--admin-address', tap.adminAddress, '--ready-file', join(dir, 'ready'), ...STATUS_ARGS], { env: cleanEnv() }).exited;
+    const status = spawnTimed(['python3', '-c', RUSAGE_WRAPPER, usageFile, EXECUTABLE, 'status', '--admin-address', tap.adminAddress, '--ready-file', join(dir, 'ready'), ...STATUS_ARGS], { env: cleanEnv() });
+    const reads = (): number => tap.calls.slice(before).filter(isStatsRead).length;
+    for (const deadline = performance.now() + 60_000; reads() < STATUS_READS && status.child.exitCode === null && performance.now() < deadline; ) await sleep(20);
+    status.child.kill('SIGINT');
+    const exit = await status.exited;
     if (exit.code !== 0) throw new Error(`status exited ${exit.code ?? exit.signal}: ${exit.stderr.slice(-2_000)}`);
     const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as HookUsage;
     runs.push({ ...usage, gets: tap.calls.slice(before).filter((call) => call.method === 'GET').length });
