@@ -28,8 +28,8 @@ export interface DrainObservation {
    * stream, an idle connection left), which the socket count never shows.
    */
   readonly countingRequests?: boolean;
-  /** What the last read cost, as readCostMs says; undefined before the first. */
-  readonly readCostMs?: number;
+  /** What every read so far cost Envoy, each as readCostMs says. */
+  readonly readsCostMs?: number;
 }
 
 /** `envoy-unreachable` is the reads' verdict, never the policy's. */
@@ -51,10 +51,12 @@ export function endGameDelayMs(over: number, checkIntervalMs: number): number {
 }
 
 /**
- * Envoy answers admin calls on its main thread, the one that applies its configuration: after a
- * read that took `cost`, the next comes no sooner than READ_COST_FACTOR times that, so the drain's
- * reads take at most 1/READ_COST_FACTOR (5 %) of that thread however large its configuration,
- * never slower than the check interval. A read of a few hundred microseconds is not slowed.
+ * Envoy answers admin calls on its main thread, the one that applies its configuration: once the
+ * reads so far cost it `cost`, the next comes no sooner than READ_COST_FACTOR times that into the
+ * drain, so they take at most 1/READ_COST_FACTOR (5 %) of that thread however large its
+ * configuration, never slower than the check interval. Reads of a few hundred microseconds are not
+ * slowed; an expensive first read (a full one, on a thousand listeners) is paid for by the wait
+ * that follows it.
  */
 export const READ_COST_FACTOR = 20;
 
@@ -167,7 +169,7 @@ export function decideDrain(policy: DrainPolicy, now: DrainObservation): DrainDe
  * `hinted`: the socket-count hint watches (see hintWanted), so the end-game reads are a safety net.
  * `flushWindowMs`: with `--connections total`, when the next stats flush may come (flush-timing.ts):
  * the count cannot drop before it, so end-game reads wait for it, at most a check interval at a time.
- * Whatever the phase, no sooner than READ_COST_FACTOR times what the last read cost Envoy.
+ * Whatever the phase, no sooner than READ_COST_FACTOR times what the reads so far cost Envoy.
  */
 export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted = false, flushWindowMs?: number): number {
   let delay = policy.checkIntervalMs;
@@ -191,7 +193,7 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
           : endGameDelayMs(over, policy.checkIntervalMs);
     delay = Math.min(delay, Math.max(endGame, (flushWindowMs ?? 0) - now.elapsedMs));
   }
-  delay = Math.max(delay, Math.min(policy.checkIntervalMs, READ_COST_FACTOR * (now.readCostMs ?? 0)));
+  delay = Math.max(delay, Math.min(policy.checkIntervalMs, READ_COST_FACTOR * (now.readsCostMs ?? 0) - now.elapsedMs));
   if (untilMayFinish > 0) delay = Math.min(delay, untilMayFinish);
   // Confirm or rule out a dead Envoy quickly, whatever the phase.
   if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);

@@ -33,8 +33,8 @@ export class Reads {
   /** The socket count as last seen while the hint watched: a drop below it, even during the read that follows, is caught. */
   #baseline: SocketCounts | undefined;
   #saidOff = false;
-  /** What the last read cost Envoy (policy.ts readCostMs), and the least a steady read took. */
-  #readCostMs = 0;
+  /** What the reads so far cost Envoy (policy.ts readCostMs), and the least a steady read took. */
+  #readsCostMs = 0;
   #leastSteadyMs: number | undefined;
 
   constructor(options: DrainOptions, deps: DrainDeps, elapsed: () => number) {
@@ -53,8 +53,9 @@ export class Reads {
       const counts = await envoy.readConnections(signal, readTimeoutMs(this.#options, this.#elapsed(), this.#options.adminTimeoutMs));
       const reading = { elapsedMs: this.#elapsed(), counts };
       const tookMs = reading.elapsedMs - startMs;
-      this.#readCostMs = readCostMs(counts.fullRead === true, tookMs, this.#leastSteadyMs);
-      if (counts.fullRead !== true) this.#leastSteadyMs = this.#readCostMs;
+      const costMs = readCostMs(counts.fullRead === true, tookMs, this.#leastSteadyMs);
+      this.#readsCostMs += costMs;
+      if (counts.fullRead !== true) this.#leastSteadyMs = costMs;
       if (this.#timeFlushes && counts.uptimeS !== undefined) this.#flushes = noteRead(this.#flushes, { startMs, endMs: reading.elapsedMs, uptimeS: counts.uptimeS });
       return reading;
     } catch (error) {
@@ -73,7 +74,7 @@ export class Reads {
       lastNewConnectionMs: state.lastNewConnectionMs,
       refusedReads: state.refusedReads,
       countingRequests: state.countingRequests,
-      readCostMs: this.#readCostMs,
+      readsCostMs: this.#readsCostMs,
     };
     const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;
     if (watch === undefined) this.#baseline = undefined;

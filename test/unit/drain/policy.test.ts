@@ -129,17 +129,17 @@ describe('nextReadDelay', () => {
 });
 
 describe("what a read costs Envoy's main thread", () => {
-  it('spaces reads by READ_COST_FACTOR times the last read, never slower than the check interval', () => {
+  it('keeps the reads so far to 1/READ_COST_FACTOR of the drain, never slower than the check interval', () => {
     const oneLeft = { ...at(10_000, 1), countingRequests: true };
-    expect(nextReadDelay(policy, { ...oneLeft, readCostMs: 0.4 })).toBe(FAST_READ_INTERVAL_MS); // a small configuration: not slowed
-    expect(nextReadDelay(policy, { ...oneLeft, readCostMs: 6 })).toBe(6 * READ_COST_FACTOR); // 1,000 listeners
-    expect(nextReadDelay(policy, { ...oneLeft, readCostMs: 600 })).toBe(1_000); // at most the check interval
-    expect(nextReadDelay(policy, { ...at(0, 50), readCostMs: 600 })).toBe(1_000);
+    expect(nextReadDelay(policy, { ...oneLeft, readsCostMs: 20 })).toBe(FAST_READ_INTERVAL_MS); // a small configuration: not slowed
+    expect(nextReadDelay(policy, { ...oneLeft, readsCostMs: 506 })).toBe(506 * READ_COST_FACTOR - 10_000); // a thousand listeners
+    expect(nextReadDelay(policy, { ...oneLeft, readsCostMs: 5_000 })).toBe(1_000); // at most the check interval
+    expect(nextReadDelay(policy, { ...at(0, 50), readsCostMs: 60 })).toBe(1_000);
   });
 
   it('still wakes when the drain may first finish, and before the timeout', () => {
-    expect(nextReadDelay(policy, { ...at(9_950, 0), readCostMs: 30 })).toBe(50);
-    expect(nextReadDelay(policy, { ...at(59_990, 1), readCostMs: 30 })).toBe(10);
+    expect(nextReadDelay(policy, { ...at(9_950, 0), readsCostMs: 1_000 })).toBe(50);
+    expect(nextReadDelay(policy, { ...at(59_990, 1), readsCostMs: 5_000 })).toBe(10);
   });
 
   it('takes a full read at what it took, a steady one at the least any steady read took (on a busy node a slow read is mostly waiting)', () => {
