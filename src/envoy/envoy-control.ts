@@ -77,6 +77,8 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   const reader = createStatsReader(admin, { server: counting.source === 'total', requests: pairs });
   // The listeners and their pairing change only with a full read (stats-reader.ts).
   let seen: { listeners: ReadonlySet<string>; pairing: Pairing | undefined } | undefined;
+  /** The last reading: a read Envoy answered word for word as the one before reads the same. */
+  let lastReading: ConnectionReading | undefined;
   return {
     async failHealthCheck(signal, timeoutMs) {
       await admin.post(HEALTHCHECK_FAIL_PATH, signal, timeoutMs);
@@ -85,13 +87,17 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
       await admin.post(GRACEFUL_DRAIN_PATH, signal, timeoutMs);
     },
     async readConnections(signal, timeoutMs) {
-      const { stats, full, jsonBecause } = await reader.read(signal, timeoutMs);
+      const previous = lastReading;
+      lastReading = undefined;
+      const { stats, full, jsonBecause, unchanged } = await reader.read(signal, timeoutMs);
+      if (unchanged === true && previous !== undefined) return (lastReading = previous);
       if (full || seen === undefined) {
         const listeners = listenerNames(stats);
         seen = { listeners, pairing: pairs ? pairingFromStats(stats, listeners) : undefined };
       }
       const reading = { ...readingOf(stats, seen.listeners, seen.pairing, counting), ...(full && jsonBecause === undefined ? { fullRead: true } : {}) };
-      return jsonBecause === undefined ? reading : { ...reading, jsonBecause };
+      lastReading = jsonBecause === undefined ? reading : { ...reading, jsonBecause };
+      return lastReading;
     },
     async readServerState(signal) {
       return parseServerState(await admin.get(SERVER_INFO_PATH, signal));

@@ -26,6 +26,8 @@ export interface StatsRead {
   readonly full: boolean;
   /** Set once the JSON /stats is read instead of the Prometheus endpoint: why. */
   readonly jsonBecause?: string;
+  /** Envoy answered this read word for word as the one before: the same stats, so the same reading. */
+  readonly unchanged?: boolean;
 }
 
 export interface StatsReader {
@@ -46,13 +48,19 @@ export function createStatsReader(admin: EnvoyAdmin, wanted: StatsWanted): Stats
   const { full: fullPath, usedOnly: usedOnlyPath, json: jsonPath } = statsReadPaths(wanted);
   let baseline: ReadonlyMap<string, number> | undefined;
   let jsonBecause: string | undefined;
+  /** The last steady read (usedonly or JSON): its answer, and what it read as. */
+  let last: { body: string; read: StatsRead } | undefined;
+  /** A steady read's answer, read as `parse` says unless it is the last one's word for word. */
+  const steady = (body: string, parse: (body: string) => StatsRead | undefined): StatsRead | undefined => {
+    if (last?.body === body) return { ...last.read, unchanged: true };
+    const read = parse(body);
+    last = read === undefined ? undefined : { body, read };
+    return read;
+  };
 
   const get = (path: string, signal?: AbortSignal, timeoutMs?: number): Promise<string> => admin.get(path, signal, timeoutMs, MAX_STATS_BYTES);
-  const json = async (signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead> => ({
-    stats: parseStatsJson(await get(jsonPath, signal, timeoutMs)),
-    full: true,
-    ...(jsonBecause === undefined ? {} : { jsonBecause }),
-  });
+  const json = async (signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead> =>
+    steady(await get(jsonPath, signal, timeoutMs), (body) => ({ stats: parseStatsJson(body), full: true, ...(jsonBecause === undefined ? {} : { jsonBecause }) })) as StatsRead;
   /** The Prometheus stats, or the JSON ones from now on when their names cannot be read back. */
   const readable = (answer: PrometheusStats): Stat[] | undefined => {
     if ('stats' in answer) return answer.stats;
@@ -64,16 +72,23 @@ export function createStatsReader(admin: EnvoyAdmin, wanted: StatsWanted): Stats
     async read(signal, timeoutMs) {
       if (jsonBecause !== undefined) return json(signal, timeoutMs);
       if (baseline !== undefined) {
-        const used = readable(parsePrometheusStats(await get(usedOnlyPath, signal, timeoutMs)));
-        if (used === undefined) return json(signal, timeoutMs);
-        const stats = withUnused(baseline, used);
-        if (stats !== undefined) return { stats, full: false };
+        const from = baseline;
+        let unreadableNames = false;
+        const read = steady(await get(usedOnlyPath, signal, timeoutMs), (body) => {
+          const used = readable(parsePrometheusStats(body));
+          unreadableNames = used === undefined;
+          const stats = used === undefined ? undefined : withUnused(from, used);
+          return stats === undefined ? undefined : { stats, full: false };
+        });
+        if (read !== undefined) return read;
+        if (unreadableNames) return json(signal, timeoutMs);
       }
       const all = readable(parsePrometheusStats(await get(fullPath, signal, timeoutMs)));
       if (all === undefined) return json(signal, timeoutMs);
       // Without the update counters (a stats matcher dropped them) a changed listener could go
       // unseen: every read is then a full one.
       baseline = all.some(({ name }) => isListenerUpdateStat(name)) ? new Map(all.map(({ name, value }) => [name, value])) : undefined;
+      last = undefined;
       return { stats: all, full: true };
     },
   };

@@ -85,6 +85,31 @@ describe('pairing listeners with connection managers', () => {
     expect(kinds(admin.paths)).toEqual(['full', 'used', 'full', 'used', 'full', 'used']);
   });
 
+  it('reads an answer word for word the same as the last one as the same reading, and a changed one anew', async () => {
+    let active = 1;
+    const admin = fakeAdmin(() => [ADDED, ...listener('a', 'ingress', active), ...manager('ingress', active, 0)]);
+    const envoy = createEnvoyControl(admin, counting);
+    await envoy.readConnections();
+    const second = await envoy.readConnections();
+    const third = await envoy.readConnections();
+    expect(third).toBe(second);
+    active = 0;
+    const fourth = await envoy.readConnections();
+    expect(fourth.connections).toBe(0);
+    expect(fourth).not.toBe(second);
+  });
+
+  it('never takes a failed reading for the last one: the same answer again fails again', async () => {
+    const bad = [ADDED, { name: 'listener.a.downstream_cx_total', value: 4 }];
+    let stats: FakeStat[] = [ADDED, ...listener('a', 'ingress', 1)];
+    const envoy = createEnvoyControl(fakeAdmin(() => stats), { ...counting, countRequests: false });
+    await envoy.readConnections();
+    await envoy.readConnections();
+    stats = bad;
+    await expect(envoy.readConnections()).rejects.toThrow(/no listener\.a\.downstream_cx_active gauge/);
+    await expect(envoy.readConnections()).rejects.toThrow(/no listener\.a\.downstream_cx_active gauge/);
+  });
+
   it('reads every time in full when a stats matcher drops the update counters: a changed listener could go unseen', async () => {
     const admin = fakeAdmin(() => [...listener('a', 'ingress', 1), ...manager('ingress', 1, 0)]);
     const envoy = createEnvoyControl(admin, counting);
