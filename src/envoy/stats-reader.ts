@@ -45,53 +45,70 @@ export function statsReadPaths(wanted: StatsWanted): { readonly full: string; re
 }
 
 export function createStatsReader(admin: EnvoyAdmin, wanted: StatsWanted): StatsReader {
-  const { full: fullPath, usedOnly: usedOnlyPath, json: jsonPath } = statsReadPaths(wanted);
-  let baseline: ReadonlyMap<string, number> | undefined;
-  let jsonBecause: string | undefined;
-  /** The last steady read (usedonly or JSON): its answer, and what it read as. */
-  let last: { body: string; read: StatsRead } | undefined;
+  return new PrometheusFirst(admin, statsReadPaths(wanted));
+}
+
+class PrometheusFirst implements StatsReader {
+  readonly #admin: EnvoyAdmin;
+  readonly #paths: ReturnType<typeof statsReadPaths>;
+  /** The last full read's stats by name; undefined: the next read is a full one. */
+  #baseline: ReadonlyMap<string, number> | undefined;
+  /** Set once the Prometheus names could not be read back: the JSON /stats from then on. */
+  #jsonBecause: string | undefined;
+  /** The last steady read (usedonly or JSON): Envoy's answer, and what it read as. */
+  #last: { readonly body: string; readonly read: StatsRead } | undefined;
+
+  constructor(admin: EnvoyAdmin, paths: ReturnType<typeof statsReadPaths>) {
+    this.#admin = admin;
+    this.#paths = paths;
+  }
+
+  async read(signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead> {
+    const get = (path: string): Promise<string> => this.#admin.get(path, signal, timeoutMs, MAX_STATS_BYTES);
+    if (this.#jsonBecause === undefined && this.#baseline !== undefined) {
+      const read = this.#steady(await get(this.#paths.usedOnly), (body) => this.#usedOnly(body));
+      if (read !== undefined) return read;
+    }
+    if (this.#jsonBecause === undefined) {
+      const read = this.#full(await get(this.#paths.full));
+      if (read !== undefined) return read;
+    }
+    const jsonBecause = this.#jsonBecause;
+    return this.#steady(await get(this.#paths.json), (body) => ({ stats: parseStatsJson(body), full: true, ...(jsonBecause === undefined ? {} : { jsonBecause }) })) as StatsRead;
+  }
+
   /** A steady read's answer, read as `parse` says unless it is the last one's word for word. */
-  const steady = (body: string, parse: (body: string) => StatsRead | undefined): StatsRead | undefined => {
-    if (last?.body === body) return { ...last.read, unchanged: true };
+  #steady(body: string, parse: (body: string) => StatsRead | undefined): StatsRead | undefined {
+    if (this.#last?.body === body) return { ...this.#last.read, unchanged: true };
     const read = parse(body);
-    last = read === undefined ? undefined : { body, read };
+    this.#last = read === undefined ? undefined : { body, read };
     return read;
-  };
+  }
 
-  const get = (path: string, signal?: AbortSignal, timeoutMs?: number): Promise<string> => admin.get(path, signal, timeoutMs, MAX_STATS_BYTES);
-  const json = async (signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead> =>
-    steady(await get(jsonPath, signal, timeoutMs), (body) => ({ stats: parseStatsJson(body), full: true, ...(jsonBecause === undefined ? {} : { jsonBecause }) })) as StatsRead;
-  /** The Prometheus stats, or the JSON ones from now on when their names cannot be read back. */
-  const readable = (answer: PrometheusStats): Stat[] | undefined => {
+  /** Undefined when a full read must follow, or the names cannot be read back. */
+  #usedOnly(body: string): StatsRead | undefined {
+    const used = this.#readable(parsePrometheusStats(body));
+    const stats = used === undefined || this.#baseline === undefined ? undefined : withUnused(this.#baseline, used);
+    return stats === undefined ? undefined : { stats, full: false };
+  }
+
+  /** Undefined when the names cannot be read back. */
+  #full(body: string): StatsRead | undefined {
+    const all = this.#readable(parsePrometheusStats(body));
+    if (all === undefined) return undefined;
+    // Without the update counters (a stats matcher dropped them) a changed listener could go
+    // unseen: every read is then a full one.
+    this.#baseline = all.some(({ name }) => isListenerUpdateStat(name)) ? new Map(all.map(({ name, value }) => [name, value])) : undefined;
+    this.#last = undefined;
+    return { stats: all, full: true };
+  }
+
+  /** The Prometheus stats, or undefined and the JSON ones from now on when their names cannot be read back. */
+  #readable(answer: PrometheusStats): Stat[] | undefined {
     if ('stats' in answer) return answer.stats;
-    jsonBecause = answer.unreadable;
+    this.#jsonBecause = answer.unreadable;
     return undefined;
-  };
-
-  return {
-    async read(signal, timeoutMs) {
-      if (jsonBecause !== undefined) return json(signal, timeoutMs);
-      if (baseline !== undefined) {
-        const from = baseline;
-        let unreadableNames = false;
-        const read = steady(await get(usedOnlyPath, signal, timeoutMs), (body) => {
-          const used = readable(parsePrometheusStats(body));
-          unreadableNames = used === undefined;
-          const stats = used === undefined ? undefined : withUnused(from, used);
-          return stats === undefined ? undefined : { stats, full: false };
-        });
-        if (read !== undefined) return read;
-        if (unreadableNames) return json(signal, timeoutMs);
-      }
-      const all = readable(parsePrometheusStats(await get(fullPath, signal, timeoutMs)));
-      if (all === undefined) return json(signal, timeoutMs);
-      // Without the update counters (a stats matcher dropped them) a changed listener could go
-      // unseen: every read is then a full one.
-      baseline = all.some(({ name }) => isListenerUpdateStat(name)) ? new Map(all.map(({ name, value }) => [name, value])) : undefined;
-      last = undefined;
-      return { stats: all, full: true };
-    },
-  };
+  }
 }
 
 /**
