@@ -8,7 +8,7 @@ import type { SocketWatch } from '../envoy/socket-watch.js';
 import { errorMessage } from '../shared/errors.js';
 import type { DrainDeps, DrainOptions } from './drain.js';
 import { NO_FLUSHES, flushWindowStartMs, noteRead } from './flush-timing.js';
-import { hintPollMs, hintWanted, nextReadDelay, readTimeoutMs } from './policy.js';
+import { hintPollMs, hintReadDelayMs, hintWanted, nextReadDelay, readTimeoutMs } from './policy.js';
 import type { DrainState, Reading } from './progress.js';
 
 /**
@@ -33,6 +33,9 @@ export class Reads {
   /** The socket count as last seen while the hint watched: a drop below it, even during the read that follows, is caught. */
   #baseline: SocketCounts | undefined;
   #saidOff = false;
+  /** When the last read, and the last read the hint brought, started (drain clock). */
+  #lastReadMs = Number.NEGATIVE_INFINITY;
+  #lastHintReadMs = Number.NEGATIVE_INFINITY;
 
   constructor(options: DrainOptions, deps: DrainDeps, elapsed: () => number) {
     this.#options = options;
@@ -45,6 +48,8 @@ export class Reads {
   async next(trigger: ReadTrigger): Promise<Reading | undefined> {
     const { envoy, log, signal } = this.#deps;
     const startMs = this.#elapsed();
+    this.#lastReadMs = startMs;
+    if (trigger === 'hint') this.#lastHintReadMs = startMs;
     log.debug({ trigger, elapsedMs: Math.round(startMs) }, 'reading connections');
     try {
       const counts = await envoy.readConnections(signal, readTimeoutMs(this.#options, this.#elapsed(), this.#options.adminTimeoutMs));
@@ -86,7 +91,9 @@ export class Reads {
         await sleep(delayMs, undefined, { signal });
         return flushWindowMs !== undefined && delayMs > nextReadDelay(options, now) ? 'flush' : 'cadence';
       }
-      const woke = await watchSockets(watch, baseline, delayMs, hintPollMs((now.connections ?? 0) - options.exitAtConnections), signal);
+      const counting = now.countingRequests === true;
+      const holdMs = hintReadDelayMs(counting, now.elapsedMs - this.#lastReadMs, now.elapsedMs - this.#lastHintReadMs);
+      const woke = await watchSockets(watch, baseline, { delayMs, pollMs: hintPollMs((now.connections ?? 0) - options.exitAtConnections, counting), holdMs }, signal);
       this.#baseline = woke.baseline;
       return woke.trigger;
     } catch {
@@ -97,14 +104,21 @@ export class Reads {
 
 /**
  * Samples the socket count every `pollMs` for up to `delayMs`: a count below `baseline` (a socket
- * closed) ends the wait at once, and that sample is the next baseline. A count above it is no
+ * closed) ends the wait, at once or once `holdMs` has passed, and that sample is the next baseline. A count above it is no
  * close, and an admin call's own short-lived connection (through a proxy, say) goes up and back
  * down to it, so neither wakes the drain. At the end of a quiet wait the last sample is the next
  * baseline: no read was in flight to inflate it. Plain timers and one abort listener: this runs
  * up to 50 times a second.
  */
-function watchSockets(watch: SocketWatch, baseline: SocketCounts, delayMs: number, pollMs: number, signal: AbortSignal): Promise<{ trigger: ReadTrigger; baseline: SocketCounts | undefined }> {
-  const until = Date.now() + delayMs;
+function watchSockets(
+  watch: SocketWatch,
+  baseline: SocketCounts,
+  { delayMs, pollMs, holdMs }: { readonly delayMs: number; readonly pollMs: number; readonly holdMs: number },
+  signal: AbortSignal,
+): Promise<{ trigger: ReadTrigger; baseline: SocketCounts | undefined }> {
+  const startedAt = Date.now();
+  const until = startedAt + delayMs;
+  const heldUntil = startedAt + holdMs;
   let last = baseline;
   return new Promise((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
@@ -119,9 +133,15 @@ function watchSockets(watch: SocketWatch, baseline: SocketCounts, delayMs: numbe
     const look = (): void => {
       const next = watch.sample();
       if (next === undefined) return done({ trigger: 'hint-off', baseline: undefined });
-      if (fewerSockets(next, baseline)) return done({ trigger: 'hint', baseline: next });
+      const now = Date.now();
+      if (fewerSockets(next, baseline)) {
+        const hold = Math.min(heldUntil, until) - now;
+        if (hold <= 0) return done({ trigger: 'hint', baseline: next });
+        timer = setTimeout(() => done({ trigger: 'hint', baseline: next }), hold);
+        return;
+      }
       last = next;
-      const left = until - Date.now();
+      const left = until - now;
       if (left <= 0) return done({ trigger: 'safety-net', baseline: last });
       timer = setTimeout(look, Math.min(pollMs, left));
     };
