@@ -69,6 +69,11 @@ export function readCostMs(lastWasFull: boolean, lastMs: number, leastSteadyMs: 
   return lastWasFull ? lastMs : Math.min(lastMs, leastSteadyMs ?? lastMs);
 }
 
+/** How long the next read waits for the reads so far to keep to their share (READ_COST_FACTOR): at most a check interval. */
+export function readCostWaitMs(policy: DrainPolicy, now: DrainObservation): number {
+  return Math.max(0, Math.min(policy.checkIntervalMs, READ_COST_FACTOR * (now.readsCostMs ?? 0) - now.elapsedMs));
+}
+
 /** With a quiet period, reads near the drain's earliest end come at least every quietPeriod / QUIET_READ_SHARE. */
 export const QUIET_READ_SHARE = 4;
 
@@ -77,14 +82,29 @@ export const QUIET_READ_SHARE = 4;
  * hold it, the kernel's count of TCP sockets is read every HINT_POLL_MS with one connection above the
  * threshold (END_GAME_GROWTH times less often for each further one), and a socket fewer brings the
  * next admin read at once. The hint only says when to read: the read decides. Each look wakes the
- * process (about 0.2 ms of CPU for Node, measured), so it looks fast only when one close can end it.
+ * process (about 0.2 ms of CPU for Node, measured), so it looks fast only when one close can end it:
+ * one connection left, or, counting only requests in flight, any number of them (requests a
+ * balancer sent together end together, and the close of their connections is the first sign).
  */
 export const HINT_POLL_MS = 20;
 export const HINT_MAX_OVER = 3;
 
-/** How often the hint looks at the socket count with `over` connections above the threshold: 20, 80, 320 ms. */
-export function hintPollMs(over: number): number {
-  return HINT_POLL_MS * END_GAME_GROWTH ** Math.max(0, over - 1);
+/** How often the hint looks at the socket count with `over` connections above the threshold: 20, 80, 320 ms; counting requests, 20 ms. */
+export function hintPollMs(over: number, countingRequests = false): number {
+  return countingRequests ? HINT_POLL_MS : HINT_POLL_MS * END_GAME_GROWTH ** Math.max(0, over - 1);
+}
+
+/**
+ * How long a read the hint asks for waits, `sinceReadMs` after the last read and `sinceHintReadMs`
+ * after the last read the hint brought. Counting requests, any close wakes the hint (an idle
+ * connection's too), so its reads come no sooner than FAST_READ_INTERVAL_MS after any read and
+ * REQUESTS_END_GAME_MAX_MS after its own last one: reads stay at the requests' end-game pace
+ * however many sockets close, and the first close after a quiet spell is read within a poll.
+ * Counting connections, at most HINT_MAX_OVER closes matter, and each is read at once.
+ */
+export function hintReadDelayMs(countingRequests: boolean, sinceReadMs: number, sinceHintReadMs: number): number {
+  if (!countingRequests) return 0;
+  return Math.max(0, FAST_READ_INTERVAL_MS - sinceReadMs, REQUESTS_END_GAME_MAX_MS - sinceHintReadMs);
 }
 
 /**
@@ -102,11 +122,11 @@ export function requestsEndGameDelayMs(over: number, checkIntervalMs: number): n
 /** With the hint on and one connection left, the admin reads that catch what the hint missed: this share of the check interval. */
 export const SAFETY_NET_SHARE = 4;
 
-/** Whether the socket-count hint is worth its reads now: the drain could finish, and few connections hold it. */
+/** Whether the socket-count hint is worth its looks now: the drain could finish, and few connections hold it, or requests in flight do. */
 export function hintWanted(policy: DrainPolicy, now: DrainObservation): boolean {
   if (now.connections === undefined || now.elapsedMs < earliestFinishMs(policy, now.lastNewConnectionMs)) return false;
   const over = now.connections - policy.exitAtConnections;
-  return over > 0 && over <= HINT_MAX_OVER;
+  return over > 0 && (now.countingRequests === true || over <= HINT_MAX_OVER);
 }
 
 /** The end-game delay while the hint watches: a safety net, slow enough that the hint does the fast part. */
@@ -193,7 +213,7 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
           : endGameDelayMs(over, policy.checkIntervalMs);
     delay = Math.min(delay, Math.max(endGame, (flushWindowMs ?? 0) - now.elapsedMs));
   }
-  delay = Math.max(delay, Math.min(policy.checkIntervalMs, READ_COST_FACTOR * (now.readsCostMs ?? 0) - now.elapsedMs));
+  delay = Math.max(delay, readCostWaitMs(policy, now));
   if (untilMayFinish > 0) delay = Math.min(delay, untilMayFinish);
   // Confirm or rule out a dead Envoy quickly, whatever the phase.
   if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);

@@ -8,7 +8,7 @@ import type { SocketWatch } from '../envoy/socket-watch.js';
 import { errorMessage } from '../shared/errors.js';
 import type { DrainDeps, DrainOptions } from './drain.js';
 import { NO_FLUSHES, flushWindowStartMs, noteRead } from './flush-timing.js';
-import { hintPollMs, hintWanted, nextReadDelay, readCostMs, readTimeoutMs } from './policy.js';
+import { hintPollMs, hintReadDelayMs, hintWanted, nextReadDelay, readCostMs, readCostWaitMs, readTimeoutMs } from './policy.js';
 import type { DrainState, Reading } from './progress.js';
 
 /**
@@ -36,6 +36,9 @@ export class Reads {
   /** What the reads so far cost Envoy (policy.ts readCostMs), and the least a steady read took. */
   #readsCostMs = 0;
   #leastSteadyMs: number | undefined;
+  /** When the last read, and the last read the hint brought, started (drain clock). */
+  #lastReadMs = Number.NEGATIVE_INFINITY;
+  #lastHintReadMs = Number.NEGATIVE_INFINITY;
 
   constructor(options: DrainOptions, deps: DrainDeps, elapsed: () => number) {
     this.#options = options;
@@ -48,6 +51,8 @@ export class Reads {
   async next(trigger: ReadTrigger): Promise<Reading | undefined> {
     const { envoy, log, signal } = this.#deps;
     const startMs = this.#elapsed();
+    this.#lastReadMs = startMs;
+    if (trigger === 'hint') this.#lastHintReadMs = startMs;
     log.debug({ trigger, elapsedMs: Math.round(startMs) }, 'reading connections');
     try {
       const counts = await envoy.readConnections(signal, readTimeoutMs(this.#options, this.#elapsed(), this.#options.adminTimeoutMs));
@@ -94,7 +99,10 @@ export class Reads {
         await sleep(delayMs, undefined, { signal });
         return flushWindowMs !== undefined && delayMs > nextReadDelay(options, now) ? 'flush' : 'cadence';
       }
-      const woke = await watchSockets(watch, baseline, delayMs, hintPollMs((now.connections ?? 0) - options.exitAtConnections), signal);
+      const counting = now.countingRequests === true;
+      // A read the hint brings keeps to the reads' share of Envoy's main thread as well.
+      const holdMs = Math.max(hintReadDelayMs(counting, now.elapsedMs - this.#lastReadMs, now.elapsedMs - this.#lastHintReadMs), readCostWaitMs(options, now));
+      const woke = await watchSockets(watch, baseline, { delayMs, pollMs: hintPollMs((now.connections ?? 0) - options.exitAtConnections, counting), holdMs }, signal);
       this.#baseline = woke.baseline;
       return woke.trigger;
     } catch {
@@ -105,14 +113,21 @@ export class Reads {
 
 /**
  * Samples the socket count every `pollMs` for up to `delayMs`: a count below `baseline` (a socket
- * closed) ends the wait at once, and that sample is the next baseline. A count above it is no
+ * closed) ends the wait, at once or once `holdMs` has passed, and that sample is the next baseline. A count above it is no
  * close, and an admin call's own short-lived connection (through a proxy, say) goes up and back
  * down to it, so neither wakes the drain. At the end of a quiet wait the last sample is the next
  * baseline: no read was in flight to inflate it. Plain timers and one abort listener: this runs
  * up to 50 times a second.
  */
-function watchSockets(watch: SocketWatch, baseline: SocketCounts, delayMs: number, pollMs: number, signal: AbortSignal): Promise<{ trigger: ReadTrigger; baseline: SocketCounts | undefined }> {
-  const until = Date.now() + delayMs;
+function watchSockets(
+  watch: SocketWatch,
+  baseline: SocketCounts,
+  { delayMs, pollMs, holdMs }: { readonly delayMs: number; readonly pollMs: number; readonly holdMs: number },
+  signal: AbortSignal,
+): Promise<{ trigger: ReadTrigger; baseline: SocketCounts | undefined }> {
+  const startedAt = Date.now();
+  const until = startedAt + delayMs;
+  const heldUntil = startedAt + holdMs;
   let last = baseline;
   return new Promise((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
@@ -127,9 +142,15 @@ function watchSockets(watch: SocketWatch, baseline: SocketCounts, delayMs: numbe
     const look = (): void => {
       const next = watch.sample();
       if (next === undefined) return done({ trigger: 'hint-off', baseline: undefined });
-      if (fewerSockets(next, baseline)) return done({ trigger: 'hint', baseline: next });
+      const now = Date.now();
+      if (fewerSockets(next, baseline)) {
+        const hold = Math.min(heldUntil, until) - now;
+        if (hold <= 0) return done({ trigger: 'hint', baseline: next });
+        timer = setTimeout(() => done({ trigger: 'hint', baseline: next }), hold);
+        return;
+      }
       last = next;
-      const left = until - Date.now();
+      const left = until - now;
       if (left <= 0) return done({ trigger: 'safety-net', baseline: last });
       timer = setTimeout(look, Math.min(pollMs, left));
     };

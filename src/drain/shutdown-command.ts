@@ -101,7 +101,7 @@ async function drainAndReport(config: ShutdownConfig, log: Logger, signal: Abort
   const report = { ...outcome, result: outcome.result, exitCode, finishedAt: new Date().toISOString() };
   if (config.readyFile !== undefined) {
     try {
-      await writeReadyFile(config.readyFile, report);
+      writeReadyFile(config.readyFile, report);
     } catch (error) {
       log.error({ err: errorMessage(error), readyFile: config.readyFile }, "could not write the ready file: Envoy's preStop hook waits until its own timeout");
       return { result: 'ready-file-failed', exitCode: exitCodeFor(error), fields: { drain: outcome.result, connections: outcome.connections } };

@@ -2,7 +2,7 @@
 // hook when it appears.
 import { closeSync, lstatSync, openSync, readSync, rmSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
-import { writeFileAtomically } from './atomic-file.js';
+import { writeFileAtomicallySync } from './atomic-file.js';
 import { assertWritableDirectory } from './fs-checks.js';
 import { ShutdownManagerError, UsageError, errorMessage } from '../shared/errors.js';
 import { readSmallFile } from './small-file.js';
@@ -70,9 +70,14 @@ function isReadyReport(text: string): boolean {
   }
 }
 
-export async function writeReadyFile(path: string, report: ReadyReport): Promise<void> {
+/**
+ * Synchronously: the drain is over and the hook has nothing else to do, while each trip through the
+ * thread pool (open, write, close, rename) is one more wake-up of this process, on a busy node
+ * milliseconds each, before the manager can see the file and release Envoy.
+ */
+export function writeReadyFile(path: string, report: ReadyReport): void {
   try {
-    await writeFileAtomically(path, `${JSON.stringify(report)}\n`);
+    writeFileAtomicallySync(path, `${JSON.stringify(report)}\n`);
   } catch (error) {
     throw new ShutdownManagerError('ESM_READY_FILE', `could not write the ready file ${path}: ${errorMessage(error)}`, { cause: error });
   }

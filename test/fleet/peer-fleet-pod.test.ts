@@ -1,7 +1,7 @@
 // The peers' rendered workloads as the fleet rolls them: the strategy each controller computes for
 // the fleet's size, and the pod spec with a user's flags after the manager's preStop command.
 import { describe, expect, it } from 'vitest';
-import { fleetPodSpec, peerStrategy, scaledStrategy } from './support/peer-fleet-pod.js';
+import { fleetPodSpec, newPodAfterExit, peerStrategy, scaledStrategy } from './support/peer-fleet-pod.js';
 
 describe('scaledStrategy', () => {
   it("a Deployment: 25 % each by default, maxSurge rounded up, maxUnavailable down", () => {
@@ -26,6 +26,13 @@ describe('the peers as rendered', () => {
   it("Envoy Gateway's Deployment takes the defaults; Contour's DaemonSet its 10 %", () => {
     expect(peerStrategy('envoy-gateway', 8)).toEqual({ maxSurge: 2, maxUnavailable: 2 });
     expect(peerStrategy('contour', 8)).toEqual({ maxSurge: 0, maxUnavailable: 1 });
+  });
+
+  it("Contour's DaemonSet, without surge, replaces each pod only once it is gone; Envoy Gateway's Deployment at once", () => {
+    expect(newPodAfterExit('contour', peerStrategy('contour', 8))).toBe(true);
+    expect(newPodAfterExit('contour', { maxSurge: 2, maxUnavailable: 0 })).toBe(false); // a DaemonSet with surge adds the new pod beside the old
+    expect(newPodAfterExit('envoy-gateway', peerStrategy('envoy-gateway', 8))).toBe(false);
+    expect(newPodAfterExit('envoy-gateway', { maxSurge: 0, maxUnavailable: 1 })).toBe(false);
   });
 
   it("a user's flags go after the manager's preStop command, nothing else changes", () => {

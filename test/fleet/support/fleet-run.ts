@@ -22,7 +22,7 @@ import { type HeyReport, HEY_VERSION, startHey } from './hey.js';
 import { CHART_STRATEGIES, type Strategy } from './rollout-plan.js';
 import { podTraffic, type PodTraffic } from './pod-traffic.js';
 import { type FleetPod, rollout, type RolloutReport } from './rollout.js';
-import { PEER_SHAPES, type PeerPodChoice, peerStrategy, startPeerFleetPod } from './peer-fleet-pod.js';
+import { PEER_SHAPES, type PeerPodChoice, newPodAfterExit, peerStrategy, startPeerFleetPod } from './peer-fleet-pod.js';
 import type { PodmanPod } from '../../image/support/podman-pod.js';
 
 export interface FleetInput {
@@ -192,7 +192,7 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
           // Held by the application, or (a pod already gone, in the control) failed: either way, no wait without end.
           await Promise.race([upstream.slowInFlight(batch.length), Promise.all(batch)]);
         },
-      }, { replicas: input.replicas, strategy, inPlace, removeLagMs: input.mode === 'endpoints' ? input.removeLagMs : undefined, timeoutMs: rolloutTimeoutMs });
+      }, { replicas: input.replicas, strategy, inPlace, afterExit: pods.afterExit, removeLagMs: input.mode === 'endpoints' ? input.removeLagMs : undefined, timeoutMs: rolloutTimeoutMs });
       // The clients keep going until each pod of the new fleet has served a request since the rollout ended.
       const ended = Date.now();
       const newSlots = report.pods.filter((p) => !initial.includes(p)).map((p) => p.slot);
@@ -251,6 +251,8 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
 /** How the fleet's pods start, where they take traffic and answer readiness, and their workload's rollout strategy. */
 interface FleetPods {
   readonly strategy: Strategy;
+  /** The workload creates a new pod only once an old one has exited (a DaemonSet without surge). */
+  readonly afterExit: boolean;
   readonly trafficPort: number;
   readonly readyPort: number;
   readonly stats: { readonly port: number; readonly path: string };
@@ -274,6 +276,7 @@ async function chartPods(input: FleetInput, upstreamPort: number, objects: RunOb
   };
   return {
     strategy,
+    afterExit: false,
     trafficPort: APP_PORT,
     readyPort: listenerPort('ready'),
     stats: { port: listenerPort('stats'), path: '/stats/prometheus' },
@@ -284,8 +287,10 @@ async function chartPods(input: FleetInput, upstreamPort: number, objects: RunOb
 function peerPods(choice: PeerPodChoice, input: FleetInput, upstreamPort: number, objects: RunObjects): FleetPods {
   if (!input.hooks || input.network !== 'pod') throw new Error('a peer pod runs with its hooks, in its own network namespace');
   const shape = PEER_SHAPES[choice.peer];
+  const strategy = peerStrategy(choice.peer, input.replicas);
   return {
-    strategy: peerStrategy(choice.peer, input.replicas),
+    strategy,
+    afterExit: newPodAfterExit(choice.peer, strategy),
     trafficPort: shape.listenerPort,
     readyPort: shape.ready.port,
     stats: shape.stats,

@@ -67,6 +67,16 @@ export function startPeerFleetPod(objects: PodmanObjects, choice: PeerPodChoice,
   }).then((peer) => peer.pod);
 }
 
+/**
+ * Whether the peer's workload creates a new pod only once an old one is gone: a DaemonSet without
+ * surge does (its controller counts a terminating pod as its node's pod, and without surge never
+ * adds a second one), so each node's pod is replaced in place, drain and exit included; a
+ * Deployment creates its new pods at once.
+ */
+export function newPodAfterExit(peer: PeerName, strategy: Strategy): boolean {
+  return WORKLOADS[peer].kind === 'DaemonSet' && strategy.maxSurge === 0;
+}
+
 type IntOrPercent = number | string | undefined;
 
 interface Workload {

@@ -1,9 +1,10 @@
 // The rollout driver: the Deployment controller (rollout-plan.ts decides), the scheduler's one rule
 // that matters here (with hostNetwork a new pod takes the node ports of an old one, so it starts only
-// once that pod has exited), the EndpointSlice following balancer (the pod out of HAProxy `lagMs`
-// after it is marked terminating) and kubelet (podman-kubelet.ts terminates each deleted pod as a
-// 1.33 kubelet does). A new pod counts as available once its readiness probe passes; it is put in
-// the balancer then.
+// once that pod has exited), the DaemonSet controller's own rule without surge (a node's new pod is
+// created only once its old pod is gone, so it too starts after an exit), the EndpointSlice
+// following balancer (the pod out of HAProxy `lagMs` after it is marked terminating) and kubelet
+// (podman-kubelet.ts terminates each deleted pod as a 1.33 kubelet does). A new pod counts as
+// available once its readiness probe passes; it is put in the balancer then.
 import type { PodTermination } from '../../image/support/podman-kubelet.js';
 import type { PodmanPod } from '../../image/support/podman-pod.js';
 import { nextStep, type Strategy } from './rollout-plan.js';
@@ -32,6 +33,11 @@ export interface RolloutOptions {
   readonly strategy: Strategy;
   /** New pods take the slot (node ports) of a deleted pod, once it has exited. */
   readonly inPlace: boolean;
+  /**
+   * New pods start only once a deleted pod has exited, each on a slot of its own: a DaemonSet
+   * without surge, whose controller counts a terminating pod as its node's pod until it is gone.
+   */
+  readonly afterExit?: boolean;
   /** The balancer takes a terminating pod out after this long; undefined: it never does (health checks decide). */
   readonly removeLagMs: number | undefined;
   /** Bounds the whole rollout. */
@@ -131,7 +137,7 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
       });
       return pod.slot;
     })();
-    if (options.inPlace) freed.push(exited);
+    if (options.inPlace || options.afterExit === true) freed.push(exited);
     return exited.then(() => undefined);
   };
 
@@ -141,8 +147,10 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
     fresh.push(entry);
     record(name, 'created');
     return (async () => {
-      // In place: the scheduler holds the pod until the deleted pod whose ports it takes has exited.
-      const slot = options.inPlace ? await (freed.shift() ?? Promise.reject(new Error(`${name}: no deleted pod frees ports for it`))) : nextSlot++;
+      // In place: the scheduler holds the pod until the deleted pod whose ports it takes has exited;
+      // after an exit: the DaemonSet controller creates it only then.
+      const waited = options.inPlace || options.afterExit === true ? await (freed.shift() ?? Promise.reject(new Error(`${name}: no deleted pod exits for it`))) : undefined;
+      const slot = options.inPlace && waited !== undefined ? waited : nextSlot++;
       record(name, 'scheduled');
       const pod = await hooks.startPod(name, slot);
       all.push(pod);

@@ -57,6 +57,7 @@ export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptio
   const volumes = await emptyDirs(objects, spec, options.bootstrap);
   const containers: PodContainer[] = [];
   const probes: Array<{ id: string; port: number; path: string }> = [];
+  let reached: Promise<{ pid: string; bridge: PodBridge }> | undefined;
   for (const c of spec.containers) {
     const id = objects.container(c.name);
     const envoy = c.command?.[0] === 'envoy';
@@ -74,14 +75,17 @@ export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptio
       ...(envoy ? withBootstrap(args, options.bootstrap) : args),
     ], 60_000);
     containers.push({ name: c.name, id, preStop: undefined });
+    // A pod's network is there from its sandbox on, before its containers: the bridge to it starts
+    // with the first container, beside the others' start rather than after them.
+    if (reached === undefined) {
+      reached = reach(objects, id, options);
+      reached.catch(() => undefined); // awaited below; a failed later container must not leave it unhandled
+    }
     const probe = c.readinessProbe?.httpGet ?? c.startupProbe?.httpGet;
     if (probe !== undefined) probes.push({ id, port: Number(probe.port), path: probe.path ?? '/' });
   }
-  const first = containers[0];
-  if (first === undefined) throw new Error('the rendered pod has no container');
-  const pid = (await podman(['inspect', '--format', '{{.State.Pid}}', first.id])).trim();
-  const bridge = await bridgePod(pid, { ports: options.ports, backends: options.backends });
-  objects.onRemove(() => bridge.close());
+  if (reached === undefined) throw new Error('the rendered pod has no container');
+  const { pid, bridge } = await reached;
   const hooked = containers.map((c, index) => ({ ...c, preStop: hookOf(spec.containers[index] as IContainer, bridge) }));
   // kubelet's probes: the pod counts as started once every probed container answers.
   await Promise.all(probes.map((probe) => waitForHttp(probe.id, bridge.port(probe.port), probe.path, READY_WITHIN_MS))).catch(async (error: unknown) => {
@@ -97,6 +101,14 @@ export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptio
     container: (wanted) => hooked.find((c) => c.name === wanted) ?? missing(wanted),
   };
   return { pod, bridge, pid, container: pod.container };
+}
+
+/** The bridge into the pod, through the network namespace of `container` (any of the pod's); removed with the pod. */
+async function reach(objects: PodmanObjects, container: string, options: PeerPodOptions): Promise<{ pid: string; bridge: PodBridge }> {
+  const pid = (await podman(['inspect', '--format', '{{.State.Pid}}', container])).trim();
+  const bridge = await bridgePod(pid, { ports: options.ports, backends: options.backends });
+  objects.onRemove(() => bridge.close());
+  return { pid, bridge };
 }
 
 function missing(name: string): never {

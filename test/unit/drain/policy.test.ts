@@ -9,7 +9,9 @@ import {
   decideDrain,
   earliestFinishMs,
   envoyGone,
+  REQUESTS_END_GAME_MAX_MS,
   hintPollMs,
+  hintReadDelayMs,
   hintWanted,
   readTimeoutMs,
   startGiveUpMs,
@@ -222,7 +224,27 @@ describe('the socket-count hint', () => {
   });
 
   it('looks at the socket count fast only when one close can end the drain', () => {
-    expect([1, 2, 3].map(hintPollMs)).toEqual([20, 80, 320]);
+    expect([1, 2, 3].map((over) => hintPollMs(over))).toEqual([20, 80, 320]);
+  });
+
+  it('counting requests, watches whatever their number, fast: requests sent together end together', () => {
+    const requests = (elapsed: number, inFlight: number) => ({ ...at(elapsed, inFlight), countingRequests: true });
+    expect(hintWanted(policy, requests(10_000, HINT_MAX_OVER + 5))).toBe(true);
+    expect(hintWanted(policy, requests(10_000, 0))).toBe(false);
+    expect(hintWanted(policy, requests(9_000, 4))).toBe(false); // before the drain may end
+    expect([1, 4, 8].map((over) => hintPollMs(over, true))).toEqual([20, 20, 20]);
+  });
+
+  it.each([
+    // counting requests, since the last read, since the last hint read, delay
+    [false, 0, 0, 0], // counting connections: at most a few closes matter, each read at once
+    [true, 0, Infinity, FAST_READ_INTERVAL_MS], // never closer than the fast pace to the read before
+    [true, 10, Infinity, FAST_READ_INTERVAL_MS - 10],
+    [true, 60, Infinity, 0], // the first close after a quiet spell: read at once
+    [true, 30, 30, REQUESTS_END_GAME_MAX_MS - 30], // a stream of closes: reads at the requests' end-game pace
+    [true, 30, REQUESTS_END_GAME_MAX_MS, 0],
+  ] as const)('a read the hint asks for, counting requests %s, %d ms after a read and %d ms after a hint read, waits %d ms', (counting, sinceRead, sinceHint, delay) => {
+    expect(hintReadDelayMs(counting, sinceRead, sinceHint)).toBe(delay);
   });
 
   it('leaves a dead Envoy to be confirmed quickly', () => {

@@ -62,7 +62,7 @@ describe('ReadyWatch', () => {
     expect(watch.waiting).toBe(1_000);
     await reads.quiet(); // the looks taken on arrival found nothing: only the watch can see the file now
     const before = reads.state.started;
-    await writeReadyFile(path, report);
+    writeReadyFile(path, report);
     const contents = await Promise.all(waiters);
     expect(contents.every((c) => typeof c === 'object' && c.result === 'drained')).toBe(true);
     expect(watch.waiting).toBe(0);
@@ -79,7 +79,7 @@ describe('ReadyWatch', () => {
 
   it('answers at once when the file is already there', async () => {
     const { watch, path } = setup({ pollIntervalMs: HOUR, useEvents: false });
-    await writeReadyFile(path, report);
+    writeReadyFile(path, report);
     expect(await watch.wait(new AbortController().signal)).toEqual(report);
   });
 
@@ -91,7 +91,7 @@ describe('ReadyWatch', () => {
     leaving.abort();
     expect(await gone).toBeUndefined();
     expect(watch.waiting).toBe(1);
-    await writeReadyFile(path, report);
+    writeReadyFile(path, report);
     expect(await staying).toEqual(report);
   });
 
