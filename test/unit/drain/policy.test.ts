@@ -20,6 +20,7 @@ import {
   nextReadDelay,
   READ_COST_FACTOR,
   readCostMs,
+  readCostWaitMs,
   type DrainPolicy,
 } from '../../../src/drain/policy.js';
 
@@ -137,6 +138,12 @@ describe("what a read costs Envoy's main thread", () => {
     expect(nextReadDelay(policy, { ...oneLeft, readsCostMs: 506 })).toBe(506 * READ_COST_FACTOR - 10_000); // a thousand listeners
     expect(nextReadDelay(policy, { ...oneLeft, readsCostMs: 5_000 })).toBe(1_000); // at most the check interval
     expect(nextReadDelay(policy, { ...at(0, 50), readsCostMs: 60 })).toBe(1_000);
+  });
+
+  it('holds a read the socket-count hint asks for as long (readCostWaitMs)', () => {
+    expect(readCostWaitMs(policy, { ...at(10_000, 1), readsCostMs: 506 })).toBe(120);
+    expect(readCostWaitMs(policy, { ...at(10_000, 1), readsCostMs: 20 })).toBe(0);
+    expect(readCostWaitMs(policy, { ...at(10_000, 1), readsCostMs: 5_000 })).toBe(1_000);
   });
 
   it('still wakes when the drain may first finish, and before the timeout', () => {
