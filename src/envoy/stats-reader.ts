@@ -26,7 +26,7 @@ export interface StatsRead {
   readonly full: boolean;
   /** Set once the JSON /stats is read instead of the Prometheus endpoint: why. */
   readonly jsonBecause?: string;
-  /** Envoy answered this read word for word as the one before: the same stats, so the same reading. */
+  /** A usedonly read named the same stats with the same values as the one before: the same reading. */
   readonly unchanged?: boolean;
 }
 
@@ -55,8 +55,8 @@ class PrometheusFirst implements StatsReader {
   #baseline: ReadonlyMap<string, number> | undefined;
   /** Set once the Prometheus names could not be read back: the JSON /stats from then on. */
   #jsonBecause: string | undefined;
-  /** The last steady read (usedonly or JSON): Envoy's answer, and what it read as. */
-  #last: { readonly body: string; readonly read: StatsRead } | undefined;
+  /** The last usedonly read: the stats it named, and what it read as. */
+  #last: { readonly used: string; readonly read: StatsRead } | undefined;
 
   constructor(admin: EnvoyAdmin, paths: ReturnType<typeof statsReadPaths>) {
     this.#admin = admin;
@@ -66,30 +66,30 @@ class PrometheusFirst implements StatsReader {
   async read(signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead> {
     const get = (path: string): Promise<string> => this.#admin.get(path, signal, timeoutMs, MAX_STATS_BYTES);
     if (this.#jsonBecause === undefined && this.#baseline !== undefined) {
-      const read = this.#steady(await get(this.#paths.usedOnly), (body) => this.#usedOnly(body));
+      const read = this.#usedOnly(await get(this.#paths.usedOnly), this.#baseline);
       if (read !== undefined) return read;
     }
     if (this.#jsonBecause === undefined) {
       const read = this.#full(await get(this.#paths.full));
       if (read !== undefined) return read;
     }
-    const jsonBecause = this.#jsonBecause;
-    return this.#steady(await get(this.#paths.json), (body) => ({ stats: parseStatsJson(body), full: true, ...(jsonBecause === undefined ? {} : { jsonBecause }) })) as StatsRead;
+    return { stats: parseStatsJson(await get(this.#paths.json)), full: true, ...(this.#jsonBecause === undefined ? {} : { jsonBecause: this.#jsonBecause }) };
   }
 
-  /** A steady read's answer, read as `parse` says unless it is the last one's word for word. */
-  #steady(body: string, parse: (body: string) => StatsRead | undefined): StatsRead | undefined {
-    if (this.#last?.body === body) return { ...this.#last.read, unchanged: true };
-    const read = parse(body);
-    this.#last = read === undefined ? undefined : { body, read };
-    return read;
-  }
-
-  /** Undefined when a full read must follow, or the names cannot be read back. */
-  #usedOnly(body: string): StatsRead | undefined {
+  /**
+   * Undefined when a full read must follow, or the names cannot be read back. The same stats with
+   * the same values as the last time (the admin API's own left out: they move with every call)
+   * read as the same, without going through the full read's again.
+   */
+  #usedOnly(body: string, baseline: ReadonlyMap<string, number>): StatsRead | undefined {
     const used = this.#readable(parsePrometheusStats(body));
-    const stats = used === undefined || this.#baseline === undefined ? undefined : withUnused(this.#baseline, used);
-    return stats === undefined ? undefined : { stats, full: false };
+    if (used === undefined) return undefined;
+    const key = used.map(({ name, value }) => `${name} ${value}`).join('\n');
+    if (this.#last?.used === key) return { ...this.#last.read, unchanged: true };
+    const stats = withUnused(baseline, used);
+    const read = stats === undefined ? undefined : { stats, full: false };
+    this.#last = read === undefined ? undefined : { used: key, read };
+    return read;
   }
 
   /** Undefined when the names cannot be read back. */
