@@ -58,7 +58,7 @@ export class Reads {
       const counts = await envoy.readConnections(signal, readTimeoutMs(this.#options, this.#elapsed(), this.#options.adminTimeoutMs));
       const reading = { elapsedMs: this.#elapsed(), counts };
       const tookMs = reading.elapsedMs - startMs;
-      const costMs = readCostMs(counts.fullRead === true, tookMs, this.#leastSteadyMs);
+      const costMs = Math.min(readCostMs(counts.fullRead === true, tookMs, this.#leastSteadyMs), counts.envoyCostMs ?? Number.POSITIVE_INFINITY);
       this.#readsCostMs += costMs;
       if (counts.fullRead !== true) this.#leastSteadyMs = costMs;
       if (this.#timeFlushes && counts.uptimeS !== undefined) this.#flushes = noteRead(this.#flushes, { startMs, endMs: reading.elapsedMs, uptimeS: counts.uptimeS });

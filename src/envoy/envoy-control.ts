@@ -40,6 +40,8 @@ export interface ConnectionReading {
   readonly pairing?: Pairing;
   /** A full read (the first, or after the listeners changed), which costs Envoy more than the ones between. */
   readonly fullRead?: boolean;
+  /** What the read cost Envoy's main thread at most, when that can be told from its size. */
+  readonly envoyCostMs?: number;
   /** Why the stats were read from the JSON /stats, which costs Envoy more on a large configuration, not its Prometheus endpoint. */
   readonly jsonBecause?: string;
 }
@@ -89,13 +91,17 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
     async readConnections(signal, timeoutMs) {
       const previous = lastReading;
       lastReading = undefined;
-      const { stats, full, jsonBecause, unchanged } = await reader.read(signal, timeoutMs);
+      const { stats, full, jsonBecause, unchanged, envoyCostMs } = await reader.read(signal, timeoutMs);
       if (unchanged === true && previous !== undefined) return (lastReading = previous);
       if (full || seen === undefined) {
         const listeners = listenerNames(stats);
         seen = { listeners, pairing: pairs ? pairingFromStats(stats, listeners) : undefined };
       }
-      const reading = { ...readingOf(stats, seen.listeners, seen.pairing, counting), ...(full && jsonBecause === undefined ? { fullRead: true } : {}) };
+      const reading = {
+        ...readingOf(stats, seen.listeners, seen.pairing, counting),
+        ...(full && jsonBecause === undefined ? { fullRead: true } : {}),
+        ...(envoyCostMs === undefined ? {} : { envoyCostMs }),
+      };
       lastReading = jsonBecause === undefined ? reading : { ...reading, jsonBecause };
       return lastReading;
     },

@@ -37,8 +37,8 @@ export interface Series {
   readonly value: number;
 }
 
-/** The stats of one answer, or the first series whose stat's name cannot be told. */
-export type PrometheusStats = { readonly stats: Stat[] } | { readonly unreadable: string };
+/** The stats of one answer and how many series it held, or the first series whose stat's name cannot be told. */
+export type PrometheusStats = { readonly stats: Stat[]; readonly series: number } | { readonly unreadable: string };
 
 /**
  * The stats a /stats/prometheus answer holds, by their Envoy names, leaving out per-thread copies
@@ -47,7 +47,8 @@ export type PrometheusStats = { readonly stats: Stat[] } | { readonly unreadable
  */
 export function parsePrometheusStats(body: string): PrometheusStats {
   const named: Array<{ name: string; value: number }> = [];
-  for (const line of sampleLines(body)) {
+  const lines = sampleLines(body);
+  for (const line of lines) {
     const sample = SAMPLE.exec(line);
     if (sample === null) throw notASample(line);
     const shape = SHAPES.get(sample[1] as string);
@@ -58,7 +59,7 @@ export function parsePrometheusStats(body: string): PrometheusStats {
     named.push({ name: shape.name(series.labels), value: series.value });
   }
   // Every stat named here is one of a count's: each is checked as one.
-  return { stats: checkedStats(named, '/stats/prometheus', () => true) };
+  return { stats: checkedStats(named, '/stats/prometheus', () => true), series: lines.length };
 }
 
 function unreadable(series: Series): string {

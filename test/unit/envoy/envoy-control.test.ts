@@ -58,6 +58,15 @@ describe('pairing listeners with connection managers', () => {
     expect(kinds(admin.paths)).toEqual(['full', 'used', 'used', 'full']);
   });
 
+  it("says what each read cost Envoy at most, from the number of series the full read named, whatever the node's load", async () => {
+    const stats = [ADDED, ...Array.from({ length: 1_000 }, (_, n) => listener(`l${n}`, 'ingress', n === 0 ? 1 : 0)).flat(), ...manager('ingress', 1, 0)];
+    const envoy = createEnvoyControl(fakeAdmin(() => stats), counting);
+    const full = await envoy.readConnections();
+    const used = await envoy.readConnections();
+    expect(full.envoyCostMs).toBeCloseTo(stats.length * 0.01);
+    expect(used.envoyCostMs).toBeCloseTo(stats.length * 0.00075);
+  });
+
   it('reads a stat the full read saw and a usedonly read leaves out as 0', async () => {
     const admin = fakeAdmin(() => [ADDED, ...listener('a', 'ingress', 2), ...listener('b', 'ingress', 0), ...manager('ingress', 2, 0), ...manager('idle', 0, 0)]);
     const envoy = createEnvoyControl(admin, counting);

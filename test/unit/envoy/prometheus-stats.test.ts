@@ -32,6 +32,7 @@ describe('parsePrometheusStats', () => {
         { name: 'server.total_connections', value: 0 },
         { name: 'server.uptime', value: 12 },
       ],
+      series: 12,
     });
   });
 
