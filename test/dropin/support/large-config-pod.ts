@@ -11,7 +11,7 @@ import { largeBootstrap, type LargeConfigSize } from '../../support/large-config
 import { testCertificate } from '../../support/peer-fixtures/certificate.js';
 import { peerFixture, type PeerName } from '../../support/peer-fixtures/fixtures.js';
 import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT } from '../../support/peer-fixtures/pod-bootstraps.js';
-import { arrayField, isObject, objectField, setField, stringField, type JsonObject } from '../../support/peer-fixtures/proto-json.js';
+import { arrayField, eachObject, field, isObject, objectField, setField, stringField, type JsonObject } from '../../support/peer-fixtures/proto-json.js';
 import { ensureEnvoyBinary } from '../../support/real-envoy/binary.js';
 import { runSandboxed } from '../../support/sandbox.js';
 import type { PodObservation, PodScenario } from './pod.js';
@@ -62,10 +62,18 @@ function podBootstrap(peer: PeerName, size: LargeConfigSize, dir: string): JsonO
     if (http === undefined) throw new Error('envoy-gateway/http: no listener default/eg/http');
     listeners.push(http);
   }
-  setField(bootstrap, 'admin', {
-    ...(objectField(bootstrap, 'admin') ?? {}),
-    address: peer === 'envoy-gateway' ? { socket_address: { address: '127.0.0.1', port_value: EG_REAL_ADMIN_PORT } } : { pipe: { path: CONTOUR_REAL_ADMIN_SOCKET } },
-  });
+  const admin = objectField(bootstrap, 'admin') ?? {};
+  const tapped = JSON.stringify(field(admin, 'address'));
+  const real: JsonObject = peer === 'envoy-gateway' ? { socket_address: { address: '127.0.0.1', port_value: EG_REAL_ADMIN_PORT } } : { pipe: { path: CONTOUR_REAL_ADMIN_SOCKET } };
+  setField(bootstrap, 'admin', { ...admin, address: real });
+  // The stats listener serves the admin API's /stats/prometheus through a cluster at the admin
+  // address, where the pod's tap now listens: pointed at the real admin API, the scraper's requests
+  // are not recorded as the hook's.
+  for (const cluster of arrayField(objectField(bootstrap, 'static_resources') ?? {}, 'clusters')) {
+    eachObject(cluster, (object) => {
+      if (JSON.stringify(field(object, 'address')) === tapped) setField(object, 'address', real);
+    });
+  }
   writeFileSync(join(dir, 'envoy.json'), JSON.stringify(bootstrap));
   return bootstrap;
 }
