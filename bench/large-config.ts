@@ -128,7 +128,7 @@ async function measureSeries(series: Series, startupCpuMs: number): Promise<Row[
 }
 
 const pct = (share: number): string => (Number.isFinite(share) ? `${(share * 100).toFixed(share < 0.01 ? 2 : 1)} %` : '—');
-const bytes = (n: number): string => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n.toFixed(0)} B`);
+const bytes = (n: number): string => (!Number.isFinite(n) ? '—' : n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n.toFixed(0)} B`);
 
 function envoyTable(rows: readonly Row[]): string {
   const base = rows[0];
@@ -178,7 +178,7 @@ async function measureDropIns(): Promise<DropInRow[]> {
   const rows: DropInRow[] = [];
   for (const { label, size } of DROP_IN_SIZES) {
     for (const hook of DROP_IN_HOOKS) {
-      progress('large-config', `${label}: drain through ${hook}'s hook in the sandboxed pod (load ${loadavg()[0]?.toFixed(1)})`);
+      progress('large-config', `${label}: drain through ${hook === 'ours' ? 'our shutdown' : `${hook}'s drop-in`} in the sandboxed pod (load ${loadavg()[0]?.toFixed(1)})`);
       try {
         rows.push({ hook, label, drain: await drainThroughHook(hook, size) });
       } catch (error) {
@@ -195,9 +195,9 @@ const countOf = (n: number): string => n.toLocaleString('en');
 
 function dropInTable(rows: readonly DropInRow[]): string {
   return table(
-    ['hook', 'size', 'result (exit code)', 'drain ended after', 'idle HTTP/1.1, HTTP/2 open at the release', 'scrapes sent (not 200)', 'stats reads (all GETs)', 'Envoy CPU per read', 'share of Envoy’s main thread', 'Envoy ready after'],
+    ['hook', 'size', 'result (exit code)', 'drain ended after', 'idle HTTP/1.1, HTTP/2 open at the release', 'scrapes sent (not 200)', 'stats reads (all GETs)', 'bytes per read', 'Envoy CPU per read', 'share of Envoy’s main thread', 'Envoy ready after'],
     rows.map(({ hook, label, drain }) => {
-      if ('failed' in drain) return [HOOK_TITLE[hook], label, `failed: ${drain.failed}`, '—', '—', '—', '—', '—', '—', '—'];
+      if ('failed' in drain) return [HOOK_TITLE[hook], label, `failed: ${drain.failed}`, '—', '—', '—', '—', '—', '—', '—', '—'];
       const perRead = drain.readCost?.cpuMs ?? Number.NaN;
       return [
         HOOK_TITLE[hook],
@@ -207,6 +207,7 @@ function dropInTable(rows: readonly DropInRow[]): string {
         drain.idlePoolOpen.length === 0 ? '—' : drain.idlePoolOpen.map((open) => (open ? 'open' : 'closed')).join(', '),
         `${countOf(drain.scrapesSent)} (${countOf(drain.scrapesLost)})`,
         `${countOf(drain.statsReads)} (${countOf(drain.gets)})`,
+        bytes(drain.readCost?.bytes ?? Number.NaN),
         formatMs(perRead),
         `**${pct((perRead * drain.gets) / drain.drainMs)}**`,
         formatMs(drain.envoyStartMs),
@@ -239,7 +240,7 @@ function dropInVerdict(rows: readonly DropInRow[]): string {
 function dropInMethod(envoy: string): string {
   const command = (hook: Hook): string => `\`${HOOKS[hook].hook.map((arg) => (arg.startsWith('/') && arg.includes('dist/') ? 'dist/envoy-shutdown-manager' : arg)).join(' ')}\``;
   return [
-    `Real Envoy ${envoy} in the drop-in test's pod (test/dropin/support/large-config-pod.ts, test/dropin/support/pod.ts): a user, network and mount namespace with only a loopback interface and its own /tmp and /admin (test/support/sandbox.ts), so Envoy runs on the peer's own ports and admin address (Envoy Gateway: \`127.0.0.1:19000\`, \`--drain-strategy immediate --drain-time-s 60\`; Contour: \`/admin/admin.sock\`), \`--concurrency 1\`, and the single executable is linked as \`/bin/contour\` and \`envoy-gateway\` on PATH, as the image links it. The peer's own HTTPS fixture grown to ${DROP_IN_SIZES.map((size) => size.label).join(' or ')} (3 chains each) as above, beside the peer's HTTP listener holding an idle HTTP/1.1 and an idle HTTP/2 (h2c) connection, each after one answered request, and the peer's stats listener with a scraper (\`GET /stats/prometheus\` on one keep-alive connection every 100 ms while the hook runs). Then the hook, as each controller renders it: ours ${command('ours')}; Envoy Gateway's ${command('envoy-gateway')}; Contour's ${command('contour')}. No busy request: the drain ends once only the idle pool is left. One drain per hook and size.`,
+    `Real Envoy ${envoy} in the drop-in test's pod (test/dropin/support/large-config-pod.ts, test/dropin/support/pod.ts): a user, network and mount namespace with only a loopback interface and its own /tmp and /admin (test/support/sandbox.ts), so Envoy runs on the peer's own ports and admin address (Envoy Gateway: \`127.0.0.1:19000\`, \`--drain-strategy immediate --drain-time-s 60\`; Contour: \`/admin/admin.sock\`), \`--concurrency 1\`, and the single executable is linked as \`/bin/contour\` and \`envoy-gateway\` on PATH, as the image links it. The peer's own HTTPS fixture grown to ${DROP_IN_SIZES.map((size) => size.label).join(' or ')} (3 chains each) as above, beside the peer's HTTP listener holding an idle HTTP/1.1 and an idle HTTP/2 (h2c) connection, each after one answered request, and the peer's stats listener with a scraper (\`GET /stats/prometheus\` on one keep-alive connection every 100 ms while the hook runs; the listener's cluster reaches the real admin API, not the tap in front of it, so no scrape is counted as the hook's read). Then the hook, as each controller renders it: ours ${command('ours')}; Envoy Gateway's ${command('envoy-gateway')}; Contour's ${command('contour')}. No busy request: the drain ends once only the idle pool is left. One drain per hook and size.`,
     '',
     `Result and "drain ended after": the hook's own "shutdown finished" log line (its \`result\` and \`elapsedMs\`; the drop-ins exit 0 whether drained or timed out, so the line says which). The idle connections: still open when the hook exited, right after it wrote its ready file. Stats reads: the hook's \`GET /stats\` and \`GET /stats/prometheus\`, counted by the pod's admin tap. Envoy CPU per read: once the hook exited, each distinct GET it made is replayed inside the pod straight to Envoy's admin API as above (test/support/real-envoy/read-cost.ts), weighted by how often the hook sent it; the share is that × the hook's GETs ÷ the drain's duration.`,
   ].join('\n');
