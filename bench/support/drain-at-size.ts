@@ -16,21 +16,18 @@ import { hostname, largeBootstrap, onLoopback, type LargeConfigSize } from '../.
 import { testCertificate } from '../../test/support/peer-fixtures/certificate.js';
 import { peerFixture } from '../../test/support/peer-fixtures/fixtures.js';
 import type { JsonObject } from '../../test/support/peer-fixtures/proto-json.js';
-import { type AdminCall, type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
+import { type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
 import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
+import { replayCost } from '../../test/support/real-envoy/read-cost.js';
 import { isStatsRead } from '../../test/support/stats-reads.js';
 import { EXECUTABLE, cleanEnv, openFilesHardLimit, sleep, spawnTimed } from './processes.js';
-import { cpuTimeMs, readMemory } from './procfs.js';
+import { readMemory } from './procfs.js';
 import { summarize } from './stats.js';
 
 /** The drain under test, as the issue states it (a longer timeout: a slow machine must not end it). */
 export const HOOK_ARGS = ['--connections', 'listeners', '--ignore-idle-connections', '--min-drain-duration', '1s', '--quiet-period', '500ms', '--drain-timeout', '30s'] as const;
 /** The busy connection's response is released this long after the drain began: past the minimum drain and the quiet period. */
 export const CLOSE_AFTER_MS = 1_600;
-/** Each distinct read is replayed, after one warm-up, at least MIN_REPLAYS times and until Envoy's CPU moved REPLAY_CPU_MS (ten clock ticks), or MAX_REPLAYS. */
-const MIN_REPLAYS = 10;
-const MAX_REPLAYS = 400;
-const REPLAY_CPU_MS = 100;
 const EG_STATS_LISTENER = 'envoy-gateway-proxy-stats-0.0.0.0-19001';
 
 export type Workload = { readonly kind: 'config'; readonly size: LargeConfigSize } | { readonly kind: 'connections'; readonly idle: number };
@@ -203,60 +200,6 @@ function bootstrapFor(workload: Workload, backendPort: number): JsonObject {
   return onLoopback(peerFixture('envoy-gateway', 'http').bootstrap(env));
 }
 
-/** One GET straight to Envoy's admin API, counting the answer's bytes without keeping them. */
-function adminGet(admin: string, path: string): Promise<{ status: number; bytes: number }> {
-  const at = admin.lastIndexOf(':');
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: admin.slice(0, at), port: Number(admin.slice(at + 1)), path, agent: false, timeout: 60_000 }, (res) => {
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer in 60 s`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-interface ReadCost {
-  readonly cpuMs: number;
-  readonly wallMs: number;
-  readonly bytes: number;
-}
-
-/** Envoy's CPU (all threads) and the median round trip of one read, replayed one call after another. */
-async function readCost(pid: number, admin: string, path: string): Promise<ReadCost> {
-  const first = await adminGet(admin, path);
-  if (first.status !== 200) throw new Error(`${path}: status ${first.status}`);
-  const walls: number[] = [];
-  const cpuBefore = cpuTimeMs(pid);
-  while (walls.length < MIN_REPLAYS || (cpuTimeMs(pid) - cpuBefore < REPLAY_CPU_MS && walls.length < MAX_REPLAYS)) {
-    const start = performance.now();
-    await adminGet(admin, path);
-    walls.push(performance.now() - start);
-  }
-  return { cpuMs: (cpuTimeMs(pid) - cpuBefore) / walls.length, wallMs: summarize(walls).median, bytes: first.bytes };
-}
-
-const pathOf = (call: AdminCall): string => (call.query === '' ? call.path : `${call.path}?${call.query}`);
-
-/** Envoy's cost per GET the hook made: each distinct one replayed, weighted by how often the hook sent it. */
-async function replay(envoy: RealEnvoy, calls: readonly AdminCall[]): Promise<ReadCost> {
-  const gets = calls.filter((call) => call.method === 'GET');
-  const costs = new Map<string, ReadCost>();
-  for (const path of new Set(gets.map(pathOf))) costs.set(path, await readCost(envoy.child.pid as number, envoy.adminAddress, path));
-  const sum = { cpuMs: 0, wallMs: 0, bytes: 0 };
-  for (const call of gets) {
-    const cost = costs.get(pathOf(call));
-    if (cost === undefined) continue;
-    sum.cpuMs += cost.cpuMs;
-    sum.wallMs += cost.wallMs;
-    sum.bytes += cost.bytes;
-  }
-  const n = Math.max(1, gets.length);
-  return { cpuMs: sum.cpuMs / n, wallMs: sum.wallMs / n, bytes: sum.bytes / n };
-}
-
 /**
  * `status --watch` runs per size, each stopped after STATUS_READS reads of the stats: its reads are
  * the drain's (a full one, then the ones of the stats that moved), and as many at every size.
@@ -358,7 +301,7 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
 
     // Nothing but the replay asks Envoy for anything now (every client connection is idle).
     const envoyRssMiB = readMemory(pid).rssKiB / 1024;
-    const perRead = await replay(envoy, calls);
+    const perRead = await replayCost(pid, envoy.adminAddress, calls);
     const status = await statusUsage(tap, dir);
     return {
       envoyReadyMs,

@@ -1,6 +1,5 @@
 // What Linux says about a process: resident memory from /proc/<pid>/status and CPU time from
 // /proc/<pid>/stat. Only the process itself is counted, never its children.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 export interface Memory {
@@ -22,18 +21,8 @@ export function readMemory(pid: number): Memory {
   return { rssKiB: field('VmRSS'), anonKiB: field('RssAnon'), fileKiB: field('RssFile') };
 }
 
-let clockTicks: number | undefined;
-
-/** utime + stime of the process, in milliseconds. */
-export function cpuTimeMs(pid: number): number {
-  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) may hold spaces: count fields from the closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return ((utime + stime) * 1_000) / clockTicks;
-}
+/** utime + stime of the process, in milliseconds (shared with the tests' sandboxed pods). */
+export { cpuTimeMs } from '../../test/support/proc-cpu.js';
 
 /** Private anonymous memory split by where it lives (from /proc/<pid>/smaps), in KiB. */
 export interface AnonSplit {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { contour } from '../../src/dropin/contour.js';
 import { envoyGateway } from '../../src/dropin/envoy-gateway.js';
-import type { HttpSeen, PodObservation } from './pod.js';
+import type { HttpSeen, PodObservation } from './support/pod.js';
 import { runInSandbox, type Scenario } from './sandbox.js';
 
 const EG_MANAGER = ['envoy-gateway', 'envoy', 'shutdown-manager'];

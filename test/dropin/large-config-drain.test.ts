@@ -1,122 +1,15 @@
 // A large gateway drains early with idle pooled connections open: the peers' HTTPS listener grown
-// to 1,000 TLS filter chains, or to 100 listeners (../support/large-config/), beside an HTTP
-// listener holding an idle HTTP/1.1 and an idle HTTP/2 connection, and the peer's stats listener
-// with a scraper calling it throughout. Real Envoy 1.40 runs in a sandbox on the peer's own ports
-// and admin address (../support/sandbox.ts, ./pod.ts); the drain is our `shutdown` command, or the
-// single executable called as the peer's own hook (`envoy-gateway envoy shutdown`,
-// `/bin/contour envoy shutdown`). Each ends by itself, not at a timeout, while the idle
-// connections are still open, and every request the clients sent was answered.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+// to 1,000 TLS filter chains, or to 100 listeners, beside an HTTP listener holding an idle HTTP/1.1
+// and an idle HTTP/2 connection, and the peer's stats listener with a scraper calling it
+// throughout (./support/large-config-pod.ts). Real Envoy 1.40 runs in a sandbox on the peer's own
+// ports and admin address; the drain is our `shutdown` command, or the single executable called as
+// the peer's own hook (`envoy-gateway envoy shutdown`, `/bin/contour envoy shutdown`). Each ends by
+// itself, not at a timeout, while the idle connections are still open, and every request the
+// clients sent was answered.
 import { describe, expect, it } from 'vitest';
-import { largeBootstrap, type LargeConfigSize } from '../support/large-config/expand.js';
-import { testCertificate } from '../support/peer-fixtures/certificate.js';
-import { peerFixture, type PeerName } from '../support/peer-fixtures/fixtures.js';
-import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT } from '../support/peer-fixtures/pod-bootstraps.js';
-import { arrayField, isObject, objectField, setField, stringField, type JsonObject } from '../support/peer-fixtures/proto-json.js';
-import { ensureEnvoyBinary } from '../support/real-envoy/binary.js';
-import { runSandboxed } from '../support/sandbox.js';
-import type { PodObservation, PodScenario } from './pod.js';
-
-/** Where the fixture's clusters send requests, inside the sandbox. */
-const BACKEND_PORT = 3000;
-/**
- * The drain timeout: far past the minimum drain and quiet period. The hook spaces its reads by
- * 20 times what the last one cost (to keep to 5 % of Envoy's main thread), at most a check
- * interval, and on a busy machine a read's wall time, and with it the space, grows.
- */
-const DRAIN_TIMEOUT = '30s';
-
-/** How each way of draining is called, and where its peer's pod keeps things. */
-const HOOKS = {
-  ours: {
-    peer: 'envoy-gateway',
-    hook: [resolve('dist/envoy-shutdown-manager'), 'shutdown', '--admin-address', '127.0.0.1:19000', '--ready-file', '/tmp/ready', '--connections', 'listeners', '--ignore-idle-connections',
-      '--min-drain-duration', '1s', '--quiet-period', '500ms', '--drain-timeout', DRAIN_TIMEOUT, '--ignore-listener', '0.0.0.0_19001'],
-    readyFile: '/tmp/ready',
-  },
-  // As Envoy Gateway renders the preStop hook for an EnvoyProxy with these two durations.
-  'envoy-gateway': { peer: 'envoy-gateway', hook: ['envoy-gateway', 'envoy', 'shutdown', `--drain-timeout=${DRAIN_TIMEOUT}`, '--min-drain-duration=1s'], readyFile: '/tmp/shutdown-ready' },
-  // As Contour renders it: its defaults (no minimum beyond the check delay, 0; no timeout; text logs).
-  contour: { peer: 'contour', hook: ['/bin/contour', 'envoy', 'shutdown'], readyFile: '/admin/ok' },
-} as const satisfies Record<string, { peer: PeerName; hook: readonly string[]; readyFile: string }>;
-
-type Hook = keyof typeof HOOKS;
-
-/** The HTTP listener that holds the idle pool, and the stats listener the scraper calls, per peer (as the fixtures have them). */
-const PORTS: Record<PeerName, { http: number; stats: number }> = {
-  'envoy-gateway': { http: 10080, stats: 19001 },
-  contour: { http: 8080, stats: 8002 },
-};
-
-/**
- * The peer's HTTPS fixture grown to `size`, with an HTTP listener (Envoy Gateway's `http` case;
- * Contour's `ingress` has its own), the admin API where the pod's tap forwards to.
- */
-function podBootstrap(peer: PeerName, size: LargeConfigSize, dir: string): JsonObject {
-  const env = { backend: { address: '127.0.0.1', port: BACKEND_PORT }, certificate: testCertificate() };
-  const bootstrap = largeBootstrap(peer, size, env);
-  const listeners = arrayField(objectField(bootstrap, 'static_resources') ?? {}, 'listeners');
-  if (peer === 'envoy-gateway') {
-    const http = arrayField(objectField(peerFixture(peer, 'http').bootstrap(env), 'static_resources') ?? {}, 'listeners').filter(isObject).find((l) => stringField(l, 'name') === 'default/eg/http');
-    if (http === undefined) throw new Error('envoy-gateway/http: no listener default/eg/http');
-    listeners.push(http);
-  }
-  setField(bootstrap, 'admin', {
-    ...(objectField(bootstrap, 'admin') ?? {}),
-    address: peer === 'envoy-gateway' ? { socket_address: { address: '127.0.0.1', port_value: EG_REAL_ADMIN_PORT } } : { pipe: { path: CONTOUR_REAL_ADMIN_SOCKET } },
-  });
-  writeFileSync(join(dir, 'envoy.json'), JSON.stringify(bootstrap));
-  return bootstrap;
-}
-
-async function drain(hook: Hook, size: LargeConfigSize): Promise<PodObservation> {
-  const { peer, hook: argv, readyFile } = HOOKS[hook];
-  const dir = mkdtempSync(join(tmpdir(), 'esm-large-'));
-  try {
-    podBootstrap(peer, size, dir);
-    const envoyBinary = await ensureEnvoyBinary();
-    const scenario: PodScenario = {
-      peer,
-      envoyBinary,
-      hook: argv,
-      bootstrapFile: join(dir, 'envoy.json'),
-      backendPort: BACKEND_PORT,
-      idlePoolOn: PORTS[peer].http,
-      scrape: { port: PORTS[peer].stats, path: '/stats/prometheus' },
-      readyFile,
-      managerPort: 0,
-      readyPath: '',
-    };
-    return await runSandboxed<PodObservation>(resolve('test/.build/dropin-pod-main.cjs'), scenario, [dirname(envoyBinary), dirname(testCertificate().certFile), dir]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** The fields of the hook's first log line with this message, JSON or text (`... <msg> key=value ...`, our text format); undefined: no such line. */
-function logged(stdout: string, msg: string): Record<string, unknown> | undefined {
-  for (const line of stdout.split('\n')) {
-    if (line.startsWith('{')) {
-      const entry = JSON.parse(line) as Record<string, unknown>;
-      if (entry['msg'] === msg) return entry;
-      continue;
-    }
-    const at = line.indexOf(` ${msg}`);
-    if (at < 0) continue;
-    const fields: Record<string, unknown> = {};
-    for (const [, key, value] of line.slice(at + msg.length + 1).matchAll(/(\w+)=(\S+)/g)) {
-      try {
-        fields[key as string] = JSON.parse(value as string);
-      } catch {
-        fields[key as string] = value;
-      }
-    }
-    return fields;
-  }
-  return undefined;
-}
+import type { LargeConfigSize } from '../support/large-config/expand.js';
+import { drainLargePod, IDLE_ONLY_MSG, logged, type Hook } from './support/large-config-pod.js';
+import type { PodObservation } from './support/pod.js';
 
 function check(seen: PodObservation, context: string): void {
   const stdout = seen.hook?.stdout ?? '';
@@ -127,7 +20,7 @@ function check(seen: PodObservation, context: string): void {
   expect(finished, why).toMatchObject({ result: 'drained', connections: 0 });
   expect(seen.readyFileExists, why).toBe(true);
   // The idle pool did not hold it: counted as idle once the quiet period passed, still open at the release.
-  const idleOnly = logged(stdout, 'no request for the quiet period: counting only connections with a request in flight');
+  const idleOnly = logged(stdout, IDLE_ONLY_MSG);
   expect(idleOnly, why).toMatchObject({ inFlight: 0 });
   expect(idleOnly?.['connections'], why).toBeGreaterThanOrEqual(2);
   expect(seen.idlePoolOpenAtHookExit, why).toEqual([true, true]);
@@ -150,6 +43,6 @@ const CASES: ReadonlyArray<readonly [Hook, string, LargeConfigSize]> = [
 
 describe('a large gateway drains early with idle pooled connections and a scraper, in real Envoy', () => {
   it.concurrent.each(CASES.map(([hook, label, size]) => [`${hook === 'ours' ? 'our shutdown' : `${hook}'s drop-in`}, ${label}`, hook, size] as const))('%s', async (label, hook, size) => {
-    check(await drain(hook, size), label);
+    check(await drainLargePod(hook, size), label);
   }, 90_000);
 });

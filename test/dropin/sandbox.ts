@@ -3,7 +3,7 @@
 import { dirname, resolve } from 'node:path';
 import { ensureEnvoyBinary } from '../support/real-envoy/binary.js';
 import { runSandboxed } from '../support/sandbox.js';
-import type { PodObservation, PodScenario } from './pod.js';
+import type { PodObservation, PodScenario } from './support/pod.js';
 
 export type Scenario = Omit<PodScenario, 'envoyBinary'>;
 

@@ -1,4 +1,4 @@
-// Probes for a pod run inside a sandbox (test/dropin/pod.ts and the bench's peer pods): a port that
+// Probes for a pod run inside a sandbox (test/dropin/support/pod.ts and the bench's peer pods): a port that
 // accepts, an idle keep-alive connection, and bounds on waits the processes give no event for.
 import { connect, type Socket } from 'node:net';
 import { pollUntil } from './poll.js';

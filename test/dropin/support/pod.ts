@@ -6,11 +6,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startAdminTap } from '../support/real-envoy/admin-tap.js';
-import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../support/peer-fixtures/pod-bootstraps.js';
-import { bounded, idleConnection, portOpen, until } from '../support/pod-probes.js';
-import { pollUntil } from '../support/poll.js';
-import { idleHttp1, idleHttp2, type IdleConnection } from '../support/traffic/side-clients.js';
+import { startAdminTap } from '../../support/real-envoy/admin-tap.js';
+import { replayCost, type ReadCost } from '../../support/real-envoy/read-cost.js';
+import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../../support/peer-fixtures/pod-bootstraps.js';
+import { bounded, idleConnection, portOpen, until } from '../../support/pod-probes.js';
+import { pollUntil } from '../../support/poll.js';
+import { idleHttp1, idleHttp2, type IdleConnection } from '../../support/traffic/side-clients.js';
 
 export interface PodScenario {
   readonly peer: 'envoy-gateway' | 'contour';
@@ -40,6 +41,10 @@ export interface PodScenario {
   readonly idlePoolOn?: number;
   /** A metrics scraper calling this port and path while the hook runs: one keep-alive request every 100 ms, at most 300. */
   readonly scrape?: { readonly port: number; readonly path: string };
+  /** How long Envoy may take to load `bootstrapFile` before it listens; LARGE_START_BOUND_MS unless set (the bench's largest configurations take longer on a busy machine). */
+  readonly envoyStartBoundMs?: number;
+  /** Once the hook exited, replay each distinct GET it made straight to Envoy's admin API and measure what one costs Envoy (../../support/real-envoy/read-cost.ts). */
+  readonly replayReads?: boolean;
   /** Where the ready file must appear (the peer's path, or the one its flags name). */
   readonly readyFile: string;
   /** The manager's port and the path Envoy's preStop httpGet calls. */
@@ -69,6 +74,8 @@ export interface PodObservation {
   readonly idlePoolOpenAtHookExit: readonly boolean[] | undefined;
   /** The scraper's requests while the hook ran: sent, and each answer's status (0: failed). */
   readonly scraped: { readonly sent: number; readonly statuses: readonly number[] } | undefined;
+  /** With `replayReads`: Envoy's cost per GET the hook made, weighted by how often it sent each. */
+  readonly readCost?: ReadCost;
 }
 
 const BOUND_MS = 120_000;
@@ -89,7 +96,7 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
   try {
     // A large configuration takes Envoy seconds of CPU to load: on a busy machine, many more.
     const listening = () => portOpen(eg ? 10080 : 8080);
-    await (scenario.bootstrapFile === undefined ? until(listening, 'envoy listening') : pollUntil('envoy listening', listening, { timeoutMs: LARGE_START_BOUND_MS, everyMs: 50 }));
+    await (scenario.bootstrapFile === undefined ? until(listening, 'envoy listening') : pollUntil('envoy listening', listening, { timeoutMs: scenario.envoyStartBoundMs ?? LARGE_START_BOUND_MS, everyMs: 50 }));
     const envoyStartMs = Date.now() - envoyStartedAt;
     const tap = scenario.adminUnreachable === true ? undefined : await startAdminTap(realAdmin, tapAt);
     const manager = scenario.manager === undefined ? undefined : exec(scenario.manager, children);
@@ -128,7 +135,9 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
     await Promise.all(pool.map((connection) => connection.close()));
     await tap?.close();
     const adminCalls = (tap?.calls ?? []).filter((call) => call.time >= startedAt).map((call) => ({ method: call.method, path: call.path, query: call.query, atMs: call.time - startedAt }));
-    return { healthz, ready: readySeen, hook: hookSeen, readyFileExists, idleClosedAtMs, adminCalls, managerExit, envoyStartMs, idlePoolOpenAtHookExit, scraped };
+    // Nothing else asks Envoy for anything now: the scraper stopped, every client connection is closed.
+    const readCost = scenario.replayReads === true ? await replayCost(envoy.pid as number, realAdmin, adminCalls) : undefined;
+    return { healthz, ready: readySeen, hook: hookSeen, readyFileExists, idleClosedAtMs, adminCalls, managerExit, envoyStartMs, idlePoolOpenAtHookExit, scraped, ...(readCost === undefined ? {} : { readCost }) };
   } finally {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     backend?.close();
