@@ -61,12 +61,16 @@ export function createStatsReader(admin: EnvoyAdmin, wanted: StatsWanted): Stats
   return new PrometheusFirst(admin, statsReadPaths(wanted));
 }
 
+interface Baseline {
+  readonly stats: ReadonlyMap<string, number>;
+  readonly series: number;
+}
+
 class PrometheusFirst implements StatsReader {
   readonly #admin: EnvoyAdmin;
   readonly #paths: ReturnType<typeof statsReadPaths>;
   /** The last full read's stats by name, and how many series it named; undefined: the next read is a full one. */
-  #baseline: ReadonlyMap<string, number> | undefined;
-  #baselineSeries = 0;
+  #baseline: Baseline | undefined;
   /** Set once the Prometheus names could not be read back: the JSON /stats from then on. */
   #jsonBecause: string | undefined;
   /** The last usedonly read: the stats it named, and what it read as. */
@@ -95,34 +99,32 @@ class PrometheusFirst implements StatsReader {
    * the same values as the last time (the admin API's own left out: they move with every call)
    * read as the same, without going through the full read's again.
    */
-  #usedOnly(body: string, baseline: ReadonlyMap<string, number>): StatsRead | undefined {
-    const used = this.#readable(parsePrometheusStats(body));
+  #usedOnly(body: string, baseline: Baseline): StatsRead | undefined {
+    const used = this.#readable(parsePrometheusStats(body))?.stats;
     if (used === undefined) return undefined;
     const key = used.map(({ name, value }) => `${name} ${value}`).join('\n');
     if (this.#last?.used === key) return { ...this.#last.read, unchanged: true };
-    const stats = withUnused(baseline, used);
-    const read = stats === undefined ? undefined : { stats, full: false, envoyCostMs: (this.#baselineSeries * USED_ONLY_READ_US_PER_SERIES) / 1_000 };
+    const stats = withUnused(baseline.stats, used);
+    const read = stats === undefined ? undefined : { stats, full: false, envoyCostMs: (baseline.series * USED_ONLY_READ_US_PER_SERIES) / 1_000 };
     this.#last = read === undefined ? undefined : { used: key, read };
     return read;
   }
 
   /** Undefined when the names cannot be read back. */
   #full(body: string): StatsRead | undefined {
-    const answer = parsePrometheusStats(body);
-    const all = this.#readable(answer);
-    if (all === undefined) return undefined;
-    const series = 'series' in answer ? answer.series : 0;
+    const answer = this.#readable(parsePrometheusStats(body));
+    if (answer === undefined) return undefined;
+    const { stats: all, series } = answer;
     // Without the update counters (a stats matcher dropped them) a changed listener could go
     // unseen: every read is then a full one.
-    this.#baseline = all.some(({ name }) => isListenerUpdateStat(name)) ? new Map(all.map(({ name, value }) => [name, value])) : undefined;
-    this.#baselineSeries = series;
+    this.#baseline = all.some(({ name }) => isListenerUpdateStat(name)) ? { stats: new Map(all.map(({ name, value }) => [name, value])), series } : undefined;
     this.#last = undefined;
     return { stats: all, full: true, envoyCostMs: (series * FULL_READ_US_PER_SERIES) / 1_000 };
   }
 
   /** The Prometheus stats, or undefined and the JSON ones from now on when their names cannot be read back. */
-  #readable(answer: PrometheusStats): Stat[] | undefined {
-    if ('stats' in answer) return answer.stats;
+  #readable(answer: PrometheusStats): Exclude<PrometheusStats, { readonly unreadable: string }> | undefined {
+    if ('stats' in answer) return answer;
     this.#jsonBecause = answer.unreadable;
     return undefined;
   }
