@@ -16,7 +16,7 @@ import {
   totalConnections,
   uptimeSeconds,
 } from './stats.js';
-import { createStatsReader } from './stats-reader.js';
+import { createStatsReader, type StatsRead } from './stats-reader.js';
 
 export const HEALTHCHECK_FAIL_PATH = '/healthcheck/fail';
 /** `graceful`: connections are told to close (Connection: close, GOAWAY) while listeners keep accepting; `skip_exit`: listeners stay open at the end. */
@@ -79,8 +79,8 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   const reader = createStatsReader(admin, { server: counting.source === 'total', requests: pairs });
   // The listeners and their pairing change only with a full read (stats-reader.ts).
   let seen: { listeners: ReadonlySet<string>; pairing: Pairing | undefined } | undefined;
-  /** The last reading: a read Envoy answered word for word as the one before reads the same. */
-  let lastReading: ConnectionReading | undefined;
+  /** The last read and what it read as: the reader gives the same read again when the stats are the same. */
+  let last: { read: StatsRead; reading: ConnectionReading } | undefined;
   return {
     async failHealthCheck(signal, timeoutMs) {
       await admin.post(HEALTHCHECK_FAIL_PATH, signal, timeoutMs);
@@ -89,10 +89,14 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
       await admin.post(GRACEFUL_DRAIN_PATH, signal, timeoutMs);
     },
     async readConnections(signal, timeoutMs) {
-      const previous = lastReading;
-      lastReading = undefined;
-      const { stats, full, jsonBecause, unchanged, envoyCostMs } = await reader.read(signal, timeoutMs);
-      if (unchanged === true && previous !== undefined) return (lastReading = previous);
+      const previous = last;
+      last = undefined;
+      const read = await reader.read(signal, timeoutMs);
+      if (previous !== undefined && read === previous.read) {
+        last = previous;
+        return previous.reading;
+      }
+      const { stats, full, jsonBecause, envoyCostMs } = read;
       if (full || seen === undefined) {
         const listeners = listenerNames(stats);
         seen = { listeners, pairing: pairs ? pairingFromStats(stats, listeners) : undefined };
@@ -102,8 +106,8 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
         ...(full && jsonBecause === undefined ? { fullRead: true } : {}),
         ...(envoyCostMs === undefined ? {} : { envoyCostMs }),
       };
-      lastReading = jsonBecause === undefined ? reading : { ...reading, jsonBecause };
-      return lastReading;
+      last = { read, reading: jsonBecause === undefined ? reading : { ...reading, jsonBecause } };
+      return last.reading;
     },
     async readServerState(signal) {
       return parseServerState(await admin.get(SERVER_INFO_PATH, signal));

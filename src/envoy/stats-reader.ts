@@ -37,8 +37,6 @@ export interface StatsRead {
   readonly full: boolean;
   /** Set once the JSON /stats is read instead of the Prometheus endpoint: why. */
   readonly jsonBecause?: string;
-  /** A usedonly read named the same stats with the same values as the one before: the same reading. */
-  readonly unchanged?: boolean;
   /** Through the Prometheus endpoint: what the read cost Envoy's main thread, at most (FULL_READ_US_PER_SERIES). */
   readonly envoyCostMs?: number;
 }
@@ -97,13 +95,13 @@ class PrometheusFirst implements StatsReader {
   /**
    * Undefined when a full read must follow, or the names cannot be read back. The same stats with
    * the same values as the last time (the admin API's own left out: they move with every call)
-   * read as the same, without going through the full read's again.
+   * are the same read, the very object, without going through the full read's stats again.
    */
   #usedOnly(body: string, baseline: Baseline): StatsRead | undefined {
     const used = this.#readable(parsePrometheusStats(body))?.stats;
     if (used === undefined) return undefined;
     const key = used.map(({ name, value }) => `${name} ${value}`).join('\n');
-    if (this.#last?.used === key) return { ...this.#last.read, unchanged: true };
+    if (this.#last?.used === key) return this.#last.read;
     const stats = withUnused(baseline.stats, used);
     const read = stats === undefined ? undefined : { stats, full: false, envoyCostMs: (baseline.series * USED_ONLY_READ_US_PER_SERIES) / 1_000 };
     this.#last = read === undefined ? undefined : { used: key, read };
