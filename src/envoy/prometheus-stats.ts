@@ -49,11 +49,10 @@ export function parsePrometheusStats(body: string): PrometheusStats {
   const named: Array<{ name: string; value: number }> = [];
   const lines = sampleLines(body);
   for (const line of lines) {
-    const sample = SAMPLE.exec(line);
-    if (sample === null) throw notASample(line);
+    const sample = matchSample(line);
     const shape = SHAPES.get(sample[1] as string);
-    if (shape?.skipped === true) continue;
-    const series = { name: sample[1] as string, labels: parseLabels(sample[2] ?? '', line), value: Number(sample[3]) };
+    if (shape?.skipped === true) continue; // its labels are never read
+    const series = seriesOf(sample, line);
     if (shape === undefined || series.labels.size !== shape.tags.length || !shape.tags.every((tag) => series.labels.has(tag))) return { unreadable: unreadable(series) };
     if (series.labels.get('envoy_http_conn_manager_prefix') === ADMIN_SCOPE) continue;
     named.push({ name: shape.name(series.labels), value: series.value });
@@ -69,11 +68,17 @@ function unreadable(series: Series): string {
 
 /** The samples of Prometheus' text format as Envoy writes it: `name{label="value",…} value`, `#` lines skipped. */
 export function parsePrometheusText(body: string): Series[] {
-  return sampleLines(body).map((line) => {
-    const sample = SAMPLE.exec(line);
-    if (sample === null) throw notASample(line);
-    return { name: sample[1] as string, labels: parseLabels(sample[2] ?? '', line), value: Number(sample[3]) };
-  });
+  return sampleLines(body).map((line) => seriesOf(matchSample(line), line));
+}
+
+function matchSample(line: string): RegExpExecArray {
+  const sample = SAMPLE.exec(line);
+  if (sample === null) throw notASample(line);
+  return sample;
+}
+
+function seriesOf(sample: RegExpExecArray, line: string): Series {
+  return { name: sample[1] as string, labels: parseLabels(sample[2] ?? '', line), value: Number(sample[3]) };
 }
 
 function sampleLines(body: string): string[] {
