@@ -5,7 +5,6 @@
 // plus a loopback round trip), and Envoy's own CPU time per call from /proc/<pid>/stat.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -13,6 +12,7 @@ import { largeBootstrap, onLoopback, type LargeConfigSize } from '../../test/sup
 import { testCertificate } from '../../test/support/peer-fixtures/certificate.js';
 import type { PeerName } from '../../test/support/peer-fixtures/fixtures.js';
 import { ensureEnvoyBinary } from '../../test/support/real-envoy/binary.js';
+import { adminGet } from '../../test/support/real-envoy/read-cost.js';
 import { cpuTimeMs, readMemory } from './procfs.js';
 import { summarize } from './stats.js';
 
@@ -60,26 +60,6 @@ export interface SizeCost {
   readonly endpoints: readonly EndpointCost[];
 }
 
-interface Answer {
-  readonly status: number;
-  readonly bytes: number;
-}
-
-/** One admin GET, counting the answer's bytes without keeping them (a dump may be 80 MB). */
-function get(admin: string, path: string, timeoutMs: number): Promise<Answer> {
-  const [host, port] = admin.split(':');
-  return new Promise((done, fail) => {
-    const req = request({ host, port: Number(port), path, agent: false, timeout: timeoutMs }, (res) => {
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      res.on('end', () => done({ status: res.statusCode ?? 0, bytes }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer in ${timeoutMs} ms`)));
-    req.on('error', fail);
-    req.end();
-  });
-}
-
 /** Starts Envoy on `bootstrap`, waits until /ready is 200 (bounded), runs `use`, stops it. */
 async function withEnvoy<T>(bootstrap: object, use: (pid: number, admin: string, readyMs: number) => Promise<T>): Promise<T> {
   const binary = await ensureEnvoyBinary();
@@ -101,7 +81,7 @@ async function withEnvoy<T>(bootstrap: object, use: (pid: number, admin: string,
       if (exited) throw new Error(`envoy exited before it was ready: ${stderr}`);
       if (performance.now() > deadline) throw new Error('envoy not ready in 180 s');
       admin = admin === '' ? readAdmin(adminFile) : admin;
-      if (admin !== '' && (await get(admin, '/ready', 2_000).catch(() => undefined))?.status === 200) break;
+      if (admin !== '' && (await adminGet(admin, '/ready', 2_000).catch(() => undefined))?.status === 200) break;
       await new Promise((done) => setTimeout(done, 20));
     }
     const pid = child.pid;
@@ -124,13 +104,13 @@ function readAdmin(file: string): string {
 
 /** One endpoint: a warm-up call, then `calls` calls one after another. */
 async function measure(pid: number, admin: string, label: string, path: string, calls: number): Promise<EndpointCost> {
-  const first = await get(admin, path, 60_000);
+  const first = await adminGet(admin, path, 60_000);
   if (first.status !== 200) throw new Error(`${path}: status ${first.status}`);
   const latencies: number[] = [];
   const cpuBefore = cpuTimeMs(pid);
   for (let i = 0; i < calls; i += 1) {
     const start = performance.now();
-    await get(admin, path, 60_000);
+    await adminGet(admin, path, 60_000);
     latencies.push(performance.now() - start);
   }
   const cpuMsPerCall = (cpuTimeMs(pid) - cpuBefore) / calls;

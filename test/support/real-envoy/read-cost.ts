@@ -21,17 +21,17 @@ export interface ReadCost {
   readonly bytes: number;
 }
 
-/** One GET straight to Envoy's admin API (`host:port` or `unix:/path`), counting the answer's bytes without keeping them. */
-function adminGet(admin: string, path: string): Promise<{ status: number; bytes: number }> {
+/** One GET straight to Envoy's admin API (`host:port` or `unix:/path`), counting the answer's bytes without keeping them (a dump may be 80 MB). */
+export function adminGet(admin: string, path: string, timeoutMs = READ_TIMEOUT_MS): Promise<{ status: number; bytes: number }> {
   const at = admin.lastIndexOf(':');
   const target = admin.startsWith('unix:') ? { socketPath: admin.slice('unix:'.length) } : { host: admin.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(admin.slice(at + 1)) };
   return new Promise((resolve, reject) => {
-    const req = request({ ...target, path, agent: false, timeout: READ_TIMEOUT_MS }, (res) => {
+    const req = request({ ...target, path, agent: false, timeout: timeoutMs }, (res) => {
       let bytes = 0;
       res.on('data', (chunk: Buffer) => (bytes += chunk.length));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
     });
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer in ${READ_TIMEOUT_MS / 1_000} s`)));
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer in ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end();
   });
