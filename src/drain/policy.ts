@@ -30,6 +30,8 @@ export interface DrainObservation {
   readonly countingRequests?: boolean;
   /** What every read so far cost Envoy, each as readCostMs says. */
   readonly readsCostMs?: number;
+  /** Some read so far was priced by how long it took alone, not by its size: see readCostWaitMs. */
+  readonly readsCostTimed?: boolean;
 }
 
 /** `envoy-unreachable` is the reads' verdict, never the policy's. */
@@ -54,9 +56,9 @@ export function endGameDelayMs(over: number, checkIntervalMs: number): number {
  * Envoy answers admin calls on its main thread, the one that applies its configuration: once the
  * reads so far cost it `cost`, the next comes no sooner than READ_COST_FACTOR times that into the
  * drain, so they take at most 1/READ_COST_FACTOR (5 %) of that thread however large its
- * configuration, never slower than the check interval. Reads of a few hundred microseconds are not
- * slowed; an expensive first read (a full one, on a thousand listeners) is paid for by the wait
- * that follows it.
+ * configuration, even when that holds the drain past its earliest end. Reads of a few hundred
+ * microseconds are not slowed; an expensive first read (a full one, on a thousand listeners) is
+ * paid for by the wait that follows it.
  */
 export const READ_COST_FACTOR = 20;
 
@@ -69,9 +71,14 @@ export function readCostMs(lastWasFull: boolean, lastMs: number, leastSteadyMs: 
   return lastWasFull ? lastMs : Math.min(lastMs, leastSteadyMs ?? lastMs);
 }
 
-/** How long the next read waits for the reads so far to keep to their share (READ_COST_FACTOR): at most a check interval. */
+/**
+ * How long the next read waits for the reads so far to keep to their share (READ_COST_FACTOR).
+ * A cost known only from how long a read took (`readsCostTimed`) is mostly the node's load on a
+ * busy node, so it holds the next read a check interval at most.
+ */
 export function readCostWaitMs(policy: DrainPolicy, now: DrainObservation): number {
-  return Math.max(0, Math.min(policy.checkIntervalMs, READ_COST_FACTOR * (now.readsCostMs ?? 0) - now.elapsedMs));
+  const waitMs = Math.max(0, READ_COST_FACTOR * (now.readsCostMs ?? 0) - now.elapsedMs);
+  return now.readsCostTimed === true ? Math.min(policy.checkIntervalMs, waitMs) : waitMs;
 }
 
 /** With a quiet period, reads near the drain's earliest end come at least every quietPeriod / QUIET_READ_SHARE. */
@@ -185,11 +192,13 @@ export function decideDrain(policy: DrainPolicy, now: DrainObservation): DrainDe
 }
 
 /**
- * Milliseconds until the next read: never past the moment the drain may finish, nor the timeout.
+ * Milliseconds until the next read: never past the timeout, nor past the moment the drain may
+ * finish unless the reads' share of Envoy's main thread holds it (below).
  * `hinted`: the socket-count hint watches (see hintWanted), so the end-game reads are a safety net.
  * `flushWindowMs`: with `--connections total`, when the next stats flush may come (flush-timing.ts):
  * the count cannot drop before it, so end-game reads wait for it, at most a check interval at a time.
- * Whatever the phase, no sooner than READ_COST_FACTOR times what the reads so far cost Envoy.
+ * Whatever the phase, no sooner than READ_COST_FACTOR times what the reads so far cost Envoy
+ * (readCostWaitMs); a cost known only from how long reads took never holds the read at the earliest end.
  */
 export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted = false, flushWindowMs?: number): number {
   let delay = policy.checkIntervalMs;
@@ -214,7 +223,7 @@ export function nextReadDelay(policy: DrainPolicy, now: DrainObservation, hinted
     delay = Math.min(delay, Math.max(endGame, (flushWindowMs ?? 0) - now.elapsedMs));
   }
   delay = Math.max(delay, readCostWaitMs(policy, now));
-  if (untilMayFinish > 0) delay = Math.min(delay, untilMayFinish);
+  if (untilMayFinish > 0 && now.readsCostTimed === true) delay = Math.min(delay, untilMayFinish);
   // Confirm or rule out a dead Envoy quickly, whatever the phase.
   if ((now.refusedReads ?? 0) > 0) delay = Math.min(delay, REFUSED_READ_INTERVAL_MS);
   return Math.max(0, Math.min(delay, policy.drainTimeoutMs - now.elapsedMs));

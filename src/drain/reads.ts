@@ -35,6 +35,8 @@ export class Reads {
   #saidOff = false;
   /** What the reads so far cost Envoy (policy.ts readCostMs), and the least a steady read took. */
   #readsCostMs = 0;
+  /** Some read's cost was known only from how long it took (no size to price it by). */
+  #readsCostTimed = false;
   #leastSteadyMs: number | undefined;
   /** When the last read, and the last read the hint brought, started (drain clock). */
   #lastReadMs = Number.NEGATIVE_INFINITY;
@@ -60,6 +62,7 @@ export class Reads {
       const tookMs = reading.elapsedMs - startMs;
       const costMs = Math.min(readCostMs(counts.fullRead === true, tookMs, this.#leastSteadyMs), counts.envoyCostMs ?? Number.POSITIVE_INFINITY);
       this.#readsCostMs += costMs;
+      if (counts.envoyCostMs === undefined) this.#readsCostTimed = true;
       if (counts.fullRead !== true) this.#leastSteadyMs = costMs;
       if (this.#timeFlushes && counts.uptimeS !== undefined) this.#flushes = noteRead(this.#flushes, { startMs, endMs: reading.elapsedMs, uptimeS: counts.uptimeS });
       return reading;
@@ -80,6 +83,7 @@ export class Reads {
       refusedReads: state.refusedReads,
       countingRequests: state.countingRequests,
       readsCostMs: this.#readsCostMs,
+      readsCostTimed: this.#readsCostTimed,
     };
     const watch = options.connections === 'listeners' && hintWanted(options, now) ? sockets : undefined;
     if (watch === undefined) this.#baseline = undefined;

@@ -22,14 +22,15 @@ export const MAX_STATS_BYTES = 8 * 1024 * 1024;
 
 /**
  * What a read costs Envoy's main thread for each series the full read named, in microseconds,
- * measured on Envoy 1.40 (bench/RESULTS.md, large gateways) and rounded up: a full read has Envoy
- * name every stat it holds, some 25 for each series named (about 78 ms for 8,000 series at 1,000
- * listeners); a usedonly read only looks at each stat (about 5 ms there). Unlike a read's wall
- * time, this does not grow when the node is busy, so a small configuration's reads are never
- * spaced for the node's sake.
+ * measured on Envoy 1.40 (bench/RESULTS.md, large gateways): a full read has Envoy name every stat
+ * it holds, some 30 for each series named in the peers' listener shapes (70-74 ms for 6,000 series
+ * at 1,000 listeners, with one worker or two: 12 µs a series); a usedonly read only looks at each
+ * stat (4-6 ms there). Both are set well above what was measured, since the drain's pacing must
+ * never take a read for less than it costs. Unlike a read's wall time, this does not grow when the
+ * node is busy, so a small configuration's reads are never spaced for the node's sake.
  */
-const FULL_READ_US_PER_SERIES = 10;
-const USED_ONLY_READ_US_PER_SERIES = 0.75;
+const FULL_READ_US_PER_SERIES = 20;
+const USED_ONLY_READ_US_PER_SERIES = 1.5;
 
 export interface StatsRead {
   readonly stats: readonly Stat[];
@@ -60,7 +61,8 @@ export function createStatsReader(admin: EnvoyAdmin, wanted: StatsWanted): Stats
 }
 
 interface Baseline {
-  readonly stats: ReadonlyMap<string, number>;
+  /** By name. */
+  readonly stats: ReadonlyMap<string, Stat>;
   readonly series: number;
 }
 
@@ -115,7 +117,7 @@ class PrometheusFirst implements StatsReader {
     const { stats: all, series } = answer;
     // Without the update counters (a stats matcher dropped them) a changed listener could go
     // unseen: every read is then a full one.
-    this.#baseline = all.some(({ name }) => isListenerUpdateStat(name)) ? { stats: new Map(all.map(({ name, value }) => [name, value])), series } : undefined;
+    this.#baseline = all.some(({ name }) => isListenerUpdateStat(name)) ? { stats: new Map(all.map((stat) => [stat.name, stat])), series } : undefined;
     this.#last = undefined;
     return { stats: all, full: true, envoyCostMs: (series * FULL_READ_US_PER_SERIES) / 1_000 };
   }
@@ -132,9 +134,10 @@ class PrometheusFirst implements StatsReader {
  * A usedonly read completed with the stats of the full read it left out, at 0; undefined when the
  * two cannot be the same listeners: the usedonly read names a stat the full read did not have, or
  * leaves out one that was not 0 then (a stat that moved is never left out while it exists), or the
- * listener manager's update counters moved. Pure.
+ * listener manager's update counters moved. A stat with the value it had in `baseline` is that
+ * very object (a read of a thousand listeners makes no new ones for the stats that stood still). Pure.
  */
-export function withUnused(baseline: ReadonlyMap<string, number>, used: readonly Stat[]): Stat[] | undefined {
+export function withUnused(baseline: ReadonlyMap<string, Stat>, used: readonly Stat[]): Stat[] | undefined {
   const values = new Map<string, number>();
   for (const { name, value } of used) {
     if (!baseline.has(name)) return undefined;
@@ -142,10 +145,13 @@ export function withUnused(baseline: ReadonlyMap<string, number>, used: readonly
   }
   const stats: Stat[] = [];
   for (const [name, before] of baseline) {
-    const value = values.get(name);
-    if (value === undefined && before !== 0) return undefined;
-    if (isListenerUpdateStat(name) && (value ?? 0) !== before) return undefined;
-    stats.push({ name, value: value ?? 0 });
+    const value = values.get(name) ?? 0;
+    if (value === before.value) {
+      stats.push(before);
+      continue;
+    }
+    if (!values.has(name) || isListenerUpdateStat(name)) return undefined;
+    stats.push({ name, value });
   }
   return stats;
 }

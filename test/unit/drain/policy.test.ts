@@ -132,23 +132,32 @@ describe('nextReadDelay', () => {
 });
 
 describe("what a read costs Envoy's main thread", () => {
-  it('keeps the reads so far to 1/READ_COST_FACTOR of the drain, never slower than the check interval', () => {
+  it('keeps the reads so far to 1/READ_COST_FACTOR of the drain, slower than the check interval when they cost that much', () => {
     const oneLeft = { ...at(10_000, 1), countingRequests: true };
     expect(nextReadDelay(policy, { ...oneLeft, readsCostMs: 20 })).toBe(FAST_READ_INTERVAL_MS); // a small configuration: not slowed
     expect(nextReadDelay(policy, { ...oneLeft, readsCostMs: 506 })).toBe(506 * READ_COST_FACTOR - 10_000); // a thousand listeners
-    expect(nextReadDelay(policy, { ...oneLeft, readsCostMs: 5_000 })).toBe(1_000); // at most the check interval
-    expect(nextReadDelay(policy, { ...at(0, 50), readsCostMs: 60 })).toBe(1_000);
+    expect(nextReadDelay(policy, { ...oneLeft, readsCostMs: 1_000 })).toBe(1_000 * READ_COST_FACTOR - 10_000); // past the check interval
+    expect(nextReadDelay(policy, { ...at(0, 50), readsCostMs: 60 })).toBe(1_200);
   });
 
   it('holds a read the socket-count hint asks for as long (readCostWaitMs)', () => {
     expect(readCostWaitMs(policy, { ...at(10_000, 1), readsCostMs: 506 })).toBe(120);
     expect(readCostWaitMs(policy, { ...at(10_000, 1), readsCostMs: 20 })).toBe(0);
-    expect(readCostWaitMs(policy, { ...at(10_000, 1), readsCostMs: 5_000 })).toBe(1_000);
+    expect(readCostWaitMs(policy, { ...at(10_000, 1), readsCostMs: 5_000 })).toBe(90_000);
   });
 
-  it('still wakes when the drain may first finish, and before the timeout', () => {
-    expect(nextReadDelay(policy, { ...at(9_950, 0), readsCostMs: 1_000 })).toBe(50);
+  it('holds the read the drain may first finish at for a costly first read, never past the timeout', () => {
+    // A full read of a thousand listeners priced at 100 ms: the drain may end at 1 s, reads at 2 s.
+    expect(nextReadDelay({ ...policy, minDrainMs: 1_000 }, { ...at(80, 2), readsCostMs: 100 })).toBe(1_920);
+    expect(nextReadDelay(policy, { ...at(9_950, 0), readsCostMs: 1_000 })).toBe(10_050);
     expect(nextReadDelay(policy, { ...at(59_990, 1), readsCostMs: 5_000 })).toBe(10);
+  });
+
+  it('holds a read at most a check interval, and never at the earliest end, for a cost known only from how long reads took', () => {
+    const timed = { readsCostTimed: true, readsCostMs: 5_000 };
+    expect(readCostWaitMs(policy, { ...at(10_000, 1), ...timed })).toBe(1_000);
+    expect(nextReadDelay(policy, { ...at(10_000, 1), countingRequests: true, ...timed })).toBe(1_000);
+    expect(nextReadDelay(policy, { ...at(9_950, 0), ...timed, readsCostMs: 1_000 })).toBe(50);
   });
 
   it('takes a full read at what it took, a steady one at the least any steady read took (on a busy node a slow read is mostly waiting)', () => {
