@@ -31,6 +31,26 @@ const SERVER_STATS = 'server\\.(total_connections|uptime)';
 const LISTENER_UPDATES = ['added', 'modified', 'removed', 'in_place_updated'] as const;
 const LISTENER_UPDATE_STATS = `listener_manager\\.listener_(${LISTENER_UPDATES.join('|')})`;
 
+/**
+ * One name segment (no dot) that is anything but `literal` followed by digits only, as a regular
+ * expression Envoy's RE2 takes: it has no lookaround, so the segment is either a proper prefix of
+ * `literal`, or leaves it at some character, or is `literal` followed by something other than digits.
+ */
+export function segmentOtherThan(literal: string): string {
+  const prefixes = Array.from(literal, (_, length) => literal.slice(0, length));
+  const shorter = prefixes.slice(1).join('|');
+  const leaving = prefixes.map((prefix, at) => `${prefix}[^${literal[at] as string}.]`).join('|');
+  return `(${shorter}|(${leaving})[^.]*|${literal}([0-9]*[^0-9.][^.]*)?)`;
+}
+
+/**
+ * A listener's name in the stats filter: it may hold dots (`0.0.0.0_10000`), but its last segment
+ * is never `worker_<n>`, so Envoy leaves out the per-worker copies (`listener.<name>.worker_0.*`,
+ * one set per worker thread, already in the listener's own): at 1,000 listeners and two workers
+ * they would be 4 of every 10 series a full read names.
+ */
+const LISTENER_NAME = `(.*\\.)?${segmentOtherThan('worker_')}`;
+
 /** `listener.<name>.downstream_cx_active|total`; the name may hold dots (`0.0.0.0_10000`). */
 const LISTENER_STAT = new RegExp(`^listener\\.(.+)\\.${LISTENER_SUFFIX}$`);
 /** `http.<stat prefix>.downstream_cx_active|rq_active|rq_total`. */
@@ -88,7 +108,7 @@ export function statsFilter(wanted: StatsWanted): string {
   const parts = [
     ...(wanted.server === true ? [SERVER_STATS] : []),
     ...(wanted.listenerUpdates === true ? [LISTENER_UPDATE_STATS] : []),
-    `listener\\..*\\.${LISTENER_SUFFIX}`,
+    `listener\\.${LISTENER_NAME}\\.${LISTENER_SUFFIX}`,
     ...(wanted.requests === true ? [`http\\..*\\.${HTTP_SUFFIX}`, `listener\\..*\\.http\\..*\\.${LISTENER_HTTP_SUFFIX}`] : []),
   ];
   return parts.length === 1 ? `^${parts[0]}$` : `^(${parts.join('|')})$`;

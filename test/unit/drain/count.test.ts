@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { countToDecideOn, inFlight, requestsReceived } from '../../../src/drain/count.js';
 import type { ConnectionReading } from '../../../src/envoy/envoy-control.js';
-import { statsFilter } from '../../../src/envoy/stat-names.js';
+import { segmentOtherThan, statsFilter } from '../../../src/envoy/stat-names.js';
 import { countByHttpPrefix } from '../../../src/envoy/http-stats.js';
 
 const listeners = (active: Record<string, number>) => new Map(Object.entries(active).map(([name, n]) => [name, { active: n, accepted: 0 }]));
@@ -90,11 +91,33 @@ describe('idle connections', () => {
 });
 
 describe('statsFilter', () => {
+  const matches = (wanted: Parameters<typeof statsFilter>[0], name: string): boolean => new RegExp(statsFilter(wanted)).test(name);
+
   it('asks in one request for what the mode needs', () => {
-    expect(statsFilter({})).toBe('^listener\\..*\\.downstream_cx_(active|total)$');
-    expect(statsFilter({ server: true })).toBe('^(server\\.(total_connections|uptime)|listener\\..*\\.downstream_cx_(active|total))$');
-    expect(statsFilter({ requests: true })).toBe(
-      '^(listener\\..*\\.downstream_cx_(active|total)|http\\..*\\.downstream_(cx_active|rq_active|rq_total)|listener\\..*\\.http\\..*\\.downstream_rq_completed)$',
+    const listener = ['listener.0.0.0.0_10443.downstream_cx_active', 'listener.0.0.0.0_10443.downstream_cx_total', 'listener.admin.downstream_cx_active'];
+    const server = ['server.total_connections', 'server.uptime'];
+    const requests = ['http.https-10443.downstream_cx_active', 'http.https-10443.downstream_rq_active', 'http.https-10443.downstream_rq_total', 'listener.0.0.0.0_10443.http.https-10443.downstream_rq_completed'];
+    for (const name of listener) expect([matches({}, name), matches({ server: true }, name), matches({ requests: true }, name)]).toEqual([true, true, true]);
+    for (const name of server) expect([matches({}, name), matches({ server: true }, name)]).toEqual([false, true]);
+    for (const name of requests) expect([matches({}, name), matches({ requests: true }, name)]).toEqual([false, true]);
+    expect(matches({ listenerUpdates: true }, 'listener_manager.listener_added')).toBe(true);
+    for (const name of ['listener.a.downstream_cx_destroy', 'http.a.downstream_rq_2xx', 'cluster.a.upstream_cx_active']) expect(matches({ server: true, requests: true }, name)).toBe(false);
+  });
+
+  it('leaves out the per-worker copies of the listener stats, and only them', () => {
+    for (const name of ['listener.0.0.0.0_10443.worker_0.downstream_cx_active', 'listener.0.0.0.0_10443.worker_17.downstream_cx_total', 'listener.worker_3.downstream_cx_active']) expect(matches({}, name)).toBe(false);
+    for (const name of ['listener.worker.downstream_cx_active', 'listener.worker_.downstream_cx_active', 'listener.a.worker_1x.downstream_cx_active', 'listener.admin.main_thread.downstream_cx_active', 'listener.[__]_443.downstream_cx_active'])
+      expect(matches({}, name)).toBe(true);
+  });
+
+  it('takes any last segment but worker_<digits>', () => {
+    const segment = new RegExp(`^${segmentOtherThan('worker_')}$`);
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.constantFrom('worker_', 'worker_1', 'worker_12a', 'work', 'worker_0_')), (text) => {
+        const name = text.replaceAll('.', '').replaceAll('\n', '');
+        fc.pre(name !== '');
+        expect(segment.test(name)).toBe(!/^worker_[0-9]+$/.test(name));
+      }),
     );
   });
 });
