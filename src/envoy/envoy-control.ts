@@ -77,8 +77,8 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   // `total` always reads the live listener gauges too: server.total_connections is only recomputed
   // at a stats flush, so the drain takes the live sum as a floor, and server.uptime tells it when a flush happened.
   const reader = createStatsReader(admin, { server: counting.source === 'total', requests: pairs });
-  // The listeners and their pairing change only with a full read (stats-reader.ts).
-  let seen: { listeners: ReadonlySet<string>; pairing: Pairing | undefined } | undefined;
+  // The listeners, their pairing and the ones left out change only with a full read (stats-reader.ts).
+  let seen: Seen | undefined;
   /** The last read and what it read as: the reader gives the same read again when the stats are the same. */
   let last: { read: StatsRead; reading: ConnectionReading } | undefined;
   return {
@@ -99,10 +99,11 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
       const { stats, full, jsonBecause, envoyCostMs } = read;
       if (full || seen === undefined) {
         const listeners = listenerNames(stats);
-        seen = { listeners, pairing: pairs ? pairingFromStats(stats, listeners) : undefined };
+        const pairing = pairs ? pairingFromStats(stats, listeners) : undefined;
+        seen = { pairing, ignored: ignoredListeners(listeners, counting.ignore, pairing?.known === true ? pairing.topology : undefined) };
       }
       const reading = {
-        ...readingOf(stats, seen.listeners, seen.pairing, counting),
+        ...readingOf(stats, seen, counting),
         ...(full && jsonBecause === undefined ? { fullRead: true } : {}),
         ...(envoyCostMs === undefined ? {} : { envoyCostMs }),
       };
@@ -115,9 +116,14 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   };
 }
 
-/** What one /stats answer says, read as `counting` asks; `names`: the listeners it reports. Pure. */
-function readingOf(stats: readonly Stat[], names: ReadonlySet<string>, pairing: Pairing | undefined, counting: ConnectionCounting): ConnectionReading {
-  const ignored = ignoredListeners(names, counting.ignore, pairing?.known === true ? pairing.topology : undefined);
+/** What the last full read said about the listeners: which connection managers serve them, and which are left out. */
+interface Seen {
+  readonly pairing: Pairing | undefined;
+  readonly ignored: ReadonlySet<string>;
+}
+
+/** What one /stats answer says, read as `counting` asks, with the listeners as `seen`. Pure. */
+function readingOf(stats: readonly Stat[], { pairing, ignored }: Seen, counting: ConnectionCounting): ConnectionReading {
   const total = counting.source === 'total' ? totalConnections(stats) : undefined;
   const extra = {
     ...(total === undefined ? {} : optional('uptimeS', uptimeSeconds(stats))),

@@ -91,7 +91,7 @@ export function pairedCounts(
     for (const counts of http.values()) requests += counts.requests;
     return { busy, requests };
   }
-  for (const group of groups([...counted.keys(), ...ignored], pairing.topology)) {
+  for (const group of groupsOf(counted, ignored, pairing.topology)) {
     const active = group.listeners.reduce((sum, name) => sum + (counted.get(name)?.active ?? 0), 0);
     if (!group.listeners.some((name) => counted.has(name))) continue;
     const managers = [...group.connectionManagers].map((prefix) => http.get(prefix));
@@ -118,6 +118,19 @@ interface Group {
   readonly connectionManagers: Set<string>;
   /** Every listener of the group is in the configuration with readable chains. */
   known: boolean;
+}
+
+/** The last groups made for each topology, by the listeners they were made of: a drain's reads between full ones all have the same. */
+const lastGroups = new WeakMap<ListenerTopology, { readonly key: string; readonly groups: readonly Group[] }>();
+
+function groupsOf(counted: ReadonlyMap<string, unknown>, ignored: ReadonlySet<string>, topology: ListenerTopology): readonly Group[] {
+  const listeners = [...counted.keys(), ...ignored];
+  const key = listeners.join('\n');
+  const last = lastGroups.get(topology);
+  if (last?.key === key) return last.groups;
+  const made = groups(listeners, topology);
+  lastGroups.set(topology, { key, groups: made });
+  return made;
 }
 
 /** Listeners joined by the connection managers they share (the connected parts of that graph). */
@@ -150,7 +163,19 @@ export type PairingReport =
   | { readonly known: true; readonly listeners: Readonly<Record<string, { readonly connectionManagers: readonly string[]; readonly notHttp?: true }>> }
   | { readonly known: false; readonly why: string };
 
+/** Reports already made: a pairing is the same object from one full read to the next. */
+const reports = new WeakMap<Pairing, PairingReport>();
+
 export function describePairing(pairing: Pairing): PairingReport {
+  let report = reports.get(pairing);
+  if (report === undefined) {
+    report = reportOf(pairing);
+    reports.set(pairing, report);
+  }
+  return report;
+}
+
+function reportOf(pairing: Pairing): PairingReport {
   if (!pairing.known) return { known: false, why: pairing.why };
   const listeners = [...pairing.topology.byStatName].map(([name, serves]) => [
     name,

@@ -106,7 +106,10 @@ function drainReport(reading: DrainStateReading | undefined, now: number): Statu
 
 /** Listeners whose live gauge was read (in `total` mode, one without it is merely left out). */
 function activeByListener(listeners: ReadonlyMap<string, ListenerCounts>): Record<string, number> {
-  return Object.fromEntries([...listeners].flatMap(([name, { active }]) => (active === undefined ? [] : [[name, active]])));
+  // No prototype: a listener may be named anything, `__proto__` included.
+  const active = Object.create(null) as Record<string, number>;
+  for (const [name, counts] of listeners) if (counts.active !== undefined) active[name] = counts.active;
+  return active;
 }
 
 function toBaseline(reading: ConnectionReading): Baseline | undefined {

@@ -79,7 +79,7 @@ describe("Envoy's Prometheus names, read back", () => {
       // The unused listener is in the full read only.
       expect(usedOnly.length).toBeLessThan(full.length);
       expect(usedOnly.some((stat) => stat.name.startsWith('listener.127.0.0.3_0.'))).toBe(false);
-      expect(withUnused(new Map(full.map(({ name, value }) => [name, value])), usedOnly)).toEqual(full);
+      expect(withUnused(new Map(full.map((stat) => [stat.name, stat])), usedOnly)).toEqual(full);
       expect(statsFilter(everything)).not.toMatch(/listener_manager/); // the JSON read needs no update counters: it is always full
     } finally {
       tcp.destroy();

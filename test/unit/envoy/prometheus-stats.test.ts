@@ -74,11 +74,13 @@ describe('parsePrometheusText', () => {
 });
 
 describe('withUnused', () => {
-  const baseline = new Map([
-    ['listener.a.downstream_cx_active', 0],
-    ['listener.a.downstream_cx_total', 4],
-    ['listener_manager.listener_added', 1],
-  ]);
+  const baseline = new Map(
+    [
+      { name: 'listener.a.downstream_cx_active', value: 0 },
+      { name: 'listener.a.downstream_cx_total', value: 4 },
+      { name: 'listener_manager.listener_added', value: 1 },
+    ].map((stat) => [stat.name, stat]),
+  );
 
   it('completes a usedonly read with the stats it left out, at 0', () => {
     expect(withUnused(baseline, [{ name: 'listener.a.downstream_cx_total', value: 5 }, { name: 'listener_manager.listener_added', value: 1 }])).toEqual([
@@ -86,6 +88,12 @@ describe('withUnused', () => {
       { name: 'listener.a.downstream_cx_total', value: 5 },
       { name: 'listener_manager.listener_added', value: 1 },
     ]);
+  });
+
+  it('gives the full read\'s own stat objects for the stats that stood still', () => {
+    const stats = withUnused(baseline, [{ name: 'listener.a.downstream_cx_total', value: 5 }, { name: 'listener_manager.listener_added', value: 1 }]);
+    expect(stats?.[0]).toBe(baseline.get('listener.a.downstream_cx_active'));
+    expect(stats?.[2]).toBe(baseline.get('listener_manager.listener_added'));
   });
 
   it.each([
