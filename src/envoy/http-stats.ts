@@ -21,14 +21,18 @@ const FIELD = { cx_active: 'connections', rq_active: 'activeRequests', rq_total:
  * pairing's business (pairing.ts).
  */
 export function countByHttpPrefix(stats: readonly Stat[]): Map<string, HttpCounts> {
-  const byPrefix = new Map<string, HttpCounts>();
+  const byPrefix = new Map<string, { -readonly [K in keyof HttpCounts]: number }>();
   for (const { name, value } of stats) {
     const match = matchHttpStat(name);
     if (match === null) continue;
     const prefix = match[1] as string;
     if (prefix === ADMIN_SCOPE) continue;
-    const counts = byPrefix.get(prefix) ?? { connections: 0, activeRequests: 0, requests: 0 };
-    byPrefix.set(prefix, { ...counts, [FIELD[match[2] as keyof typeof FIELD]]: value });
+    let counts = byPrefix.get(prefix);
+    if (counts === undefined) {
+      counts = { connections: 0, activeRequests: 0, requests: 0 };
+      byPrefix.set(prefix, counts);
+    }
+    counts[FIELD[match[2] as keyof typeof FIELD]] = value;
   }
   return byPrefix;
 }

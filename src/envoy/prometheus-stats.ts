@@ -24,7 +24,11 @@ function shapeOf(template: string): [series: string, shape: Shape] {
   const tags = parts.filter((_, index) => index % 2 === 1);
   const series = `envoy_${template.replace(/\{[a-z_]+\}\./g, '').replaceAll('.', '_')}`;
   const skipped = template.includes('{envoy_worker_id}') || template.startsWith(`listener.${ADMIN_SCOPE}.`);
-  const name = (labels: ReadonlyMap<string, string>): string => parts.map((part, index) => (index % 2 === 1 ? (labels.get(part) as string) : part)).join('');
+  const name = (labels: ReadonlyMap<string, string>): string => {
+    let text = '';
+    for (let index = 0; index < parts.length; index += 1) text += index % 2 === 1 ? (labels.get(parts[index] as string) as string) : (parts[index] as string);
+    return text;
+  };
   return [series, { tags, skipped, name }];
 }
 

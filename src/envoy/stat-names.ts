@@ -59,28 +59,18 @@ const HTTP_STAT = new RegExp(`^http\\.(.+)\\.${HTTP_SUFFIX}$`);
 const LISTENER_HTTP_STAT = new RegExp(`^listener\\.(.+\\.http\\..+)\\.${LISTENER_HTTP_SUFFIX}$`);
 /** Where a listener's name ends and a connection manager's begins in the middle of a LISTENER_HTTP_STAT name. */
 export const LISTENER_HTTP_SEPARATOR = '.http.';
-/** Names remembered by `matcher`: past this many, it starts afresh. */
-const REMEMBERED_NAMES = 50_000;
 
 /**
- * `pattern.exec(name)`, remembered by name: a drain reads the same few thousand names at every
- * read, and a large configuration's would otherwise be matched anew each time.
+ * `pattern.exec(name)` for names with one of `endings`, null for the rest without running it: a
+ * read of a thousand listeners passes each of its thousands of names to every matcher. (Names
+ * are matched afresh at each read: remembering them cost more than matching them again.)
  */
-function matcher(pattern: RegExp): (name: string) => RegExpExecArray | null {
-  const seen = new Map<string, RegExpExecArray | null>();
-  return (name) => {
-    let match = seen.get(name);
-    if (match === undefined) {
-      if (seen.size >= REMEMBERED_NAMES) seen.clear();
-      match = pattern.exec(name);
-      seen.set(name, match);
-    }
-    return match;
-  };
+function matcher(pattern: RegExp, endings: readonly string[]): (name: string) => RegExpExecArray | null {
+  return (name) => (endings.some((ending) => name.endsWith(ending)) ? pattern.exec(name) : null);
 }
-export const matchListenerStat = matcher(LISTENER_STAT);
-export const matchHttpStat = matcher(HTTP_STAT);
-export const matchListenerHttpStat = matcher(LISTENER_HTTP_STAT);
+export const matchListenerStat = matcher(LISTENER_STAT, LISTENER_SUFFIXES.map((suffix) => `.downstream_cx_${suffix}`));
+export const matchHttpStat = matcher(HTTP_STAT, HTTP_SUFFIXES.map((suffix) => `.downstream_${suffix}`));
+export const matchListenerHttpStat = matcher(LISTENER_HTTP_STAT, [`.${LISTENER_HTTP_SUFFIX}`]);
 
 /** Per-thread copies of a listener's stats (`listener.<name>.worker_3.*`), already in the listener's sum. */
 export const PER_THREAD_COPY = /\.(worker_\d+|main_thread)$/;

@@ -53,15 +53,17 @@ export function parseStatsJson(body: string): Stat[] {
 export function checkedStats(entries: Iterable<{ readonly name: string; readonly value: unknown }>, where: string, counted: (name: string) => boolean = isCountedStat): Stat[] {
   const stats: Stat[] = [];
   const seen = new Set<string>();
-  for (const { name, value } of entries) {
+  for (const entry of entries) {
+    const { name, value } = entry;
     if (!counted(name)) {
       if (isCount(value)) stats.push({ name, value });
       continue;
     }
-    if (!isCount(value)) throw malformed(`${where}: ${name} is ${preview(typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? 'missing'))}, not a whole number >= 0`);
+    if (!hasCount(entry)) throw malformed(`${where}: ${name} is ${preview(typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? 'missing'))}, not a whole number >= 0`);
     if (seen.has(name)) throw malformed(`${where}: ${name} appears more than once`);
     seen.add(name);
-    stats.push({ name, value });
+    // The entry itself, not a copy: a thousand listeners' read makes a few thousand of them.
+    stats.push(entry);
   }
   return stats;
 }
@@ -94,7 +96,7 @@ export interface ListenerCounts {
  * their absence means the stats are filtered out, not that nothing is connected.
  */
 export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<string>): Map<string, ListenerCounts> {
-  const byListener = new Map<string, ListenerCounts>();
+  const byListener = new Map<string, { -readonly [K in keyof ListenerCounts]: ListenerCounts[K] }>();
   let dataPlaneStats = 0;
   for (const { name, value } of stats) {
     const match = matchListenerStat(name);
@@ -104,8 +106,13 @@ export function countByListener(stats: readonly Stat[], ignore: ReadonlySet<stri
     if (PER_THREAD_COPY.test(listener)) continue;
     dataPlaneStats += 1;
     if (ignore.has(listener)) continue;
-    const counts = byListener.get(listener) ?? { active: undefined, accepted: undefined };
-    byListener.set(listener, match[2] === 'active' ? { ...counts, active: value } : { ...counts, accepted: value });
+    let counts = byListener.get(listener);
+    if (counts === undefined) {
+      counts = { active: undefined, accepted: undefined };
+      byListener.set(listener, counts);
+    }
+    if (match[2] === 'active') counts.active = value;
+    else counts.accepted = value;
   }
   if (dataPlaneStats === 0) throw malformed(`/stats has no ${listenerStatName('<name>', 'active')} gauges: ${LISTENER_STATS_HINT}`);
   return byListener;
@@ -141,6 +148,10 @@ function sumOf(counts: ReadonlyMap<string, ListenerCounts>, key: 'active' | 'acc
     total += value;
   }
   return total;
+}
+
+function hasCount(entry: { readonly name: string; readonly value: unknown }): entry is Stat {
+  return isCount(entry.value);
 }
 
 function isCount(value: unknown): value is number {
