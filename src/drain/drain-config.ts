@@ -60,8 +60,8 @@ export const DRAIN_SETTINGS = {
     fallback: '1s',
     parse: parsePositiveDuration,
     show: formatDuration,
-    help: 'read the count (and log progress) at least this often',
-    doc: 'Read the count at least this often; one progress log line per interval.',
+    help: "read the count (and log progress) at least this often, unless the reads would take over 5 % of Envoy's main thread",
+    doc: "Read the count at least this often, unless the reads would take over 5 % of Envoy's main thread (a very large configuration); one progress log line per interval.",
   },
   healthCheckFailureDelay: {
     flags: '--health-check-failure-delay <duration>',

@@ -8,7 +8,7 @@ export interface DrainPolicy {
   readonly drainTimeoutMs: number;
   /** Finished when the count is at or under this. */
   readonly exitAtConnections: number;
-  /** The slowest cadence of reads, and of progress log lines. */
+  /** The slowest cadence of reads (unless their share of Envoy's main thread holds them: readCostWaitMs), and of progress log lines. */
   readonly checkIntervalMs: number;
   /** 0: off. Otherwise finish only once no new connection was accepted for this long. */
   readonly quietPeriodMs: number;
