@@ -286,7 +286,8 @@ export const largeConfig: Scenario = {
     const loadAtEnd = loadavg();
     const sections = measured.flatMap(({ series, rows }) => [`### ${series.title}`, '', envoyTable(rows), '', hookTable(rows), '']);
     const chains = measured[0]?.rows ?? [];
-    const releaseAt = (label: string): string => formatMs(chains.find((row) => row.label === label)?.m.releaseMs ?? Number.NaN);
+    const listeners = measured[1]?.rows ?? [];
+    const releaseAt = (label: string, rows = chains): string => formatMs(rows.find((row) => row.label === label)?.m.releaseMs ?? Number.NaN);
     return [
       `Real Envoy ${envoy} (\`--concurrency 1 --drain-strategy immediate --drain-time-s 60\`), started at each size from Envoy Gateway's own \`https\` fixture (\`egctl x translate\` output, test/fixtures/peers/envoy-gateway/) grown at run time to N TLS filter chains, one per hostname, each chain as EG generates it (connection manager, JSON access log, TLS from a file), on M listeners (test/support/large-config/expand.ts); the connection series uses EG's \`http\` fixture as it is, up to ${(CONNECTIONS.at(-1) ?? 0).toLocaleString('en')} connections: Envoy needs a file descriptor for each client connection and each upstream one, and this machine's hard limit on open files (${openFilesHardLimit().toLocaleString('en')}) can only be raised with CAP_SYS_RESOURCE, which the bench does not have. At each size: two idle pooled HTTPS connections (one request each; the connection series instead holds N idle connections from h2load, Debian's nghttp2-client, half HTTP/1.1 keep-alive and half HTTP/2, each after one request), a scraper's connection on EG's stats listener (one \`GET /stats/prometheus\`, then kept alive and idle, as Prometheus leaves it between scrapes), and one busy request the backend holds. Then the built executable runs \`dist/envoy-shutdown-manager shutdown ${HOOK_ARGS.join(' ')}\`, its admin API reached through a recording pass-through (test/support/real-envoy/admin-tap.ts), which counts every admin call it makes; ${CLOSE_AFTER_MS} ms after its \`POST /drain_listeners\` the backend answers the busy request, whose client sent \`Connection: close\`, so Envoy closes that connection.`,
       '',
@@ -295,7 +296,7 @@ export const largeConfig: Scenario = {
       `Machine: ${describeMachine().map((line) => line.replace(/^- /, '')).join('; ')}. Load average (1 min, 5 min) at the start of this section: ${loadAtStart[0]?.toFixed(2)}, ${loadAtStart[1]?.toFixed(2)}; at its end: ${loadAtEnd[0]?.toFixed(2)}, ${loadAtEnd[1]?.toFixed(2)}; other sessions shared the 2 cores, so absolute times are inflated and the ratios are what to read.`,
       '',
       ...sections,
-      `Release after the last busy connection's close: ${releaseAt('1,000 chains')} at 1,000 chains, ${releaseAt('20,000 chains')} at 20,000 chains.`,
+      `Release after the last busy connection's close: ${releaseAt('1,000 chains')} at 1,000 chains, ${releaseAt('20,000 chains')} at 20,000 chains; ${releaseAt('1,000 listeners', listeners)} at 1,000 listeners, where the read after the first (full) one waits for the reads' share of Envoy's main thread, past the minimum drain and past the busy connection's close (docs/operations.md, "Large configurations").`,
       '',
       verdict(measured),
       '',
