@@ -1,9 +1,10 @@
 // The drain reads Envoy's stats through its Prometheus endpoint, whose cost does not grow with the
 // number of filter chains, and turns each series back into the stat's name. Against real Envoy:
 // every stat it reads that way is the one, with the value, the JSON /stats gives (listeners named
-// by their address or by a stat_prefix of one word, IPv4 and a TCP proxy, a worker thread's copies);
-// a usedonly read completed with the full one's zeros is the full read; and a name it cannot turn
-// back (a stat_prefix with a dot) sends the drain to the JSON /stats, saying so once.
+// by their address or by a stat_prefix of one word, IPv4 and a TCP proxy; the read's own filter
+// leaves out the per-worker copies); a usedonly read completed with the full one's zeros is the
+// full read; and a name it cannot turn back (a stat_prefix with a dot) sends the drain to the JSON
+// /stats, saying so once.
 import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { parseStatsJson, type Stat } from '../../src/envoy/stats.js';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
 import { runCli, tempDir } from '../support/cli.js';
 import { get, startRealEnvoy } from '../support/real-envoy/process.js';
+import { waitFor } from '../support/traffic/pod-conditions.js';
 import { idleHttp1, idleHttp2 } from '../support/traffic/side-clients.js';
 
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
@@ -65,6 +67,11 @@ describe("Envoy's Prometheus names, read back", () => {
     try {
       await once(tcp, 'connect');
       const paths = statsReadPaths(everything);
+      // Envoy counts a connection on its worker thread, after the client has seen it connect, and
+      // ends a request's count after the client has its answer: the reads below wait for both.
+      const settled = (stats: readonly Stat[]): boolean =>
+        stats.some(({ name, value }) => name === 'listener.127.0.0.2_0.downstream_cx_active' && value === 1) && stats.every(({ name, value }) => !name.endsWith('.downstream_rq_active') || value === 0);
+      await waitFor('Envoy to count the TCP connection, with no request in flight', async () => settled(fromJson((await get(envoy.adminAddress, paths.json)).body)));
       const json = fromJson((await get(envoy.adminAddress, paths.json)).body);
       const full = readable((await get(envoy.adminAddress, paths.full)).body);
       const usedOnly = readable((await get(envoy.adminAddress, paths.usedOnly)).body);
