@@ -73,6 +73,35 @@ describe('helm template, mode by mode', () => {
   });
 });
 
+describe("Envoy's preStop httpGet host", () => {
+  const hookOf = (rendered: RenderedPod): { path?: string; host?: string } | undefined => rendered.envoy.lifecycle?.preStop?.httpGet;
+
+  it.each([
+    { name: 'classic', kubeVersion: undefined, set: ['hostNetwork=true'], path: '/shutdown/ready' },
+    { name: 'native', kubeVersion: '1.29.0', set: ['hostNetwork=true', 'nativeSidecar=true'], path: '/shutdown/drain' },
+  ])('names the node-side loopback under hostNetwork ($name), where kubelet finds no sandbox IP', async ({ kubeVersion, set, path }) => {
+    const rendered = readPod(await renderChart({ set, ...(kubeVersion === undefined ? {} : { kubeVersion }) }));
+    expect(hookOf(rendered)).toMatchObject({ path, host: '127.0.0.1' });
+    const ipv6 = readPod(await renderChart({ set: [...set, 'shutdownManager.hookHost=::1'], ...(kubeVersion === undefined ? {} : { kubeVersion }) }));
+    expect(hookOf(ipv6)?.host).toBe('::1');
+  });
+
+  it.each([
+    { name: 'classic', kubeVersion: undefined, set: [], path: '/shutdown/ready' },
+    { name: 'native', kubeVersion: '1.29.0', set: ['nativeSidecar=true'], path: '/shutdown/drain' },
+  ])('names none on a pod-network pod ($name), whose hook goes to the pod IP (127.0.0.1 would be the node)', async ({ kubeVersion, set, path }) => {
+    const rendered = readPod(await renderChart({ set: [...set, 'shutdownManager.hookHost=127.0.0.2'], ...(kubeVersion === undefined ? {} : { kubeVersion }) }));
+    expect(hookOf(rendered)?.path).toBe(path);
+    expect(hookOf(rendered)).not.toHaveProperty('host');
+  });
+
+  it('takes only a loopback address', async () => {
+    const result = await helmTemplate({ set: ['hostNetwork=true', 'shutdownManager.hookHost=10.0.0.1'] });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('shutdownManager.hookHost');
+  });
+});
+
 describe('what the Kubernetes schemas can and cannot check', () => {
   const deployment = (objects: readonly K8sObject[]): IDeployment & K8sObject => findObjects<IDeployment & K8sObject>(objects, 'Deployment')[0] as IDeployment & K8sObject;
   const withSpec = (objects: readonly K8sObject[], change: (d: IDeployment) => void): K8sObject[] => {

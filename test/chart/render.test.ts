@@ -125,7 +125,7 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
       expect(podSpec.initContainers?.map((c) => c.name)).toEqual(['shutdown-manager']);
       expect(podSpec.containers.map((c) => c.name)).toEqual(['envoy']);
       expect(sidecar.restartPolicy).toBe('Always');
-      expect(sidecar.lifecycle).toBeUndefined(); // a preStop of its own would run after Envoy is gone
+      expect(sidecar.lifecycle).toBeUndefined(); // a preStop of its own would hold back only its own SIGTERM
       expect(sidecarEnv['ENVOY_SHUTDOWN_DRAIN_ENDPOINT']).toBe('true');
       // kubelet starts Envoy only once the manager answers, so Envoy's hook always finds it.
       expect(sidecar.startupProbe?.httpGet?.path).toBe('/healthz');

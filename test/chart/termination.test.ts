@@ -83,7 +83,8 @@ function expectCleanTermination(timeline: Timeline, rendered: RenderedPod, chart
     expect(envoyHook?.t).toBeGreaterThanOrEqual((timeline.find('prestop-start', SIDECAR_CONTAINER)?.t ?? Infinity) + minDrainMs);
   }
   expect(timeline.find('sigkill')).toBeUndefined();
-  expect(timeline.find('grace-period-end')).toBeUndefined();
+  expect(timeline.find('prestop-timeout')).toBeUndefined();
+  expect(timeline.find('event'), story).toBeUndefined();
   expect(timeline.find('pod-gone')?.t).toBeLessThan((rendered.podSpec.terminationGracePeriodSeconds ?? 0) * 1_000);
 }
 
@@ -187,6 +188,25 @@ describe('the chart, run by the kubelet stand-in', () => {
   });
 });
 
+describe('the chart with hostNetwork: true, run by the kubelet stand-in', () => {
+  it.each([
+    { mode: 'classic', kubeVersion: undefined, values: { hostNetwork: true, shutdown: UNDER_LOAD } },
+    { mode: 'native', kubeVersion: '1.29.0', values: { hostNetwork: true, nativeSidecar: true, shutdown: UNDER_LOAD } },
+  ])("drains under load ($mode): kubelet dials the host Envoy's hook names, 0 lost, Envoy's SIGTERM after the drain", async ({ kubeVersion, values }) => {
+    const { rendered, chartPod } = await start({ values, ...(kubeVersion === undefined ? {} : { kubeVersion }) });
+    const { timeline, stats, before } = await terminateUnderLightLoad(rendered, chartPod, 500);
+    // Both at once, so a failure shows kubelet's message beside what it cost.
+    const story = `${timeline.format()}\nfailures: ${JSON.stringify(stats.failures.slice(0, 5))}`;
+    expect({ envoyHook: timeline.find('prestop-end', ENVOY_CONTAINER)?.detail, lost: stats.failures.length }, story).toEqual({ envoyHook: 'HTTP 200', lost: 0 });
+    expectCleanTermination(timeline, rendered, chartPod);
+    expect(timeline.find('prestop-start', ENVOY_CONTAINER)?.detail).toMatch(/^httpGet 127\.0\.0\.1:\d+\/shutdown\/(ready|drain)$/);
+    expect(stats.requests.terminating).toBeGreaterThan(before.requests.terminating);
+    expect(stats.requests.healthy).toBeGreaterThan(0);
+    expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);
+    expect(sidecarLogs(chartPod).find((l) => l['msg'] === 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
+  });
+});
+
 describe('a preStop hook without a pod termination, with the chart\'s hooks and token', () => {
   it('a liveness restart of the sidecar leaves Envoy serving, even after a stranger called /shutdown/ready; the termination then drains', async () => {
     const { rendered, chartPod } = await start({ values: FAST });
@@ -277,7 +297,7 @@ describe('the chart with mode: sidecarless, run by the kubelet stand-in', () => 
     expect(hookEnd?.t).toBeGreaterThanOrEqual((timeline.find('prestop-start', ENVOY_CONTAINER)?.t ?? Infinity) + 1_000); // the minimum drain
     expect(timeline.find('sigterm', ENVOY_CONTAINER)?.t).toBeGreaterThanOrEqual(hookEnd?.t ?? Infinity);
     expect(timeline.find('sigkill')).toBeUndefined();
-    expect(timeline.find('grace-period-end')).toBeUndefined();
+    expect(timeline.find('prestop-timeout')).toBeUndefined();
     expect(timeline.find('pod-gone')?.t).toBeLessThan((rendered.podSpec.terminationGracePeriodSeconds ?? 0) * 1_000);
     expect(timeline.events.filter((e) => e.container !== undefined && e.container !== ENVOY_CONTAINER)).toEqual([]);
     expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);

@@ -1,6 +1,6 @@
-// The podman kubelet's grace period, on a real container: a preStop hook still running when the
-// grace period ends is cut, and its container gets SIGTERM with kubelet's one-time 2 s extension,
-// then SIGKILL; the pod is gone within grace + 2 s (plus podman's own overhead).
+// The podman kubelet's grace period, on a real container: kubelet stops waiting for a preStop hook
+// still running when the grace period ends, and its container gets SIGTERM with StopContainer's
+// minimum of 2 s, then SIGKILL; the pod is gone within grace + 2 s (plus podman's own overhead).
 import { afterEach, describe, expect, it } from 'vitest';
 import { PortMap } from '../support/chart/chart-pod.js';
 import { terminatePod } from './support/podman-kubelet.js';
@@ -27,7 +27,7 @@ describe('podman kubelet', () => {
     ]);
     await waitForHttp(id, port, '/healthz');
     const termination = await terminatePod(
-      { name: pod, terminationGracePeriodSeconds: 2, ports, sidecars: [], containers: [{ name: 'held', id, preStop: { httpGet: { port, path: '/shutdown/ready', headers: {} } } }], container: () => { throw new Error('unused'); } },
+      { name: pod, terminationGracePeriodSeconds: 2, hostNetwork: false, ports, sidecars: [], containers: [{ name: 'held', id, preStop: { httpGet: { port, path: '/shutdown/ready', headers: {} } } }], container: () => { throw new Error('unused'); } },
       { hooks: true },
     );
     const held = termination.containers['held'];

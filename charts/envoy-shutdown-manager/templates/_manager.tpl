@@ -5,8 +5,9 @@ The shutdown-manager container, in either place the pod puts it:
     container alone (a failed liveness probe) leaves Envoy serving, while a bare
     `kubectl exec … -- envoy-shutdown-manager shutdown` still drains.
   - native (nativeSidecar true): an init container with restartPolicy Always, started before Envoy
-    and stopped after it. No preStop hook (it would run after Envoy is gone): Envoy's own hook calls
-    /shutdown/drain, and the server runs the drain from the same ENVOY_SHUTDOWN_* variables.
+    and stopped after it. No preStop hook (kubelet would run it beside Envoy's, holding back only
+    the sidecar's own SIGTERM): Envoy's own hook calls /shutdown/drain, and the server runs the
+    drain from the same ENVOY_SHUTDOWN_* variables.
 */}}
 
 {{/*

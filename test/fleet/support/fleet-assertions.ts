@@ -46,6 +46,8 @@ export function expectZeroErrors(out: FleetOutput): void {
   expect(out.rollout.drains).toHaveLength(REPLICAS);
   const at = (pod: string, kind: string): number => out.rollout.events.find((e) => e.pod === pod && e.kind === kind)?.t ?? NaN;
   for (const drain of out.rollout.drains) {
+    // Envoy's hook reached the manager (with hostNetwork, through the host it names) and was answered.
+    expect(drain.envoyHook).toMatch(/^httpGet \d{3}$/);
     expect(drain.hookMs).toBeGreaterThanOrEqual(MIN_DRAIN_S * 1_000);
     expect(drain.exitCodes).toEqual({ envoy: 0, 'shutdown-manager': 0 });
     const letGo = out.balancerLetGoMs[drain.pod];

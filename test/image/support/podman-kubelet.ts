@@ -1,25 +1,25 @@
-// kubelet's termination of a pod, played on a podman pod the way a real 1.33 kubelet did it to
-// this chart's pod: every regular container's preStop hook starts at once (exec through `podman
-// exec`, with the container's environment; httpGet from the node, here the host); each container
-// gets SIGTERM (`podman stop -t <grace left>`, SIGKILL when that runs out) right after ITS OWN hook
-// returns, whatever the hook's result, never while the hook still runs. A hook still running at
-// the grace period is cut and its container killed 2 s later (kubelet's one-time extension).
-// Native sidecars go last, once every regular container has exited.
-import { request } from 'node:http';
+// kubelet's termination of a pod, played on a podman pod by the rules of a 1.33 kubelet
+// (../../support/kubelet/rules.ts names the kubelet function of each): every running container,
+// native sidecars included, is killed at once; its preStop hook (exec through `podman exec`, with
+// the container's environment; httpGet to the target kubelet picks, from the node, here the host)
+// is waited for at most the grace period; a native sidecar then waits for every regular container
+// and the sidecar declared after it; then `podman stop -t <what is left, at least 2 s>`: SIGTERM,
+// SIGKILL when that runs out. A failed hook is a FailedPreStopHook event and SIGTERM follows.
+import { runHook as runHttpGet } from '../../support/kubelet/hooks.js';
+import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, graceLeft, stopTimeoutSeconds, terminationPrerequisites } from '../../support/kubelet/rules.js';
 import type { Hook, PodContainer, PodmanPod } from './podman-pod.js';
 import { podman, podmanRun } from './podman-run.js';
-
-/** kubelet's one-time extension for a hook still running when the grace period ends. */
-const HOOK_EXTENSION_S = 2;
 
 export interface ContainerTermination {
   readonly name: string;
   /** The podman container, kept (stopped) until the test removes it: its log can still be read. */
   readonly id: string;
-  /** `exec exit 0`, `httpGet 200`, `httpGet error ECONNRESET`, `cut at the grace period`, or `none`. */
+  /** `exec exit 0`, `httpGet 200`, `httpGet error ECONNRESET`, `cut at the grace period` (kubelet stopped waiting), or `none`. */
   readonly hook: string;
   /** Milliseconds from the start of termination. */
   readonly hookEndedMs: number | undefined;
+  /** Events kubelet recorded for this container (`FailedPreStopHook: PreStopHook failed`). */
+  readonly events: readonly string[];
   readonly sigtermMs: number;
   readonly exitedMs: number;
   readonly exitCode: number;
@@ -30,62 +30,67 @@ export interface PodTermination {
   readonly containers: Readonly<Record<string, ContainerTermination>>;
 }
 
-/**
- * Terminates the pod; `hooks: false` is a pod without preStop hooks (SIGTERM to every container at
- * once). Native sidecars are stopped after every regular container has exited, in reverse order
- * (their own hooks first), with the grace period that is left.
- */
+const CUT = 'cut at the grace period';
+
+/** Terminates the pod; `hooks: false` is a pod without preStop hooks (SIGTERM to every container at once). */
 export async function terminatePod(pod: PodmanPod, options: { hooks: boolean }): Promise<PodTermination> {
   const startedAt = Date.now();
   const since = (): number => Date.now() - startedAt;
-  const graceMs = pod.terminationGracePeriodSeconds * 1000;
+  const graceS = effectiveGraceSeconds(pod.terminationGracePeriodSeconds);
+  const prerequisites = pod.sidecars.length === 0 ? undefined : terminationPrerequisites(pod.containers.map((c) => c.name), pod.sidecars.map((c) => c.name));
+  const stopped = new Map<string, Promise<ContainerTermination>>();
+  const hooksLeft = new Set<AbortController>();
+
   const terminate = async (c: PodContainer): Promise<ContainerTermination> => {
     let hook = 'none';
     let hookEndedMs: number | undefined;
-    let cut = false;
+    const events: string[] = [];
+    let left = graceS;
     if (options.hooks && c.preStop !== undefined) {
       const abort = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
-      // A timer may fire up to 1 ms early on Date.now()'s clock: look again until the grace period is really over.
-      const graceEnds = new Promise<string>((resolve) => {
-        const check = (): void => {
-          if (since() >= graceMs) resolve('cut at the grace period');
-          else timer = setTimeout(check, graceMs - since());
-        };
-        check();
+      hooksLeft.add(abort);
+      const ended = runHook(c, c.preStop, pod, abort.signal, graceS).then((result) => {
+        if (!result.ok) events.push(FAILED_PRESTOP_HOOK);
+        return result.detail;
       });
-      hook = await Promise.race([runHook(c, c.preStop, abort.signal, graceMs), graceEnds]);
-      clearTimeout(timer);
-      cut = hook === 'cut at the grace period';
-      if (cut) abort.abort();
+      hook = await Promise.race([ended, wait(graceS * 1_000).then(() => CUT)]);
       hookEndedMs = since();
+      left = graceLeft(left, hookEndedMs);
     }
-    const seconds = cut ? HOOK_EXTENSION_S : Math.max(0, Math.ceil((graceMs - since()) / 1000));
+    const turn = prerequisites?.get(c.name);
+    if (turn !== undefined && left > 0) {
+      const waiting = since();
+      await Promise.race([Promise.all(turn.map((name) => stopped.get(name))), wait(left * 1_000)]);
+      left = graceLeft(left, since() - waiting);
+    }
+    const seconds = stopTimeoutSeconds(left);
     const sigtermMs = since();
     await podman(['stop', '--time', String(seconds), c.id], (seconds + 30) * 1000);
     const exitedMs = since();
     const exitCode = Number((await podman(['inspect', '--format', '{{.State.ExitCode}}', c.id])).trim());
-    return { name: c.name, id: c.id, hook, hookEndedMs, sigtermMs, exitedMs, exitCode };
+    return { name: c.name, id: c.id, hook, hookEndedMs, events, sigtermMs, exitedMs, exitCode };
   };
-  const results = await Promise.all(pod.containers.map(terminate));
-  for (const sidecar of [...pod.sidecars].reverse()) results.push(await terminate(sidecar));
+  // Every container at once; a sidecar's turn waits on the others' stops, so each is registered first.
+  const all = [...pod.containers, ...pod.sidecars];
+  for (const c of all) stopped.set(c.name, Promise.resolve().then(() => terminate(c)));
+  const results = await Promise.all(all.map((c) => stopped.get(c.name) as Promise<ContainerTermination>));
+  // kubelet never cancels an httpGet hook; the pod is gone, so the test stops what is left.
+  for (const abort of hooksLeft) abort.abort();
   return { startedAt, containers: Object.fromEntries(results.map((result) => [result.name, result])) };
 }
 
-function runHook(c: PodContainer, hook: Hook, signal: AbortSignal, graceMs: number): Promise<string> {
+function wait(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function runHook(c: PodContainer, hook: Hook, pod: PodmanPod, signal: AbortSignal, graceS: number): Promise<{ ok: boolean; detail: string }> {
   if ('exec' in hook) {
-    // The hook's exit code is podman exec's; its output is discarded, as kubelet discards it.
-    return podmanRun(['exec', c.id, ...hook.exec], graceMs + 10_000).then((result) => `exec exit ${result.code}`);
+    // The hook's exit code is podman exec's; its output is discarded, as kubelet discards it. It ends with its container at the latest.
+    const result = await podmanRun(['exec', c.id, ...hook.exec], (graceS + 60) * 1_000);
+    return { ok: result.code === 0, detail: `exec exit ${result.code}` };
   }
-  const { port, path, headers } = hook.httpGet;
-  return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path, headers, agent: false, signal }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(`httpGet ${res.statusCode}`));
-      res.on('error', (error: NodeJS.ErrnoException) => resolve(`httpGet error ${error.code ?? error.message}`));
-    });
-    // Any status, or a broken connection, ends the hook.
-    req.on('error', (error: NodeJS.ErrnoException) => resolve(`httpGet error ${error.code ?? error.message}`));
-    req.end();
-  });
+  const running = runHttpGet({ httpGet: { ...hook.httpGet, httpHeaders: Object.entries(hook.httpGet.headers).map(([name, value]) => ({ name, value })) } }, {}, { name: pod.name, hostNetwork: pod.hostNetwork });
+  signal.addEventListener('abort', () => running.kill(), { once: true });
+  const result = await running.done;
+  return { ok: result.ok, detail: `httpGet ${result.detail.replace(/^HTTP /, '')}` };
 }

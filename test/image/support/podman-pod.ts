@@ -23,7 +23,7 @@ import type { RunObjects as PodmanObjects } from './podman-objects.js';
 import { podman } from './podman-run.js';
 import { waitForHttp } from './wait.js';
 
-export type Hook = { readonly exec: readonly string[] } | { readonly httpGet: { readonly port: number; readonly path: string; readonly headers: Record<string, string> } };
+export type Hook = { readonly exec: readonly string[] } | { readonly httpGet: { readonly port: number; readonly path: string; readonly host?: string; readonly headers: Record<string, string> } };
 
 export interface PodContainer {
   /** The name in the pod spec. */
@@ -36,6 +36,8 @@ export interface PodContainer {
 export interface PodmanPod {
   readonly name: string;
   readonly terminationGracePeriodSeconds: number;
+  /** The pod spec's hostNetwork: kubelet finds no sandbox IP for a hook that names no host. */
+  readonly hostNetwork: boolean;
   /** The regular containers, in pod order. */
   readonly containers: readonly PodContainer[];
   /** Native sidecars (init containers with restartPolicy Always), in pod order; stopped after every regular container. */
@@ -113,6 +115,7 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
   return {
     name,
     terminationGracePeriodSeconds: grace,
+    hostNetwork: spec.hostNetwork === true,
     containers,
     sidecars,
     ports,
@@ -237,7 +240,8 @@ function hookOf(c: IContainer, ports: PortMap): Hook | undefined {
   if (preStop.exec?.command !== undefined) return { exec: preStop.exec.command };
   if (preStop.httpGet !== undefined) {
     const headers = Object.fromEntries((preStop.httpGet.httpHeaders ?? []).map((h) => [h.name, h.value]));
-    return { httpGet: { port: ports.port(containerPort(c, preStop.httpGet.port)), path: preStop.httpGet.path ?? '/', headers } };
+    const { host } = preStop.httpGet;
+    return { httpGet: { port: ports.port(containerPort(c, preStop.httpGet.port)), path: preStop.httpGet.path ?? '/', headers, ...(host === undefined ? {} : { host }) } };
   }
   throw new Error(`${c.name}: a preStop hook the podman kubelet cannot run: ${JSON.stringify(preStop)}`);
 }

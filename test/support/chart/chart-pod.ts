@@ -119,6 +119,14 @@ function renderedHook(c: IContainer, remap: Remap): PreStopHook | undefined {
   throw new Error(`${c.name}: a preStop hook the stand-in cannot run: ${JSON.stringify(preStop)}`);
 }
 
+/** The container's startup (else readiness) probe, which the kubelet stand-in waits on before starting the next container. */
+function renderedProbe(c: IContainer, remap: Remap): ContainerSpec['probe'] {
+  const probe = c.startupProbe ?? c.readinessProbe;
+  if (probe?.httpGet === undefined) return undefined;
+  const { path, port, host } = probe.httpGet;
+  return { path: path ?? '/', port: remap.port(numericPort(c, port)), timeoutSeconds: probe.timeoutSeconds ?? 1, ...(host === undefined ? {} : { host }) };
+}
+
 /** Every fixed port the pod uses: the bootstrap's, the sidecar's, and the hooks'. */
 function fixedPorts(rendered: RenderedPod): number[] {
   const ports: number[] = [];
@@ -165,6 +173,7 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
   const sidecarEnv = remapSidecarEnv(rendered.sidecarEnv, remapFor(sidecar));
   const envoyHook = renderedHook(envoy, remapFor(envoy));
   const sidecarHook = renderedHook(sidecar, remapFor(sidecar));
+  const sidecarProbe = renderedProbe(sidecar, remapFor(sidecar));
   const sidecarCommand = withBinary([...(sidecar.command ?? [IMAGE_ENTRYPOINT]), ...(sidecar.args ?? [])]);
   const sidecarSpec: ContainerSpec = {
     name: sidecar.name,
@@ -172,6 +181,7 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
     env: sidecarEnv,
     // What the native sidecar's startup probe (/healthz) waits for before kubelet starts Envoy.
     ready: (c) => c.waitForLine((line) => line['msg'] === 'shutdown manager listening'),
+    ...(sidecarProbe === undefined ? {} : { probe: sidecarProbe }),
     ...(sidecarHook === undefined ? {} : { preStop: sidecarHook }),
   };
 
@@ -179,8 +189,17 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
   let started: PodEnvoy;
   try {
     envoyProcess = started = await startPodEnvoy(rendered.bootstrap, envoy, remapFor(envoy));
-    const envoySpec: ContainerSpec = { name: envoy.name, command: started.command, ready: () => started.ready(), ...(envoyHook === undefined ? {} : { preStop: envoyHook }) };
+    const envoyProbe = renderedProbe(envoy, remapFor(envoy));
+    const envoySpec: ContainerSpec = {
+      name: envoy.name,
+      command: started.command,
+      ready: () => started.ready(),
+      ...(envoyProbe === undefined ? {} : { probe: envoyProbe }),
+      ...(envoyHook === undefined ? {} : { preStop: envoyHook }),
+    };
     pod = await Pod.start({
+      name: `${rendered.deployment.metadata?.name ?? 'envoy'}-0`,
+      hostNetwork: podSpec.hostNetwork === true,
       terminationGracePeriodSeconds: grace,
       ...(rendered.native ? { initContainers: [sidecarSpec], containers: [envoySpec] } : { containers: [envoySpec, sidecarSpec] }),
     });

@@ -1,33 +1,58 @@
-// preStop handlers as kubelet runs them. exec: a command inside the container, with the
+// preStop handlers and probes as kubelet runs them. exec: a command inside the container, with the
 // container's environment, its output discarded (kept here only for assertions). httpGet: a GET
-// from outside the pod to the pod IP; any status, or a broken connection, ends the hook.
+// to the address rules.ts `hookTarget` picks; only a broken connection fails it (`runHTTPHandler`
+// checks no status), and nothing bounds it in time. Probes: one GET to the pod's status IP, bounded
+// by timeoutSeconds, passing on 200-399 (`runProbe`, probe/http/http.go `DoHTTPProbe`).
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { hookTarget, probeHost, type PodNetwork } from './rules.js';
 
-export type PreStopHook =
-  | { readonly exec: { readonly command: readonly string[] } }
-  | { readonly httpGet: { readonly port: number; readonly path: string; readonly host?: string; readonly httpHeaders?: ReadonlyArray<{ name: string; value: string }> } };
+export interface HttpGetAction {
+  readonly port: number;
+  readonly path: string;
+  readonly host?: string;
+  readonly httpHeaders?: ReadonlyArray<{ name: string; value: string }>;
+}
+
+export type PreStopHook = { readonly exec: { readonly command: readonly string[] } } | { readonly httpGet: HttpGetAction };
 
 export interface HookResult {
   readonly ok: boolean;
-  /** `exit 0`, `HTTP 200`, `error ECONNRESET`, `killed at the grace period` … */
+  /** `exit 0`, `HTTP 200`, `error ECONNRESET`, `error failed to find networking container: …`, `killed with its container` … */
   readonly detail: string;
   readonly output?: string;
 }
 
 export interface RunningHook {
   readonly done: Promise<HookResult>;
-  /** The grace period ended: kubelet stops waiting and the container is killed with the hook in it. */
+  /** Ends the hook: an exec hook's container is gone, or the test cleans up. */
   kill(): void;
 }
 
-export function describeHook(hook: PreStopHook): string {
-  if ('exec' in hook) return `exec ${hook.exec.command.map((part) => part.split('/').at(-1)).join(' ')}`;
-  return `httpGet :${hook.httpGet.port}${hook.httpGet.path}`;
+/** The pod a hook or probe belongs to, as kubelet's rules need it. */
+export interface HookPod extends PodNetwork {
+  readonly name: string;
 }
 
-export function runHook(hook: PreStopHook, env: Readonly<Record<string, string>>): RunningHook {
-  return 'exec' in hook ? runExec(hook.exec.command, env) : runHttpGet(hook.httpGet);
+/** kubelet's User-Agent: `kube-<purpose>/<major>.<minor>` (probe/http/request.go `userAgent`). */
+const KUBE_VERSION = '1.33';
+
+export function describeHook(hook: PreStopHook): string {
+  if ('exec' in hook) return `exec ${hook.exec.command.map((part) => part.split('/').at(-1)).join(' ')}`;
+  return `httpGet ${hook.httpGet.host ?? ''}:${hook.httpGet.port}${hook.httpGet.path}`;
+}
+
+export function runHook(hook: PreStopHook, env: Readonly<Record<string, string>>, pod: HookPod): RunningHook {
+  if ('exec' in hook) return runExec(hook.exec.command, env);
+  const target = hookTarget(hook.httpGet.host, pod, pod.name);
+  if ('error' in target) return { done: Promise.resolve({ ok: false, detail: `error ${target.error}` }), kill: () => undefined };
+  return runHttpGet(hook.httpGet, target.host);
+}
+
+/** One run of an httpGet probe: true when it passed. */
+export async function runProbe(probe: HttpGetAction & { readonly timeoutSeconds: number }, pod: HookPod): Promise<boolean> {
+  const answer = await get(probeHost(probe.host, pod), probe, 'probe', AbortSignal.timeout(probe.timeoutSeconds * 1_000));
+  return 'status' in answer && answer.status >= 200 && answer.status < 400;
 }
 
 function runExec(command: readonly string[], env: Readonly<Record<string, string>>): RunningHook {
@@ -40,7 +65,7 @@ function runExec(command: readonly string[], env: Readonly<Record<string, string
   const done = new Promise<HookResult>((resolve) => {
     child.once('error', (error) => resolve({ ok: false, detail: `error ${error.message}`, output }));
     child.once('close', (code, signal) => {
-      if (killed) resolve({ ok: false, detail: 'killed at the grace period', output });
+      if (killed) resolve({ ok: false, detail: 'killed with its container', output });
       else resolve({ ok: code === 0, detail: signal === null ? `exit ${code}` : `signal ${signal}`, output });
     });
   });
@@ -53,34 +78,28 @@ function runExec(command: readonly string[], env: Readonly<Record<string, string
   };
 }
 
-function runHttpGet(spec: Extract<PreStopHook, { httpGet: unknown }>['httpGet']): RunningHook {
+function runHttpGet(spec: HttpGetAction, host: string): RunningHook {
   const controller = new AbortController();
-  const done = new Promise<HookResult>((resolve) => {
-    const req = request(
-      {
-        host: spec.host ?? '127.0.0.1',
-        port: spec.port,
-        path: spec.path,
-        method: 'GET',
-        agent: false,
-        signal: controller.signal,
-        headers: Object.fromEntries((spec.httpHeaders ?? []).map(({ name, value }) => [name, value])),
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          resolve({ ok: status >= 200 && status < 400, detail: `HTTP ${status}`, output: body });
-        });
-        res.on('error', (error) => resolve({ ok: false, detail: `error ${error.message}` }));
-      },
-    );
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      resolve({ ok: false, detail: controller.signal.aborted ? 'killed at the grace period' : `error ${error.code ?? error.message}` });
-    });
-    req.end();
+  const done = get(host, spec, 'lifecycle', controller.signal).then((answer): HookResult => {
+    if ('status' in answer) return { ok: true, detail: `HTTP ${answer.status}`, output: answer.body };
+    return { ok: false, detail: controller.signal.aborted ? 'killed with its container' : `error ${answer.error}` };
   });
   return { done, kill: () => controller.abort() };
+}
+
+/** kubelet's GET (probe/http/request.go `NewRequestForHTTPGetAction`): its own User-Agent and Accept unless the spec sets them. */
+function get(host: string, spec: HttpGetAction, purpose: 'lifecycle' | 'probe', signal: AbortSignal): Promise<{ status: number; body: string } | { error: string }> {
+  const headers: Record<string, string> = { 'user-agent': `kube-${purpose}/${KUBE_VERSION}`, accept: '*/*' };
+  for (const { name, value } of spec.httpHeaders ?? []) headers[name.toLowerCase()] = value;
+  return new Promise((resolve) => {
+    const req = request({ host, port: spec.port, path: spec.path, method: 'GET', agent: false, signal, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    req.end();
+  });
 }

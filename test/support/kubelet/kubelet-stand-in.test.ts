@@ -1,7 +1,10 @@
-// The kubelet stand-in itself, against the rules kubelet follows (hooks, signals, grace period), with
+// The kubelet stand-in itself, against the rules kubelet v1.33 follows (rules.ts names the kubelet
+// function of each: hooks, their targets, signals, grace periods, sidecar order, probes), with
 // trivial containers: if it does not terminate pods as kubelet does, no end-to-end test means much.
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../ports.js';
 import { Pod, type PodSpec } from './pod.js';
+import { FAILED_PRESTOP_HOOK } from './rules.js';
 
 const pods: Pod[] = [];
 afterEach(async () => {
@@ -13,6 +16,14 @@ const NODE = process.execPath;
 function program(termDelayMs: number): string[] {
   const onTerm = Number.isFinite(termDelayMs) ? `setTimeout(() => process.exit(0), ${termDelayMs})` : '0';
   return [NODE, '-e', `process.on('SIGTERM', () => { ${onTerm} }); console.log(JSON.stringify({ up: true })); setInterval(() => {}, 1e6);`];
+}
+/** A container serving HTTP on `port`: every request answered `status`, its User-Agent logged. */
+function server(port: number, status: number): string[] {
+  return [
+    NODE,
+    '-e',
+    `require('http').createServer((q, s) => { console.log(JSON.stringify({ ua: q.headers['user-agent'], path: q.url })); s.writeHead(${status}).end(); }).listen(${port}, '127.0.0.1', () => console.log(JSON.stringify({ up: true }))); process.on('SIGTERM', () => process.exit(0));`,
+  ];
 }
 /** An exec hook that takes `ms` milliseconds. */
 function hook(ms: number): { exec: { command: string[] } } {
@@ -49,54 +60,116 @@ describe('kubelet stand-in', () => {
     expect(timeline.events.at(-1)?.kind).toBe('pod-gone');
   });
 
-  it('sends SIGTERM even when the hook fails', async () => {
+  it('sends SIGTERM even when the hook fails, and records a FailedPreStopHook event', async () => {
     const pod = await start({
       terminationGracePeriodSeconds: 30,
       containers: [{ name: 'c', command: program(0), preStop: { exec: { command: [NODE, '-e', 'process.exit(3)'] } } }],
     });
     const timeline = await pod.terminate();
     expect(timeline.find('prestop-end', 'c')?.detail).toBe('exit 3');
+    expect(timeline.find('event', 'c')?.detail).toBe(FAILED_PRESTOP_HOOK);
     expect(timeline.find('sigterm', 'c')).toBeDefined();
   });
 
-  it('SIGKILLs at the grace period when a container ignores SIGTERM', async () => {
-    const pod = await start({ terminationGracePeriodSeconds: 0.8, containers: [{ name: 'stubborn', command: program(Infinity) }] });
+  it('SIGKILLs a container that ignores SIGTERM once the grace period has passed, never under 2 s', async () => {
+    const pod = await start({ terminationGracePeriodSeconds: 1, containers: [{ name: 'stubborn', command: program(Infinity) }] });
     const timeline = await pod.terminate();
-    expect(timeline.find('sigkill', 'stubborn')!.t).toBeGreaterThanOrEqual(800);
-    expect(timeline.find('grace-extension')).toBeUndefined(); // no hook was running
+    expect(timeline.find('sigkill', 'stubborn')!.t).toBeGreaterThanOrEqual(timeline.find('sigterm', 'stubborn')!.t + 2_000);
     expect(timeline.find('container-exit', 'stubborn')?.detail).toBe('killed by SIGKILL');
   });
 
-  it('grants a one-time 2 s extension while a hook still runs, then kills the hook and the container', async () => {
-    const pod = await start({ terminationGracePeriodSeconds: 0.5, containers: [{ name: 'c', command: program(0), preStop: hook(60_000) }] });
+  it('stops waiting for a hook at the grace period: SIGTERM then, SIGKILL 2 s later, the hook dies with its container', async () => {
+    const pod = await start({ terminationGracePeriodSeconds: 1, containers: [{ name: 'c', command: program(Infinity), preStop: hook(60_000) }] });
     const timeline = await pod.terminate();
-    expect(timeline.find('grace-extension')).toBeDefined();
-    expect(timeline.find('sigkill', 'c')!.t).toBeGreaterThanOrEqual(2_500);
-    expect(timeline.find('prestop-end', 'c')?.detail).toBe('killed at the grace period');
+    const sigterm = timeline.find('sigterm', 'c')!;
+    expect(timeline.find('prestop-timeout', 'c')!.t).toBeGreaterThanOrEqual(1_000);
+    expect(sigterm.t).toBeGreaterThanOrEqual(1_000);
+    expect(timeline.find('sigkill', 'c')!.t).toBeGreaterThanOrEqual(sigterm.t + 2_000);
+    expect(timeline.find('prestop-end', 'c')?.detail).toBe('killed with its container');
+    expect(timeline.find('event', 'c')?.detail).toBe(FAILED_PRESTOP_HOOK);
   });
 
-  it('ends an httpGet hook on any status and on a refused connection', async () => {
+  it("gives each container what its own hook left of the grace period, in whole seconds, at least 2 s", async () => {
+    const pod = await start({ terminationGracePeriodSeconds: 4, containers: [{ name: 'c', command: program(Infinity), preStop: hook(1_200) }] });
+    const timeline = await pod.terminate();
+    const hookMs = timeline.find('prestop-end', 'c')!.t - timeline.find('prestop-start', 'c')!.t;
+    const leftMs = Math.max(4 - Math.trunc(hookMs / 1_000), 2) * 1_000;
+    const sigterm = timeline.find('sigterm', 'c')!;
+    expect(sigterm.t).toBeGreaterThanOrEqual(timeline.find('prestop-end', 'c')!.t);
+    expect(timeline.find('sigkill', 'c')!.t).toBeGreaterThanOrEqual(sigterm.t + leftMs);
+  });
+
+  it('ends an httpGet hook well on any status, and fails it only on a broken connection', async () => {
+    const port = await freePort();
     const pod = await start({
       terminationGracePeriodSeconds: 30,
-      containers: [{ name: 'c', command: program(0), preStop: { httpGet: { port: 1, path: '/x' } } }],
+      containers: [
+        { name: 'answers-500', command: server(port, 500), preStop: { httpGet: { port, path: '/x' } } },
+        { name: 'refused', command: program(0), preStop: { httpGet: { port: 1, path: '/x' } } },
+      ],
     });
     const timeline = await pod.terminate();
-    expect(timeline.find('prestop-end', 'c')?.detail).toBe('error ECONNREFUSED');
-    expect(timeline.find('sigterm', 'c')).toBeDefined();
+    expect(timeline.find('prestop-end', 'answers-500')?.detail).toBe('HTTP 500');
+    expect(timeline.find('event', 'answers-500')).toBeUndefined();
+    expect(timeline.find('prestop-end', 'refused')?.detail).toBe('error ECONNREFUSED');
+    expect(timeline.find('event', 'refused')?.detail).toBe(FAILED_PRESTOP_HOOK);
+    expect(timeline.find('sigterm', 'refused')).toBeDefined();
+    expect(pod.container('answers-500').lines).toContainEqual({ ua: 'kube-lifecycle/1.33', path: '/x' });
   });
 
-  it('stops native sidecars only after every regular container has exited, in reverse order', async () => {
+  it('fails a hostNetwork pod\'s httpGet hook without a host at once, never dialing, yet its probe passes', async () => {
+    const port = await freePort();
+    const pod = await start({
+      name: 'envoy-abc',
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 30,
+      containers: [{ name: 'c', command: server(port, 200), probe: { port, path: '/ready', timeoutSeconds: 1 }, preStop: { httpGet: { port, path: '/hook' } } }],
+    });
+    // The probe dialed the pod's status IP, which a host-network pod has (the node's).
+    expect(pod.container('c').lines).toContainEqual({ ua: 'kube-probe/1.33', path: '/ready' });
+    const timeline = await pod.terminate();
+    expect(timeline.find('prestop-end', 'c')?.detail).toMatch(/^error failed to find networking container: &\{envoy-abc \[\]/);
+    expect(timeline.find('event', 'c')?.detail).toBe(FAILED_PRESTOP_HOOK);
+    expect(timeline.find('sigterm', 'c')!.t).toBeGreaterThanOrEqual(timeline.find('prestop-end', 'c')!.t);
+    expect(pod.container('c').lines.some((line) => line['path'] === '/hook')).toBe(false);
+  });
+
+  it("dials a hook's host from the node's network namespace: a hostNetwork pod's loopback", async () => {
+    const port = await freePort();
+    const pod = await start({
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 30,
+      containers: [{ name: 'c', command: server(port, 200), preStop: { httpGet: { host: '127.0.0.1', port, path: '/hook' } } }],
+    });
+    const timeline = await pod.terminate();
+    expect(timeline.find('prestop-end', 'c')?.detail).toBe('HTTP 200');
+    expect(timeline.find('event')).toBeUndefined();
+    expect(pod.container('c').lines).toContainEqual({ ua: 'kube-lifecycle/1.33', path: '/hook' });
+  });
+
+  it("refuses to play a loopback hook host on a pod-network pod (kubelet would dial the node, here the same address)", async () => {
+    const port = await freePort();
+    const pod = await start({
+      terminationGracePeriodSeconds: 30,
+      containers: [{ name: 'c', command: server(port, 200), preStop: { httpGet: { host: '127.0.0.1', port, path: '/hook' } } }],
+    });
+    await expect(pod.terminate()).rejects.toThrow(/dials the node, not the pod/);
+  });
+
+  it("runs native sidecars' hooks at once with the others, and stops sidecars only after every regular container, in reverse order", async () => {
     const pod = await start({
       terminationGracePeriodSeconds: 30,
       initContainers: [
         { name: 'sidecar-a', command: program(0), ready: (c) => c.waitForLine((l) => l['up'] === true) },
         { name: 'sidecar-b', command: program(0), ready: (c) => c.waitForLine((l) => l['up'] === true), preStop: hook(50) },
       ],
-      containers: [{ name: 'main', command: program(300) }],
+      containers: [{ name: 'main', command: program(300), preStop: hook(200) }],
     });
     const timeline = await pod.terminate();
     const mainExit = timeline.find('container-exit', 'main')!;
-    expect(timeline.find('prestop-start', 'sidecar-b')!.t).toBeGreaterThanOrEqual(mainExit.t);
+    // killContainer runs the hook before waiting its turn: both hooks run side by side.
+    expect(timeline.find('prestop-start', 'sidecar-b')!.t).toBeLessThanOrEqual(timeline.find('prestop-end', 'main')!.t);
+    expect(timeline.find('sigterm', 'sidecar-b')!.t).toBeGreaterThanOrEqual(mainExit.t);
     expect(timeline.find('sigterm', 'sidecar-a')!.t).toBeGreaterThanOrEqual(timeline.find('container-exit', 'sidecar-b')!.t);
   });
 

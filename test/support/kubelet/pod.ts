@@ -1,14 +1,16 @@
-// A pod run the way kubelet runs one: containers as
-// processes; on termination every regular container's preStop hook starts at once, each container
-// gets SIGTERM when its own hook returns, and SIGKILL comes at terminationGracePeriodSeconds (with a
-// one-time 2 s extension while a hook still runs). Native sidecars (init containers with
-// restartPolicy Always) start first and are stopped only after every regular container has exited.
+// A pod run the way kubelet v1.33 runs one (rules.ts holds each rule and the kubelet function it
+// comes from): containers are processes; on termination every running container, native sidecars
+// included, is killed at once, each on its own clock: its preStop hook, waited for at most the grace
+// period; a native sidecar then waits its turn (every regular container, then the sidecar declared
+// after it); SIGTERM, and SIGKILL once what is left of the grace period (at least 2 s) has passed.
+// A hook that fails is a FailedPreStopHook event, and SIGTERM follows all the same.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Container, type ContainerCommand, type ContainerExit } from './container.js';
-import { describeHook, runHook, type PreStopHook, type RunningHook } from './hooks.js';
+import { describeHook, runHook, runProbe, type HttpGetAction, type PreStopHook, type RunningHook } from './hooks.js';
+import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, graceLeft, stopTimeoutSeconds, terminationPrerequisites } from './rules.js';
 import { Timeline } from './timeline.js';
 
 export interface ContainerSpec extends ContainerCommand {
@@ -16,11 +18,15 @@ export interface ContainerSpec extends ContainerCommand {
   readonly runToCompletion?: boolean;
   /** Resolves once the container is ready; the pod starts the next container only then. */
   readonly ready?: (container: Container) => Promise<unknown>;
+  /** An httpGet readiness or startup probe: the pod starts the next container once it passes (after `ready`, if both). */
+  readonly probe?: HttpGetAction & { readonly timeoutSeconds: number };
   /** A function is evaluated when the hook runs, so it can use ports learned at start-up. */
   readonly preStop?: PreStopHook | ((pod: Pod) => PreStopHook);
 }
 
 export interface PodSpec {
+  /** For kubelet's messages. */
+  readonly name?: string;
   /**
    * Started in order before `containers`. Those with `runToCompletion` must exit 0 first (classic
    * init containers); the others are native sidecars (restartPolicy Always): kept running, and
@@ -28,16 +34,19 @@ export interface PodSpec {
    */
   readonly initContainers?: readonly ContainerSpec[];
   readonly containers: readonly ContainerSpec[];
-  /** May be fractional in tests. */
+  /** Whole seconds, as in the API. */
   readonly terminationGracePeriodSeconds: number;
+  /** The pod is in the node's network namespace: its sandbox has no IP of its own. */
+  readonly hostNetwork?: boolean;
   /** Every container's environment, before its own `env`. */
   readonly env?: Readonly<Record<string, string>>;
 }
 
-/** kubelet's one-time extension when a hook is still running at the end of the grace period. */
-export const GRACE_EXTENSION_MS = 2_000;
 /** What kubelet injects into every container; its presence tells a process it runs in Kubernetes. */
 const KUBERNETES_ENV = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' };
+/** Between two runs of a probe the pod waits on; the stand-in does not model periodSeconds. */
+const PROBE_EVERY_MS = 50;
+const PROBE_BOUND_MS = 20_000;
 
 export class Pod {
   readonly logDir = mkdtempSync(join(tmpdir(), 'pod-'));
@@ -70,23 +79,32 @@ export class Pod {
 
   /** Deletes the pod and resolves when every container has exited. */
   async terminate(): Promise<Timeline> {
-    // Times count from the deletion timestamp, and so does the grace period.
+    // Times count from the deletion; each container's clock starts with its kill, here the same moment.
     const timeline = (this.timeline = new Timeline());
     timeline.record('pod-terminating');
     for (const container of this.#containers.values()) {
       if (container.running) void container.exited.then((exit) => timeline.record('container-exit', container.name, describeExit(exit)));
     }
-    const graceEnds = timeline.startedAt + this.#spec.terminationGracePeriodSeconds * 1_000;
-    const stopped = new AbortController();
-    const enforcer = this.#enforceGracePeriod(graceEnds, stopped.signal);
-
-    await Promise.all(this.#spec.containers.map((spec) => this.#stop(spec)));
-    for (const spec of [...(this.#spec.initContainers ?? [])].reverse()) {
-      if (spec.runToCompletion !== true) await this.#stop(spec);
-    }
-    stopped.abort();
-    await enforcer;
+    const graceS = effectiveGraceSeconds(this.#spec.terminationGracePeriodSeconds);
+    const regular = this.#spec.containers;
+    const sidecars = (this.#spec.initContainers ?? []).filter((c) => c.runToCompletion !== true);
+    const prerequisites = sidecars.length === 0 ? undefined : terminationPrerequisites(regular.map((c) => c.name), sidecars.map((c) => c.name));
+    const all = [...regular, ...sidecars];
+    const stopped = new Map(all.map((c) => [c.name, deferred()]));
+    await Promise.all(
+      all.map(async (spec) => {
+        // A container that is not running counts as terminated already, as in newTerminationOrdering.
+        if (this.container(spec.name).running) {
+          const turn = prerequisites?.get(spec.name)?.map((name) => stopped.get(name)?.promise);
+          await this.#kill(spec, graceS, turn === undefined ? undefined : Promise.all(turn));
+        }
+        stopped.get(spec.name)?.resolve();
+      }),
+    );
     timeline.record('pod-gone');
+    // kubelet never cancels an httpGet hook; the pod is gone, so the test stops it.
+    for (const hook of this.#hooks) hook.kill();
+    this.#hooks.clear();
     return timeline;
   }
 
@@ -97,7 +115,8 @@ export class Pod {
   async restartContainer(name: string): Promise<void> {
     const spec = [...(this.#spec.initContainers ?? []), ...this.#spec.containers].find((c) => c.name === name);
     if (spec === undefined) throw new Error(`no container named ${name}`);
-    await this.#stop(spec, this.#spec.terminationGracePeriodSeconds * 1_000);
+    // No grace override and no termination ordering: killContainer with the pod's grace period.
+    await this.#kill(spec, effectiveGraceSeconds(this.#spec.terminationGracePeriodSeconds), undefined);
     this.timeline.record('container-restart', name, 'liveness probe failed');
     await this.#startContainer(spec);
   }
@@ -119,52 +138,103 @@ export class Pod {
       return;
     }
     await spec.ready?.(container);
+    if (spec.probe !== undefined) await this.#untilProbePasses(spec.name, spec.probe);
   }
 
-  /** preStop (if any), then SIGTERM once it returns, whatever its result; resolves on exit. */
-  async #stop(spec: ContainerSpec, killAfterMs?: number): Promise<void> {
+  async #untilProbePasses(name: string, probe: NonNullable<ContainerSpec['probe']>): Promise<void> {
+    const deadline = Date.now() + PROBE_BOUND_MS;
+    while (!(await runProbe(probe, this.#network))) {
+      if (Date.now() > deadline) throw new Error(`${name}: its probe ${probe.host ?? ''}:${probe.port}${probe.path} did not pass within ${PROBE_BOUND_MS} ms`);
+      await sleep(PROBE_EVERY_MS);
+    }
+  }
+
+  get #network(): { name: string; hostNetwork: boolean } {
+    return { name: this.#spec.name ?? 'pod', hostNetwork: this.#spec.hostNetwork === true };
+  }
+
+  /**
+   * `killContainer`: the preStop hook, waited for at most the grace period; then, for a native
+   * sidecar, its turn, waited for at most what is left; then StopContainer with the rest.
+   */
+  async #kill(spec: ContainerSpec, graceS: number, turn: Promise<unknown> | undefined): Promise<void> {
     const container = this.container(spec.name);
-    const killer = killAfterMs === undefined ? undefined : setTimeout(() => container.signal('SIGKILL'), killAfterMs);
+    let left = graceS;
+    let hookEnded: Promise<void> | undefined;
     if (spec.preStop !== undefined && container.running) {
-      const hook = typeof spec.preStop === 'function' ? spec.preStop(this) : spec.preStop;
-      this.timeline.record('prestop-start', spec.name, describeHook(hook));
-      const running = runHook(hook, container.env);
-      this.#hooks.add(running);
-      const result = await running.done;
-      this.#hooks.delete(running);
-      this.timeline.record('prestop-end', spec.name, result.detail);
+      const hook = await this.#preStop(spec, container, graceS);
+      left = graceLeft(left, hook.waitedMs);
+      hookEnded = hook.ended;
     }
-    if (container.running) {
-      this.timeline.record('sigterm', spec.name);
-      container.signal('SIGTERM');
+    if (turn !== undefined && left > 0) {
+      const waiting = Date.now();
+      await within(turn, left * 1_000);
+      left = graceLeft(left, Date.now() - waiting);
     }
-    await container.exited;
-    clearTimeout(killer);
+    await this.#stopContainer(container, stopTimeoutSeconds(left));
+    await hookEnded;
   }
 
-  async #enforceGracePeriod(graceEnds: number, stopped: AbortSignal): Promise<void> {
-    try {
-      await sleepUntil(graceEnds, stopped);
-      this.timeline.record('grace-period-end');
-      if (this.#hooks.size > 0) {
-        this.timeline.record('grace-extension', undefined, `${GRACE_EXTENSION_MS} ms: a preStop hook is still running`);
-        await sleepUntil(graceEnds + GRACE_EXTENSION_MS, stopped);
-      }
-    } catch {
-      return; // every container exited in time
-    }
-    for (const hook of this.#hooks) hook.kill();
-    for (const container of this.#containers.values()) {
-      if (!container.running) continue;
+  /**
+   * `executePreStopHook`: runs the hook and says how long kubelet waited for it. A failure, however
+   * late, is an event. `ended`: an exec hook's end, which comes with its container's at the latest.
+   */
+  async #preStop(spec: ContainerSpec, container: Container, graceS: number): Promise<{ waitedMs: number; ended: Promise<void> | undefined }> {
+    const hook = typeof spec.preStop === 'function' ? spec.preStop(this) : (spec.preStop as PreStopHook);
+    const timeline = this.timeline;
+    timeline.record('prestop-start', spec.name, describeHook(hook));
+    const started = Date.now();
+    const running = runHook(hook, container.env, this.#network);
+    this.#hooks.add(running);
+    // An exec hook is a process inside the container: it ends with it.
+    if ('exec' in hook) void container.exited.then(() => running.kill());
+    const ended = running.done.then((result) => {
+      if (!this.#hooks.delete(running)) return;
+      timeline.record('prestop-end', spec.name, result.detail);
+      if (!result.ok) timeline.record('event', spec.name, FAILED_PRESTOP_HOOK);
+    });
+    if (!(await within(ended, graceS * 1_000))) timeline.record('prestop-timeout', spec.name, `still running after the ${graceS} s grace period: kubelet stops waiting`);
+    return { waitedMs: Date.now() - started, ended: 'exec' in hook ? ended : undefined };
+  }
+
+  /** StopContainer: SIGTERM, and SIGKILL if the container is still running `timeoutS` later. */
+  async #stopContainer(container: Container, timeoutS: number): Promise<void> {
+    if (!container.running) return;
+    this.timeline.record('sigterm', container.name);
+    container.signal('SIGTERM');
+    if (!(await within(container.exited, timeoutS * 1_000)) && container.running) {
       this.timeline.record('sigkill', container.name);
       container.signal('SIGKILL');
     }
+    await container.exited;
   }
 }
 
-/** Sleeps until Date.now() reaches `at`: a timer may fire up to 1 ms early on that clock, kubelet's grace period never ends early. */
-async function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
-  while (Date.now() < at) await sleep(at - Date.now(), undefined, { signal });
+/** True when `promise` settled within `ms` (measured on Date.now(), which a timer may beat by 1 ms; kubelet's waits never end early). */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  const stop = new AbortController();
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  const timedOut = (async () => {
+    try {
+      while (Date.now() < deadline) await sleep(deadline - Date.now(), undefined, { signal: stop.signal });
+    } catch {
+      return true; // the promise won
+    }
+    return false;
+  })();
+  const result = await Promise.race([settled, timedOut]);
+  stop.abort();
+  return result;
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
 }
 
 function describeExit(exit: ContainerExit): string {

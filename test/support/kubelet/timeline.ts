@@ -7,8 +7,10 @@ export type TimelineEventKind =
   | 'prestop-end'
   | 'sigterm'
   | 'container-exit'
-  | 'grace-period-end'
-  | 'grace-extension'
+  /** kubelet stopped waiting for a hook at the grace period; the hook goes on. */
+  | 'prestop-timeout'
+  /** An event kubelet records on the pod: `Reason: message`. */
+  | 'event'
   | 'sigkill'
   | 'container-restart'
   | 'pod-gone';

@@ -52,6 +52,7 @@ const FIELD_VALUES: Readonly<Record<string, string>> = { 'metadata.name': 'peer-
 export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptions): Promise<PeerPod> {
   const { spec } = options;
   const grace = spec.terminationGracePeriodSeconds ?? 30;
+  if (spec.hostNetwork === true) throw new Error("a peer pod runs in its own network namespace here; the rendered pod asks for the node's (hostNetwork)");
   const name = objects.pod('peer');
   await podman(['pod', 'create', '--name', name, '--network', 'none', ...objects.labelArgs]);
   const volumes = await emptyDirs(objects, spec, options.bootstrap);
@@ -95,6 +96,7 @@ export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptio
   const pod: PodmanPod = {
     name,
     terminationGracePeriodSeconds: grace,
+    hostNetwork: false,
     containers: hooked,
     sidecars: [],
     ports: PortMap.of(new Map(options.ports.map((port) => [port, bridge.port(port)]))),

@@ -1,0 +1,91 @@
+// kubelet v1.33's rules for terminating a pod, as pure functions, each named after the kubelet
+// function it follows (module k8s.io/kubernetes v1.33.13). Both kubelet stand-ins, the process one
+// (pod.ts) and the podman one, take their decisions here, so they cannot drift apart.
+
+/** `minimumGracePeriodInSeconds` (kuberuntime/kuberuntime_manager.go): StopContainer never gets less. */
+export const MINIMUM_GRACE_PERIOD_S = 2;
+
+/**
+ * Where the stand-ins' pods live: every pod's ports are on this machine's loopback, so the pod IP a
+ * runtime reports and the node's own IP are both 127.0.0.1 here.
+ */
+export const POD_IP = '127.0.0.1';
+export const NODE_IP = '127.0.0.1';
+
+export interface PodNetwork {
+  readonly hostNetwork: boolean;
+}
+
+/** `executePreStopHook`'s event when `runner.Run` returns an error; the error itself only reaches kubelet's log. */
+export const FAILED_PRESTOP_HOOK = 'FailedPreStopHook: PreStopHook failed';
+
+/**
+ * `runHTTPHandler` (lifecycle/handlers.go): a hook that names a host dials it, from the node's
+ * network namespace; one that names none dials the first IP the runtime reports for the pod
+ * sandbox (`determinePodSandboxIPs`, kuberuntime/kuberuntime_sandbox.go), and a host-network
+ * sandbox has none ("runtime is not responsible for the IP"), so the hook fails before any dial.
+ */
+export function hookTarget(host: string | undefined, pod: PodNetwork, podName: string): { readonly host: string } | { readonly error: string } {
+  if (host !== undefined && host !== '') {
+    // The node's loopback is not a pod-network pod's; here both are this machine's, so the
+    // stand-in would reach the pod where kubelet reaches the node. Refuse rather than pass wrongly.
+    if (!pod.hostNetwork && isLoopback(host)) throw new Error(`${podName}: a hook host of ${host} on a pod-network pod dials the node, not the pod; the stand-in cannot tell the two apart`);
+    return { host };
+  }
+  if (pod.hostNetwork) return { error: `failed to find networking container: &{${podName} [] [&PodSandboxStatus{Network:&PodSandboxNetworkStatus{Ip:,AdditionalIps:[]*PodIP{},},}]}` };
+  return { host: POD_IP };
+}
+
+/** `runProbe` (prober/prober.go): a probe without a host dials the pod's status IP, the node's for a host-network pod (`generateAPIPodStatus`). */
+export function probeHost(host: string | undefined, pod: PodNetwork): string {
+  if (host !== undefined && host !== '') return host;
+  return pod.hostNetwork ? NODE_IP : POD_IP;
+}
+
+/** `executePreStopHook` and `waitForTurn` hand back the time waited, truncated to whole seconds (`int64(…Seconds())`). */
+export function wholeSeconds(ms: number): number {
+  return Math.trunc(ms / 1_000);
+}
+
+/**
+ * `killContainer` (kuberuntime/kuberuntime_container.go): what is left of the grace period once a
+ * wait took `waitedMs`: first the preStop hook's (at most the whole grace period), then, for a
+ * native sidecar, its turn (at most what the hook left); each in whole seconds.
+ */
+export function graceLeft(graceS: number, waitedMs: number): number {
+  return graceS - wholeSeconds(waitedMs);
+}
+
+/** `killContainer`: StopContainer's timeout, what the waits left but never under the minimum. The runtime sends SIGTERM, then SIGKILL when it has passed. */
+export function stopTimeoutSeconds(graceLeftS: number): number {
+  return Math.max(graceLeftS, MINIMUM_GRACE_PERIOD_S);
+}
+
+/**
+ * The pod worker's `calculateEffectiveGracePeriod` (pod_workers.go): whole seconds, and never
+ * under 1. The stand-ins take the pod's terminationGracePeriodSeconds as it is, so it must be one.
+ */
+export function effectiveGraceSeconds(terminationGracePeriodSeconds: number): number {
+  if (!Number.isInteger(terminationGracePeriodSeconds) || terminationGracePeriodSeconds < 0) {
+    throw new Error(`terminationGracePeriodSeconds must be a whole number of seconds, not ${terminationGracePeriodSeconds}`);
+  }
+  return Math.max(terminationGracePeriodSeconds, 1);
+}
+
+/**
+ * `newTerminationOrdering` (kuberuntime/kuberuntime_termination_order.go), for pods with a native
+ * sidecar: each sidecar waits for every regular container, then for the sidecar declared after it,
+ * so sidecars stop last, in reverse order. Regular containers wait for nothing.
+ */
+export function terminationPrerequisites(regular: readonly string[], sidecars: readonly string[]): ReadonlyMap<string, readonly string[]> {
+  const prerequisites = new Map<string, readonly string[]>(regular.map((name) => [name, []]));
+  sidecars.forEach((name, index) => {
+    const later = sidecars[index + 1];
+    prerequisites.set(name, later === undefined ? regular : [...regular, later]);
+  });
+  return prerequisites;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+}
