@@ -108,7 +108,8 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     const hook = envoy.lifecycle?.preStop?.httpGet;
     expect(hook?.path).toBe(chartCase.native === true ? '/shutdown/drain' : '/shutdown/ready');
     expect(hook?.scheme ?? 'HTTP').toBe('HTTP');
-    expect(hook?.host).toBeUndefined(); // kubelet calls the pod IP, where the sidecar listens
+    // kubelet calls the pod IP, where the sidecar listens; a hostNetwork sandbox has none, so there the node's loopback, the pod's too.
+    expect(hook?.host).toBe(chartCase.hostNetwork === true ? '127.0.0.1' : undefined);
     expect(hook?.httpHeaders?.map((h) => h.name)).toEqual([TOKEN_HEADER]);
     const port = Number(sidecarEnv['ENVOY_SHUTDOWN_PORT']);
     expect(hook?.port).toBe(port);
