@@ -1,6 +1,6 @@
 // What a drain's Event on the pod says: type, reason and message, from the drain's report. Pure.
 import { isDrainResult, type DrainResult } from '../handoff/drain-result.js';
-import type { ReadyReport } from '../handoff/ready-file.js';
+import { releaseDelay, type ReadyReport } from '../handoff/ready-file.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -15,7 +15,13 @@ export interface DrainEvent {
  * when Envoy was released (epoch ms). The message says how long after the last connection was
  * seen closed that was, when the report says when, else how long after the drain ended.
  */
-export function drainEvent(report: ReadyReport | 'unreadable', releasedAt: number): DrainEvent {
+export function drainEvent(report: ReadyReport | 'unreadable', releasedAt: number, disruption?: string): DrainEvent {
+  const event = describe(report, releasedAt);
+  // Why the pod was terminated, when Kubernetes says (its DisruptionTarget condition): a rollout's deletion carries none.
+  return disruption === undefined ? event : { ...event, message: `${event.message}; pod terminated for ${disruption}` };
+}
+
+function describe(report: ReadyReport | 'unreadable', releasedAt: number): DrainEvent {
   if (report === 'unreadable') {
     return { type: 'Warning', reason: 'EnvoyDrainUnreported', message: 'Envoy released: the ready file holds no drain report' };
   }
@@ -50,12 +56,9 @@ const EVENTS: Readonly<Record<DrainResult, (facts: EventFacts) => DrainEvent>> =
 };
 
 function releaseLine(report: ReadyReport, releasedAt: number): string {
-  const endedAt = Date.parse(report.finishedAt);
-  if (Number.isNaN(endedAt)) return 'Envoy released';
-  const ms = (since: number): number => Math.max(0, Math.round(releasedAt - since));
-  // Both clocks are the pod's: the drain ended `elapsedMs - lastConnectionMs` after the count was first seen at its target.
-  if (report.lastConnectionMs !== undefined) return `Envoy released ${ms(endedAt - (report.elapsedMs - report.lastConnectionMs))} ms after its last connection was seen closed`;
-  return `Envoy released ${ms(endedAt)} ms after the drain ended`;
+  const delay = releaseDelay(report, releasedAt);
+  if (delay === undefined) return 'Envoy released';
+  return `Envoy released ${delay.ms} ms after ${delay.since === 'last-connection' ? 'its last connection was seen closed' : 'the drain ended'}`;
 }
 
 /** `4.1 s`, `0.05 s`, `62 s`: what a person reads in `kubectl get events`. */

@@ -4,13 +4,14 @@
 import { randomBytes } from 'node:crypto';
 import type { ReadyReport } from '../handoff/ready-file.js';
 import type { Logger } from '../shared/log.js';
-import { type CreateOutcome, createEvent } from './create-event.js';
+import { type CreateOutcome, createEvent, podDisruption } from './create-event.js';
 import { drainEvent } from './drain-event.js';
 import type { EventsTarget } from './in-cluster.js';
 import { kubeEvent } from './kube-event.js';
 
 export interface DrainEventsOptions {
   readonly create?: typeof createEvent;
+  readonly readDisruption?: typeof podDisruption;
   readonly now?: () => Date;
 }
 
@@ -18,6 +19,7 @@ export class DrainEvents {
   readonly #target: EventsTarget;
   readonly #log: Logger;
   readonly #create: typeof createEvent;
+  readonly #readDisruption: typeof podDisruption;
   readonly #now: () => Date;
   readonly #inFlight = new Set<Promise<void>>();
   #refused = false;
@@ -26,19 +28,24 @@ export class DrainEvents {
     this.#target = target;
     this.#log = log;
     this.#create = options.create ?? createEvent;
+    this.#readDisruption = options.readDisruption ?? podDisruption;
     this.#now = options.now ?? (() => new Date());
   }
 
-  /** Envoy was released just now after this drain. Returns at once. */
+  /** Envoy was released just now after this drain. Returns at once; the pod is read first, for why it was terminated. */
   report(report: ReadyReport | 'unreadable'): void {
     if (this.#refused) return;
     const now = this.#now();
-    const event = kubeEvent(this.#target.pod, drainEvent(report, now.getTime()), now, randomBytes(8).toString('hex'));
-    const fields = { reason: event.reason, type: event.type };
-    const sent = this.#create(this.#target, event).then(
-      (outcome) => this.#say(fields, outcome),
-      (error: unknown) => this.#log.warn({ ...fields, why: String(error) }, 'could not create the drain event'),
-    );
+    const send = async (): Promise<void> => {
+      const disruption = await this.#readDisruption(this.#target).catch(() => undefined);
+      const event = kubeEvent(this.#target.pod, drainEvent(report, now.getTime(), disruption), now, randomBytes(8).toString('hex'));
+      const fields = { reason: event.reason, type: event.type, ...(disruption === undefined ? {} : { disruption }) };
+      await this.#create(this.#target, event).then(
+        (outcome) => this.#say(fields, outcome),
+        (error: unknown) => this.#log.warn({ ...fields, why: String(error) }, 'could not create the drain event'),
+      );
+    };
+    const sent = send();
     const tracked = sent.finally(() => this.#inFlight.delete(tracked));
     this.#inFlight.add(tracked);
   }

@@ -23,6 +23,20 @@ export interface ReadyReport {
   readonly finishedAt: string;
 }
 
+/**
+ * How long after a drain Envoy was released (`releasedAt`, epoch ms): counted from the read that
+ * first saw the count at its target when the report says when (the last connection had closed by
+ * then), else from the drain's end; undefined when the report's end time is unreadable. Both
+ * clocks are the pod's: the drain ended `elapsedMs - lastConnectionMs` after that read.
+ */
+export function releaseDelay(report: ReadyReport, releasedAt: number): { readonly since: 'last-connection' | 'drain-end'; readonly ms: number } | undefined {
+  const endedAt = Date.parse(report.finishedAt);
+  if (Number.isNaN(endedAt)) return undefined;
+  const ms = (since: number): number => Math.max(0, Math.round(releasedAt - since));
+  if (report.lastConnectionMs !== undefined) return { since: 'last-connection', ms: ms(endedAt - (report.elapsedMs - report.lastConnectionMs)) };
+  return { since: 'drain-end', ms: ms(endedAt) };
+}
+
 /** A report is one JSON line of about 130 bytes: nothing larger is read, nor taken for ours. */
 export const MAX_READY_FILE_BYTES = 4 * 1024;
 

@@ -1,12 +1,15 @@
-// events.enabled and metrics.podMonitor: off, the render is byte for byte the default (whose pods
-// name the namespace's `default` ServiceAccount); on, the least the manager needs to create Events
-// (create and patch on events, in the release namespace, with a token only its container mounts)
-// and a PodMonitor on its /metrics.
-import type { IContainer } from 'kubernetes-models/v1';
+// events.enabled and metrics.*: off, the render is byte for byte the default (whose pods name the
+// namespace's `default` ServiceAccount); on, the least the manager needs to create Events (create
+// and patch on events, get on pods for the reason a pod was terminated, in the release namespace,
+// with a token only its container mounts), a PodMonitor on its /metrics, the alert rules (promtool
+// checks them) and the dashboard.
+import type { IConfigMap, IContainer } from 'kubernetes-models/v1';
 import type { IRole, IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { NAMESPACE, RELEASE, helmTemplate, parseManifests, renderChart, type K8sObject } from '../support/chart/helm.js';
 import { findObjects, readPod, validateAgainstKubernetes } from '../support/chart/manifests.js';
+import { promtoolCheckRules } from '../support/prometheus-server.js';
 
 const FULLNAME = `${RELEASE}-envoy-shutdown-manager`;
 /** A fixed token: a generated one differs between renders. */
@@ -31,13 +34,16 @@ describe('events.enabled and metrics.podMonitor', () => {
     expect(workload?.spec?.template?.spec?.serviceAccountName).toBe('default');
   });
 
-  it.each([[[]], [['nativeSidecar=true']]])('on (%j): a Role for create and patch on events only, bound to the pods\' ServiceAccount; the token in the manager alone', async (mode) => {
+  it.each([[[]], [['nativeSidecar=true']]])('on (%j): a Role for create and patch on events and get on pods only, bound to the pods\' ServiceAccount; the token in the manager alone', async (mode) => {
     const objects = await renderChart({ set: [TOKEN, ...mode, 'events.enabled=true'], kubeVersion: KUBE });
     validateAgainstKubernetes(objects.filter((object) => object.kind !== 'PodMonitor'));
     const pod = readPod(objects);
     expect(findObjects(objects, 'ServiceAccount')).toMatchObject([{ metadata: { name: FULLNAME }, automountServiceAccountToken: false }]);
     const [role] = findObjects<IRole>(objects, 'Role');
-    expect(role?.rules).toEqual([{ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }]);
+    expect(role?.rules).toEqual([
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
+    ]);
     const [binding] = findObjects<IRoleBinding>(objects, 'RoleBinding');
     expect(binding?.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role?.metadata?.name });
     expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: FULLNAME, namespace: NAMESPACE }]);
@@ -80,10 +86,33 @@ describe('events.enabled and metrics.podMonitor', () => {
     expect(portNames(pod.envoy)).toContain('metrics');
   });
 
-  it('refuses both in mode sidecarless, which has no manager', async () => {
-    const result = await helmTemplate({ set: ['mode=sidecarless', 'events.enabled=true', 'metrics.podMonitor.enabled=true'] });
+  it('refuses them in mode sidecarless, which has no manager', async () => {
+    const on = ['events.enabled', 'metrics.podMonitor.enabled', 'metrics.prometheusRule.enabled', 'metrics.rulesConfigMap.enabled', 'metrics.dashboard.enabled'];
+    const result = await helmTemplate({ set: ['mode=sidecarless', ...on.map((key) => `${key}=true`)] });
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain('events.enabled: mode sidecarless has no shutdown-manager');
-    expect(result.stderr).toContain('metrics.podMonitor.enabled: mode sidecarless has no shutdown-manager');
+    for (const key of on) expect(result.stderr).toContain(`${key}: mode sidecarless has no shutdown-manager`);
+  });
+
+  it('renders no rules and no dashboard by default', async () => {
+    const objects = await renderChart({ set: [TOKEN] });
+    expect(objects.filter((o) => o.kind === 'PrometheusRule' || /-(rules|dashboard)$/.test(o.metadata.name))).toEqual([]);
+  });
+
+  it('renders the alerts as a PrometheusRule and as a plain rules file alike, both accepted by promtool; the dashboard for the Grafana sidecar', async () => {
+    const objects = await renderChart({ set: [TOKEN, 'metrics.prometheusRule.enabled=true', 'metrics.prometheusRule.labels.release=prom', 'metrics.rulesConfigMap.enabled=true', 'metrics.dashboard.enabled=true', 'metrics.alerts.runbookBaseUrl=https://example.org/observe'] });
+    const [rule] = objects.filter((o): o is K8sObject & { spec: { groups: unknown[] } } => o.kind === 'PrometheusRule');
+    expect(rule?.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(rule?.metadata.labels).toMatchObject({ release: 'prom' });
+    const configMaps = findObjects<IConfigMap & K8sObject>(objects, 'ConfigMap');
+    const file = configMaps.find((c) => c.metadata.name.endsWith('-rules'))?.data?.['envoy-shutdown-manager.rules.yaml'] ?? '';
+    // One list of rules, two wrappings.
+    expect(parse(file)).toEqual({ groups: rule?.spec.groups });
+    expect(await promtoolCheckRules(file)).toMatch(/SUCCESS: 8 rules found/);
+    const alerts = (rule?.spec.groups as Array<{ rules: Array<{ alert?: string; annotations?: Record<string, string> }> }>).flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
+    for (const alert of alerts) expect(alert.annotations?.['runbook_url']).toBe(`https://example.org/observe#${alert.alert?.toLowerCase() ?? ''}`);
+    const dashboard = configMaps.find((c) => c.metadata.name.endsWith('-dashboard'));
+    expect(dashboard?.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+    expect(JSON.parse(dashboard?.data?.['envoy-shutdown-manager.json'] ?? '')).toMatchObject({ uid: 'envoy-shutdown-manager', panels: expect.any(Array) });
+    validateAgainstKubernetes(objects.filter((object) => object.kind !== 'PrometheusRule'));
   });
 });

@@ -130,6 +130,21 @@ describe('Events on a real API server', () => {
     expect(await eventsOn(pod.uid)).toHaveLength(1);
   });
 
+  it("names why an evicted pod was terminated: the DisruptionTarget reason the Eviction API set, read with the chart Role's get on pods", async () => {
+    const name = 'edge-gw-evicted';
+    // Bound to a node no kubelet runs: once evicted it stays terminating, as a pod does while it drains.
+    const restricted = { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
+    const { object: created } = await api.admin.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NAMESPACE }, spec: { nodeName: 'node-1', containers: [{ name: 'envoy', image: 'envoy', securityContext: restricted }] } });
+    await api.admin.call('POST', `/api/v1/namespaces/${NAMESPACE}/pods/${name}/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: NAMESPACE } });
+    const pod = { name, uid: (created.metadata as { uid?: string }).uid ?? '' };
+    const observed = await startObservedDrain(defer, { args: ['--events'], env: await podEnv(CHART_ACCOUNT, pod) });
+    await observed.drain('drained');
+    expect(await observed.manager.waitForLog((line) => line.msg === 'drain event created')).toMatchObject({ reason: 'EnvoyDrained', disruption: 'EvictionByEvictionAPI', status: 201 });
+    const events = await eventsOn(pod.uid);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.message).toMatch(/^drained in [\d.]+ s, 0 connections left, .*; pod terminated for EvictionByEvictionAPI$/);
+  });
+
   it("native sidecar: the manager's own drain, its Event sent after Envoy's hook was answered and before the manager exits", async () => {
     const upstream = await startUpstream();
     defer(() => upstream.close());
@@ -175,7 +190,8 @@ describe('Events on a real API server', () => {
     const stopped = await forbidden.stop();
     expect(stopped.code).toBe(0);
     expect(stopped.logs.filter((line) => line['component'] === 'events')).toHaveLength(1);
-    expect(relay.connections()).toBe(1);
+    // One read of the pod (its reason to terminate), one Event refused; nothing for the second drain.
+    expect(relay.connections()).toBe(2);
     expect(await eventsOn(pod.uid)).toEqual([]);
     // No token in any line.
     const token = readFileSync(join(dirs.path, `${pod.name}-${UNBOUND_ACCOUNT}`, 'token'), 'utf8');

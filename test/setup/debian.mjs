@@ -31,23 +31,37 @@ export function ensureTestPackages(options = {}) {
 export { ensureArm64Sysroot };
 
 /**
- * etcd for the tests' Kubernetes API server: Debian 12's etcd-server at exactly this version,
- * downloaded and unpacked, never installed (the package would start a system service).
+ * Tools the tests run from Debian packages downloaded at exactly these versions and unpacked,
+ * never installed (each package would start a system service): etcd for the Kubernetes API server
+ * tests, Prometheus (and promtool) for the alert rules' and dashboard's tests.
  */
-export const ETCD_PACKAGE = { 'etcd-server': '3.4.23-4+b4' };
-/** Where the unpacked etcd-server lives: outside the repository, one directory per version. */
-export const ETCD_CACHE = process.env.ESM_ETCD_CACHE ?? '/var/cache/esm-etcd';
+export const UNPACKED_TOOLS = {
+  etcd: { packages: { 'etcd-server': '3.4.23-4+b4' }, binary: 'usr/bin/etcd' },
+  prometheus: { packages: { prometheus: '2.42.0+ds-5+deb12u1' }, binary: 'usr/bin/prometheus' },
+};
+export const ETCD_PACKAGE = UNPACKED_TOOLS.etcd.packages;
+/** Where the unpacked tools live: outside the repository, one directory per version. */
+export const UNPACKED_CACHE = process.env.ESM_UNPACKED_CACHE ?? '/var/cache/esm-debian-tools';
 
-/** The path of the etcd binary from ETCD_PACKAGE, unpacked once per version; later calls only look. */
-export function ensureEtcd({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  const wanted = Object.entries(ETCD_PACKAGE).map(([name, version]) => `${name}=${version}`);
-  const root = join(ETCD_CACHE, wanted.join('+').replace(/[^A-Za-z0-9._+-]/g, '_'));
-  const etcd = join(root, 'usr/bin/etcd');
-  if (existsSync(etcd)) return etcd;
-  requireRoot(`etcd is missing from ${root}: run node test/setup/debian.mjs as root once (it runs apt-get download ${wanted.join(' ')})`);
-  unpackDebianPackages(wanted, ETCD_CACHE, root, 'ETCD_PACKAGE in test/setup/debian.mjs');
-  log(`${root}: etcd from ${wanted.join(' ')}`);
-  return etcd;
+/** The path of a tool's binary (`tool` keys UNPACKED_TOOLS), unpacked once per version; later calls only look. */
+export function ensureUnpacked(tool, { log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  const { packages, binary } = UNPACKED_TOOLS[tool];
+  const wanted = Object.entries(packages).map(([name, version]) => `${name}=${version}`);
+  const root = join(UNPACKED_CACHE, wanted.join('+').replace(/[^A-Za-z0-9._+-]/g, '_'));
+  const path = join(root, binary);
+  if (existsSync(path)) return path;
+  requireRoot(`${tool} is missing from ${root}: run node test/setup/debian.mjs as root once (it runs apt-get download ${wanted.join(' ')})`);
+  unpackDebianPackages(wanted, UNPACKED_CACHE, root, `UNPACKED_TOOLS.${tool} in test/setup/debian.mjs`);
+  log(`${root}: ${tool} from ${wanted.join(' ')}`);
+  return path;
+}
+
+export function ensureEtcd(options) {
+  return ensureUnpacked('etcd', options);
+}
+
+export function ensurePrometheus(options) {
+  return ensureUnpacked('prometheus', options);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
@@ -55,6 +69,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     ensureTestPackages();
     ensureArm64Sysroot();
     ensureEtcd();
+    ensurePrometheus();
   } catch (error) {
     console.error(error instanceof MissingPackagesError ? error.message : error);
     process.exit(1);

@@ -8,8 +8,15 @@ import { idleHttpConnection } from './clients.js';
 import { request, type HttpAnswer } from './http.js';
 import { type DrainTarget, startDrainTarget } from './real-envoy/drain-target.js';
 
-/** The four ways a drain ends, each made on demand against real Envoy. */
-export type DrainOutcome = 'drained' | 'timeout' | 'unknown-count' | 'unreachable';
+/**
+ * The four ways a drain ends, each made on demand against real Envoy, and `slow-drained`: one that
+ * completes only after SLOW_DRAIN_MS, held by a connection closed once the hook has drained that long.
+ */
+export type DrainOutcome = 'drained' | 'slow-drained' | 'timeout' | 'unknown-count' | 'unreachable';
+
+/** How long a `slow-drained` drain lasts at least; its drain timeout is SLOW_DRAIN_TIMEOUT. */
+export const SLOW_DRAIN_MS = 3_300;
+const SLOW_DRAIN_TIMEOUT = ['--drain-timeout', '20s'];
 
 export interface ObservedDrain {
   readonly envoy: DrainTarget;
@@ -53,11 +60,16 @@ export async function startObservedDrain(defer: (cleanup: () => unknown) => void
       const waiting = cli.logs.filter((line) => line.msg === 'waiting for the drain to finish').length;
       const prestop = request({ port: managerPort }, '/shutdown/ready');
       await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && cli.logs.filter((l) => l.msg === line.msg).length > waiting);
-      // An idle keep-alive connection holds the drain to its timeout; closed once the hook is done.
-      const idle = outcome === 'timeout' ? await idleHttpConnection(envoy.listenerPort('ingress')) : undefined;
+      // An idle keep-alive connection holds the drain to its timeout; closed once the hook is done (slow-drained: once it drained long enough).
+      const idle = outcome === 'timeout' || outcome === 'slow-drained' ? await idleHttpConnection(envoy.listenerPort('ingress')) : undefined;
       if (outcome === 'unknown-count') envoy.setAdminFault({ kind: 'status', status: 503 }, '/stats/prometheus');
       if (outcome === 'unreachable') await envoy.kill();
-      const hook = await startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', ...FAST]).result;
+      const running = startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', ...FAST, ...(outcome === 'slow-drained' ? SLOW_DRAIN_TIMEOUT : [])]);
+      if (outcome === 'slow-drained') {
+        await running.waitForLog((l) => l.msg === 'draining' && Number(l['elapsedMs']) >= SLOW_DRAIN_MS, 30_000);
+        await idle?.close();
+      }
+      const hook = await running.result;
       await idle?.close();
       const answer = await prestop;
       const line = await cli.waitForLog((l) => l.msg === 'drain finished: releasing envoy' && cli.logs.filter((m) => m.msg === l.msg).length >= released);

@@ -99,6 +99,11 @@ in one pass. Renders nothing when the values are consistent.
 {{- if $v.metrics.podMonitor.enabled }}
 {{- $errors = append $errors "metrics.podMonitor.enabled: mode sidecarless has no shutdown-manager to serve /metrics: set mode to sidecar, or metrics.podMonitor.enabled to false (statsListener.prometheusAnnotations covers Envoy's own stats)" }}
 {{- end }}
+{{- range $key := list "prometheusRule" "rulesConfigMap" "dashboard" }}
+{{- if (index $v.metrics $key).enabled }}
+{{- $errors = append $errors (printf "metrics.%s.enabled: mode sidecarless has no shutdown-manager, whose /metrics the alerts and the dashboard read: set mode to sidecar, or metrics.%s.enabled to false" $key $key) }}
+{{- end }}
+{{- end }}
 {{- if $v.shutdownManager.extraEnv }}
 {{- $errors = append $errors "shutdownManager.extraEnv: mode sidecarless has no shutdown-manager container; the hook runs in Envoy's container, so set its variables in envoy.extraEnv" }}
 {{- end }}

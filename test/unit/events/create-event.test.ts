@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CreateOutcome, createEvent } from '../../../src/events/create-event.js';
+import { type CreateOutcome, createEvent, disruptionReason, podDisruption } from '../../../src/events/create-event.js';
 import { DrainEvents } from '../../../src/events/drain-events.js';
 import type { EventsTarget } from '../../../src/events/in-cluster.js';
 import { type KubeEvent, kubeEvent } from '../../../src/events/kube-event.js';
@@ -109,6 +109,45 @@ describe('createEvent', () => {
   });
 });
 
+describe('podDisruption', () => {
+  const pod = (conditions: unknown[]): string => JSON.stringify({ kind: 'Pod', metadata: { name: 'gw-1' }, status: { phase: 'Running', conditions } });
+
+  it("GETs the pod with the token and reads its DisruptionTarget condition's reason", async () => {
+    seen.length = 0;
+    handler = (_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(pod([{ type: 'Ready', status: 'True' }, { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' }]));
+    await expect(podDisruption(target)).resolves.toBe('EvictionByEvictionAPI');
+    expect(seen.at(-1)).toMatchObject({ method: 'GET', path: '/api/v1/namespaces/edge/pods/gw-1', authorization: `Bearer ${TOKEN}` });
+  });
+
+  it('finds none in a pod without the condition, in a refusal, a cut answer, one over its bound, or none in time', async () => {
+    handler = (_request, response) => response.writeHead(200).end(pod([{ type: 'Ready', status: 'True' }]));
+    await expect(podDisruption(target)).resolves.toBeUndefined();
+    handler = (_request, response) => response.writeHead(403).end('{"kind":"Status","reason":"Forbidden"}');
+    await expect(podDisruption(target)).resolves.toBeUndefined();
+    handler = (_request, response) => {
+      response.writeHead(200);
+      response.write(pod([{ type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler' }]).slice(0, 40));
+      response.socket?.destroy();
+    };
+    await expect(podDisruption(target)).resolves.toBeUndefined();
+    handler = (_request, response) => response.writeHead(200).end(pod([{ type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler', message: 'x'.repeat(600 * 1024) }]));
+    await expect(podDisruption(target)).resolves.toBeUndefined();
+    handler = () => undefined;
+    const started = Date.now();
+    await expect(podDisruption(target, 300)).resolves.toBeUndefined();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+  });
+
+  it('takes only a true condition and a reason that is one word', () => {
+    expect(disruptionReason(pod([{ type: 'DisruptionTarget', status: 'False', reason: 'EvictionByEvictionAPI' }]))).toBeUndefined();
+    expect(disruptionReason(pod([{ type: 'DisruptionTarget', status: 'True', reason: 'Evicted; rm -rf' }]))).toBeUndefined();
+    expect(disruptionReason(pod([{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }]))).toBe('TerminationByKubelet');
+    expect(disruptionReason('not json')).toBeUndefined();
+  });
+});
+
+const noDisruption = async (): Promise<undefined> => undefined;
+
 describe('DrainEvents', () => {
   // The policy alone: createEvent's own behaviour is tested above, and against a real API server in test/kube/.
   const answers = (...outcomes: CreateOutcome[]) => {
@@ -123,7 +162,7 @@ describe('DrainEvents', () => {
   it('one line per attempt; after a 403 nothing more is attempted', async () => {
     const { calls, create } = answers({ ok: false, status: 403, why: 'Forbidden: no' });
     const log = recordingLog();
-    const events = new DrainEvents(target, log, { create });
+    const events = new DrainEvents(target, log, { create, readDisruption: noDisruption });
     events.report('unreadable');
     await events.settled();
     events.report('unreadable');
@@ -135,7 +174,7 @@ describe('DrainEvents', () => {
   it('tries again for the next drain after a timeout', async () => {
     const { calls, create } = answers({ ok: false, status: undefined, why: 'no answer within 2000 ms' }, { ok: true, status: 201 });
     const log = recordingLog();
-    const events = new DrainEvents(target, log, { create });
+    const events = new DrainEvents(target, log, { create, readDisruption: noDisruption });
     events.report('unreadable');
     await events.settled();
     events.report('unreadable');
@@ -144,10 +183,25 @@ describe('DrainEvents', () => {
     expect(log.lines.map((line) => `${line.level} ${line.msg}`)).toEqual(['warn could not create the drain event', 'info drain event created']);
   });
 
+  it("names why the pod was terminated in the Event's message and its log line", async () => {
+    const { create } = answers();
+    const sent: KubeEvent[] = [];
+    const log = recordingLog();
+    const events = new DrainEvents(target, log, { create: async (t, e) => (sent.push(e), create(t, e)), readDisruption: async () => 'EvictionByEvictionAPI' });
+    events.report({ result: 'drained', connections: 0, elapsedMs: 4_100, exitCode: 0, finishedAt: new Date().toISOString() });
+    await events.settled();
+    expect(sent[0]?.message).toMatch(/^drained in 4\.1 s, 0 connections left, Envoy released \d+ ms after the drain ended; pod terminated for EvictionByEvictionAPI$/);
+    expect(log.lines[0]?.fields).toMatchObject({ reason: 'EnvoyDrained', disruption: 'EvictionByEvictionAPI' });
+  });
+
   it('settles only once the Event in flight is answered', async () => {
     let answer: (outcome: CreateOutcome) => void = () => undefined;
-    const events = new DrainEvents(target, recordingLog(), { create: () => new Promise((resolve) => (answer = resolve)) });
+    let asked: () => void = () => undefined;
+    const creating = new Promise<void>((resolve) => (asked = resolve));
+    const create = (): Promise<CreateOutcome> => new Promise((resolve) => ((answer = resolve), asked()));
+    const events = new DrainEvents(target, recordingLog(), { create, readDisruption: noDisruption });
     events.report('unreadable');
+    await creating;
     let settled = false;
     const waiting = events.settled().then(() => (settled = true));
     await Promise.resolve();
