@@ -27,7 +27,7 @@ describe('podman kubelet', () => {
     ]);
     await waitForHttp(id, port, '/healthz');
     const termination = await terminatePod(
-      { name: pod, terminationGracePeriodSeconds: 2, hostNetwork: false, ports, sidecars: [], containers: [{ name: 'held', id, preStop: { httpGet: { port, path: '/shutdown/ready', headers: {} } } }], container: () => { throw new Error('unused'); } },
+      { name: pod, terminationGracePeriodSeconds: 2, hostNetwork: false, ports, sidecars: [], containers: [{ name: 'held', id, preStop: { httpGet: { port, path: '/shutdown/ready' } } }], container: () => { throw new Error('unused'); } },
       { hooks: true },
     );
     const held = termination.containers['held'];

@@ -39,7 +39,6 @@ export const UNPACKED_TOOLS = {
   etcd: { packages: { 'etcd-server': '3.4.23-4+b4' }, binary: 'usr/bin/etcd' },
   prometheus: { packages: { prometheus: '2.42.0+ds-5+deb12u1' }, binary: 'usr/bin/prometheus' },
 };
-export const ETCD_PACKAGE = UNPACKED_TOOLS.etcd.packages;
 /** Where the unpacked tools live: outside the repository, one directory per version. */
 export const UNPACKED_CACHE = process.env.ESM_UNPACKED_CACHE ?? '/var/cache/esm-debian-tools';
 

@@ -34,3 +34,24 @@ export async function pollFor<T>(what: string, probe: () => T | undefined | Prom
 export async function pollUntil(what: string, condition: () => boolean | Promise<boolean>, options: PollOptions = {}): Promise<void> {
   await pollFor(what, async () => ((await condition()) ? true : undefined), options);
 }
+
+/** True when `promise` settled within `ms` (measured on Date.now(), which a timer may beat by 1 ms; kubelet's waits never end early). */
+export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  const stop = new AbortController();
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  const timedOut = (async () => {
+    try {
+      while (Date.now() < deadline) await sleep(deadline - Date.now(), undefined, { signal: stop.signal });
+    } catch {
+      return true; // the promise won
+    }
+    return false;
+  })();
+  const result = await Promise.race([settled, timedOut]);
+  stop.abort();
+  return result;
+}

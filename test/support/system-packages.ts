@@ -1,6 +1,7 @@
 // The Debian packages the run needs (strip, podman, runc, haproxy, qemu, …), installed by
-// test/setup/debian.mjs when missing, the arm64 libraries the emulated tests use, and the etcd the
-// Kubernetes API server tests run and the Prometheus the alert rules' tests run: the global setup goes through here so `npm test` is the only set-up.
+// test/setup/debian.mjs when missing, the arm64 libraries the emulated tests use, the etcd the
+// Kubernetes API server tests run and the Prometheus the alert rules' tests run: the global setup
+// goes through here so `npm test` is the only set-up.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 

@@ -6,6 +6,7 @@
 // and the sidecar declared after it; then `podman stop -t <what is left, at least 2 s>`: SIGTERM,
 // SIGKILL when that runs out. A failed hook is a FailedPreStopHook event and SIGTERM follows.
 import { runHook as runHttpGet } from '../../support/kubelet/hooks.js';
+import { within } from '../../support/poll.js';
 import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, graceLeft, stopTimeoutSeconds, terminationPrerequisites } from '../../support/kubelet/rules.js';
 import type { Hook, PodContainer, PodmanPod } from './podman-pod.js';
 import { podman, podmanRun } from './podman-run.js';
@@ -53,14 +54,14 @@ export async function terminatePod(pod: PodmanPod, options: { hooks: boolean }):
         if (!result.ok) events.push(FAILED_PRESTOP_HOOK);
         return result.detail;
       });
-      hook = await Promise.race([ended, wait(graceS * 1_000).then(() => CUT)]);
+      hook = (await within(ended, graceS * 1_000)) ? await ended : CUT;
       hookEndedMs = since();
       left = graceLeft(left, hookEndedMs);
     }
     const turn = prerequisites?.get(c.name);
     if (turn !== undefined && left > 0) {
       const waiting = since();
-      await Promise.race([Promise.all(turn.map((name) => stopped.get(name))), wait(left * 1_000)]);
+      await within(Promise.all(turn.map((name) => stopped.get(name))), left * 1_000);
       left = graceLeft(left, since() - waiting);
     }
     const seconds = stopTimeoutSeconds(left);
@@ -79,17 +80,13 @@ export async function terminatePod(pod: PodmanPod, options: { hooks: boolean }):
   return { startedAt, containers: Object.fromEntries(results.map((result) => [result.name, result])) };
 }
 
-function wait(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 async function runHook(c: PodContainer, hook: Hook, pod: PodmanPod, signal: AbortSignal, graceS: number): Promise<{ ok: boolean; detail: string }> {
   if ('exec' in hook) {
     // The hook's exit code is podman exec's; its output is discarded, as kubelet discards it. It ends with its container at the latest.
     const result = await podmanRun(['exec', c.id, ...hook.exec], (graceS + 60) * 1_000);
     return { ok: result.code === 0, detail: `exec exit ${result.code}` };
   }
-  const running = runHttpGet({ httpGet: { ...hook.httpGet, httpHeaders: Object.entries(hook.httpGet.headers).map(([name, value]) => ({ name, value })) } }, {}, { name: pod.name, hostNetwork: pod.hostNetwork });
+  const running = runHttpGet(hook, {}, { name: pod.name, hostNetwork: pod.hostNetwork });
   signal.addEventListener('abort', () => running.kill(), { once: true });
   const result = await running.done;
   return { ok: result.ok, detail: `httpGet ${result.detail.replace(/^HTTP /, '')}` };

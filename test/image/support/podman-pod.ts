@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec, IProbe, ISecurityContext } from 'kubernetes-models/v1';
 import { PortMap } from '../../support/chart/chart-pod.js';
+import { httpGetAction, resolveContainerPort, type HttpGetAction } from '../../support/kubelet/hooks.js';
 import type { Bootstrap } from '../../support/chart/bootstrap.js';
 import type { RenderedEnvoyPod } from '../../support/chart/manifests.js';
 import { envOf } from '../../support/chart/manifests.js';
@@ -23,7 +24,7 @@ import type { RunObjects as PodmanObjects } from './podman-objects.js';
 import { podman } from './podman-run.js';
 import { waitForHttp } from './wait.js';
 
-export type Hook = { readonly exec: readonly string[] } | { readonly httpGet: { readonly port: number; readonly path: string; readonly host?: string; readonly headers: Record<string, string> } };
+export type Hook = { readonly exec: readonly string[] } | { readonly httpGet: HttpGetAction };
 
 export interface PodContainer {
   /** The name in the pod spec. */
@@ -91,7 +92,7 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
   // kubelet's startup and readiness probes: a container counts as started once it answers its probe.
   const probed = async (c: IContainer, id: string): Promise<void> => {
     const probe = httpProbe(c.startupProbe) ?? httpProbe(c.readinessProbe);
-    if (probe !== undefined) await waitForHttp(id, ports.port(containerPort(c, probe.port)), probe.path);
+    if (probe !== undefined) await waitForHttp(id, ports.port(resolveContainerPort(c, probe.port)), probe.path);
   };
   const sidecars: PodContainer[] = [];
   for (const c of spec.initContainers ?? []) {
@@ -222,13 +223,6 @@ function memoryArgs(c: IContainer): string[] {
   return ['--memory', `${Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1)}m`];
 }
 
-function containerPort(c: IContainer, port: number | string): number {
-  if (typeof port === 'number') return port;
-  const found = c.ports?.find((p) => p.name === port)?.containerPort;
-  if (found === undefined) throw new Error(`${c.name}: no port named ${port}`);
-  return found;
-}
-
 function httpProbe(probe: IProbe | undefined): { port: number | string; path: string } | undefined {
   const get = probe?.httpGet;
   return get === undefined ? undefined : { port: get.port, path: get.path ?? '/' };
@@ -238,10 +232,6 @@ function hookOf(c: IContainer, ports: PortMap): Hook | undefined {
   const preStop = c.lifecycle?.preStop;
   if (preStop === undefined) return undefined;
   if (preStop.exec?.command !== undefined) return { exec: preStop.exec.command };
-  if (preStop.httpGet !== undefined) {
-    const headers = Object.fromEntries((preStop.httpGet.httpHeaders ?? []).map((h) => [h.name, h.value]));
-    const { host } = preStop.httpGet;
-    return { httpGet: { port: ports.port(containerPort(c, preStop.httpGet.port)), path: preStop.httpGet.path ?? '/', headers, ...(host === undefined ? {} : { host }) } };
-  }
+  if (preStop.httpGet !== undefined) return { httpGet: httpGetAction(c, preStop.httpGet, (port) => ports.port(port)) };
   throw new Error(`${c.name}: a preStop hook the podman kubelet cannot run: ${JSON.stringify(preStop)}`);
 }

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import { BIN } from '../cli.js';
-import type { PreStopHook } from '../kubelet/hooks.js';
+import { httpGetAction, type PreStopHook } from '../kubelet/hooks.js';
 import { Pod, type ContainerSpec } from '../kubelet/pod.js';
 import { remapBootstrap } from '../real-envoy/pod-bootstrap.js';
 import { type Bootstrap, IDENTITY, type Remap } from './bootstrap.js';
@@ -92,29 +92,11 @@ function withBinary(command: readonly string[]): string[] {
   return [BIN, ...rest];
 }
 
-/** kubelet resolves a named hook port among the container's own ports. */
-function numericPort(c: IContainer, port: number | string): number {
-  if (typeof port === 'number') return port;
-  const found = c.ports?.find((p) => p.name === port)?.containerPort;
-  if (found === undefined) throw new Error(`${c.name}: no port named ${port}`);
-  return found;
-}
-
 /** The container's preStop hook as the kubelet stand-in runs it; undefined when it has none. */
 function renderedHook(c: IContainer, remap: Remap): PreStopHook | undefined {
   const preStop = c.lifecycle?.preStop;
   if (preStop === undefined) return undefined;
-  if (preStop.httpGet !== undefined) {
-    const { path, port, host, httpHeaders } = preStop.httpGet;
-    return {
-      httpGet: {
-        path: path ?? '/',
-        port: remap.port(numericPort(c, port)),
-        ...(host === undefined ? {} : { host }),
-        ...(httpHeaders === undefined ? {} : { httpHeaders }),
-      },
-    };
-  }
+  if (preStop.httpGet !== undefined) return { httpGet: httpGetAction(c, preStop.httpGet, remap.port) };
   if (preStop.exec?.command !== undefined) return { exec: { command: withBinary(preStop.exec.command) } };
   throw new Error(`${c.name}: a preStop hook the stand-in cannot run: ${JSON.stringify(preStop)}`);
 }
@@ -123,8 +105,7 @@ function renderedHook(c: IContainer, remap: Remap): PreStopHook | undefined {
 function renderedProbe(c: IContainer, remap: Remap): ContainerSpec['probe'] {
   const probe = c.startupProbe ?? c.readinessProbe;
   if (probe?.httpGet === undefined) return undefined;
-  const { path, port, host } = probe.httpGet;
-  return { path: path ?? '/', port: remap.port(numericPort(c, port)), timeoutSeconds: probe.timeoutSeconds ?? 1, ...(host === undefined ? {} : { host }) };
+  return { ...httpGetAction(c, probe.httpGet, remap.port), timeoutSeconds: probe.timeoutSeconds ?? 1 };
 }
 
 /** Every fixed port the pod uses: the bootstrap's, the sidecar's, and the hooks'. */

@@ -5,7 +5,8 @@
 // by timeoutSeconds, passing on 200-399 (`runProbe`, probe/http/http.go `DoHTTPProbe`).
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { hookTarget, probeHost, type PodNetwork } from './rules.js';
+import type { IContainer, IHTTPGetAction } from 'kubernetes-models/v1';
+import { hookTarget, probeHost, type HookPod } from './rules.js';
 
 export interface HttpGetAction {
   readonly port: number;
@@ -29,11 +30,6 @@ export interface RunningHook {
   kill(): void;
 }
 
-/** The pod a hook or probe belongs to, as kubelet's rules need it. */
-export interface HookPod extends PodNetwork {
-  readonly name: string;
-}
-
 /** kubelet's User-Agent: `kube-<purpose>/<major>.<minor>` (probe/http/request.go `userAgent`). */
 const KUBE_VERSION = '1.33';
 
@@ -42,9 +38,23 @@ export function describeHook(hook: PreStopHook): string {
   return `httpGet ${hook.httpGet.host ?? ''}:${hook.httpGet.port}${hook.httpGet.path}`;
 }
 
+/** `ResolveContainerPort` (probe/util.go): a port named among the container's own, else its number. */
+export function resolveContainerPort(c: IContainer, port: number | string): number {
+  if (typeof port === 'number') return port;
+  const found = c.ports?.find((p) => p.name === port)?.containerPort ?? (/^\d+$/.test(port) ? Number(port) : undefined);
+  if (found === undefined) throw new Error(`${c.name}: no port named ${port}`);
+  return found;
+}
+
+/** A rendered httpGet, a hook's or a probe's, as the stand-ins run it: its port moved to where `reach` says this machine reaches it. */
+export function httpGetAction(c: IContainer, get: IHTTPGetAction, reach: (port: number) => number): HttpGetAction {
+  const { path, port, host, httpHeaders } = get;
+  return { path: path ?? '/', port: reach(resolveContainerPort(c, port)), ...(host === undefined ? {} : { host }), ...(httpHeaders === undefined ? {} : { httpHeaders }) };
+}
+
 export function runHook(hook: PreStopHook, env: Readonly<Record<string, string>>, pod: HookPod): RunningHook {
   if ('exec' in hook) return runExec(hook.exec.command, env);
-  const target = hookTarget(hook.httpGet.host, pod, pod.name);
+  const target = hookTarget(hook.httpGet.host, pod);
   if ('error' in target) return { done: Promise.resolve({ ok: false, detail: `error ${target.error}` }), kill: () => undefined };
   return runHttpGet(hook.httpGet, target.host);
 }

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { pollUntil, within } from '../poll.js';
 import { Container, type ContainerCommand, type ContainerExit } from './container.js';
 import { describeHook, runHook, runProbe, type HttpGetAction, type PreStopHook, type RunningHook } from './hooks.js';
 import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, graceLeft, stopTimeoutSeconds, terminationPrerequisites } from './rules.js';
@@ -142,11 +142,7 @@ export class Pod {
   }
 
   async #untilProbePasses(name: string, probe: NonNullable<ContainerSpec['probe']>): Promise<void> {
-    const deadline = Date.now() + PROBE_BOUND_MS;
-    while (!(await runProbe(probe, this.#network))) {
-      if (Date.now() > deadline) throw new Error(`${name}: its probe ${probe.host ?? ''}:${probe.port}${probe.path} did not pass within ${PROBE_BOUND_MS} ms`);
-      await sleep(PROBE_EVERY_MS);
-    }
+    await pollUntil(`${name}: its probe ${probe.host ?? ''}:${probe.port}${probe.path} passes`, () => runProbe(probe, this.#network), { timeoutMs: PROBE_BOUND_MS, everyMs: PROBE_EVERY_MS });
   }
 
   get #network(): { name: string; hostNetwork: boolean } {
@@ -208,27 +204,6 @@ export class Pod {
     }
     await container.exited;
   }
-}
-
-/** True when `promise` settled within `ms` (measured on Date.now(), which a timer may beat by 1 ms; kubelet's waits never end early). */
-async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  const stop = new AbortController();
-  const settled = promise.then(
-    () => true,
-    () => true,
-  );
-  const timedOut = (async () => {
-    try {
-      while (Date.now() < deadline) await sleep(deadline - Date.now(), undefined, { signal: stop.signal });
-    } catch {
-      return true; // the promise won
-    }
-    return false;
-  })();
-  const result = await Promise.race([settled, timedOut]);
-  stop.abort();
-  return result;
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {

@@ -16,6 +16,11 @@ export interface PodNetwork {
   readonly hostNetwork: boolean;
 }
 
+/** The pod a hook belongs to: its network, and its name for kubelet's messages. */
+export interface HookPod extends PodNetwork {
+  readonly name: string;
+}
+
 /** `executePreStopHook`'s event when `runner.Run` returns an error; the error itself only reaches kubelet's log. */
 export const FAILED_PRESTOP_HOOK = 'FailedPreStopHook: PreStopHook failed';
 
@@ -25,14 +30,14 @@ export const FAILED_PRESTOP_HOOK = 'FailedPreStopHook: PreStopHook failed';
  * sandbox (`determinePodSandboxIPs`, kuberuntime/kuberuntime_sandbox.go), and a host-network
  * sandbox has none ("runtime is not responsible for the IP"), so the hook fails before any dial.
  */
-export function hookTarget(host: string | undefined, pod: PodNetwork, podName: string): { readonly host: string } | { readonly error: string } {
+export function hookTarget(host: string | undefined, pod: HookPod): { readonly host: string } | { readonly error: string } {
   if (host !== undefined && host !== '') {
     // The node's loopback is not a pod-network pod's; here both are this machine's, so the
     // stand-in would reach the pod where kubelet reaches the node. Refuse rather than pass wrongly.
-    if (!pod.hostNetwork && isLoopback(host)) throw new Error(`${podName}: a hook host of ${host} on a pod-network pod dials the node, not the pod; the stand-in cannot tell the two apart`);
+    if (!pod.hostNetwork && isLoopback(host)) throw new Error(`${pod.name}: a hook host of ${host} on a pod-network pod dials the node, not the pod; the stand-in cannot tell the two apart`);
     return { host };
   }
-  if (pod.hostNetwork) return { error: `failed to find networking container: &{${podName} [] [&PodSandboxStatus{Network:&PodSandboxNetworkStatus{Ip:,AdditionalIps:[]*PodIP{},},}]}` };
+  if (pod.hostNetwork) return { error: `failed to find networking container: &{${pod.name} [] [&PodSandboxStatus{Network:&PodSandboxNetworkStatus{Ip:,AdditionalIps:[]*PodIP{},},}]}` };
   return { host: POD_IP };
 }
 

@@ -17,6 +17,7 @@ import { podman, type PodmanObjects } from '../../image/support/podman.js';
 import { logs, waitForHttp } from '../../image/support/wait.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
 import type { End } from './forward.js';
+import { httpGetAction } from '../kubelet/hooks.js';
 import { bridgePod, type PodBridge } from './netns-bridge.js';
 
 export interface PeerPodOptions {
@@ -157,6 +158,6 @@ function expand(arg: string, env: Readonly<Record<string, string>>): string {
 function hookOf(c: IContainer, bridge: PodBridge): Hook | undefined {
   const preStop = c.lifecycle?.preStop;
   if (preStop?.exec?.command !== undefined) return { exec: preStop.exec.command };
-  if (preStop?.httpGet !== undefined) return { httpGet: { port: bridge.port(Number(preStop.httpGet.port)), path: preStop.httpGet.path ?? '/', headers: {} } };
+  if (preStop?.httpGet !== undefined) return { httpGet: httpGetAction(c, preStop.httpGet, (port) => bridge.port(port)) };
   return undefined;
 }
