@@ -1,9 +1,10 @@
 // 5. Admin load: the requests `shutdown` sends to Envoy's admin API at default settings, phase by
-// phase of a drain, and why each read came (the regular cadence, the end game's safety net, the
-// socket-count hint, or a wait for Envoy's next stats flush), from the hook's own debug lines, checked against the record of a relay in
+// phase of a drain, and why each read came (the regular cadence, the end game's pace, the
+// socket-count hint, or the reads' share of Envoy), from the hook's own debug lines, checked against the record of a relay in
 // front of the real Envoy's admin API.
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { ReadReason } from '../src/drain/schedule.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { type Scenario, FORMS, progress, ratio, sleep, spawnTimed, table, withTarget } from './support/harness.js';
 import { isStatsRead } from '../test/support/stats-reads.js';
@@ -19,7 +20,7 @@ const THEN_EVERY_MS = 1_000;
 const EG_READS_PER_S = 1;
 
 type Mode = 'total' | 'listeners';
-type Trigger = 'first' | 'cadence' | 'safety-net' | 'hint' | 'hint-off' | 'flush';
+type Trigger = ReadReason;
 
 /** One read as the hook logs it at debug level: when on the drain's clock, and why. */
 interface Read {
@@ -61,8 +62,8 @@ async function runMode(mode: Mode): Promise<ModeResult> {
     const lines = stdout
       .split('\n')
       .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { msg: string; elapsedMs?: number; trigger?: Trigger });
-    const reads = lines.filter((l) => l.msg === 'reading connections').map((l) => ({ elapsedMs: l.elapsedMs ?? Number.NaN, trigger: l.trigger ?? 'cadence' }));
+      .map((line) => JSON.parse(line) as { msg: string; elapsedMs?: number; why?: Trigger });
+    const reads = lines.filter((l) => l.msg === 'reading connections').map((l) => ({ elapsedMs: l.elapsedMs ?? Number.NaN, trigger: l.why ?? 'cadence' }));
     const finished = lines.find((l) => l.msg === 'shutdown finished');
     // The drain's clock starts when Envoy answered the drain call: near enough to when the relay saw it.
     return {
@@ -98,10 +99,10 @@ function phaseRow(mode: Mode, r: ModeResult, spec: PhaseSpec, index: number): st
     spec.label,
     `${reads.length} in ${seconds.toFixed(1)} s`,
     `${rate.toFixed(1)}/s`,
-    by('first', 'cadence'),
-    by('safety-net'),
-    by('hint', 'hint-off'),
-    by('flush'),
+    by('first', 'cadence', 'quiet-period', 'may-finish', 'refused', 'timeout'),
+    by('end-game'),
+    by('socket-closed'),
+    by('share'),
     ratio(rate, EG_READS_PER_S),
   ];
 }
@@ -120,9 +121,9 @@ async function run(): Promise<string> {
     return `\`${mode}\`: ${r.reads.length + r.otherCalls} admin requests in all, the hook's exit ${Math.round(r.finishedMs - r.lastCloseMs)} ms after the last close (drain clock)`;
   });
   return [
-    `\`shutdown\` (single executable) at its defaults (\`--min-drain-duration 10s\`, \`--check-interval 1s\`; \`--connections listeners\` added in the second run; \`--log-level debug\` for one line per read, with its reason) against a real Envoy ${await envoyVersion()} (its default 5 s stats flush), its admin API reached through an in-process relay that records each request (its count of stats reads matches the hook's lines in every run). ${HELD} TCP connections are held; ${(FIRST_CLOSE_AT_MS - DEFAULT_MIN_DRAIN_MS) / 1_000} s after the minimum drain ${FIRST_CLOSE} of them close, then the other ${HELD - FIRST_CLOSE} one a second. Each read's reason: "cadence", the check interval (and, without the hint, the end game's faster reads: 400 ms with three left, 100 ms with two, 25 ms with one); "safety net", with the hint watching, a read every check interval, a quarter of it with one left; "hint", the namespace's TCP socket count (/proc/net/sockstat, looked at after the minimum drain while at most 3 connections hold the drain: every 20 ms with one, 80 ms with two, 320 ms with three; \`listeners\` only) dropped. Every process of this bench shares one network namespace, so each close drops it more than once (the client's side, Envoy's, the TCP proxy's upstream connection and the sink's side). Besides the reads, each drain sent ${results.total?.otherCalls ?? '?'} other calls (the health-check failure and the drain itself). With \`total\`, the count is as old as Envoy's last stats flush, so the hint would not help, and the drain ends only at the flush after the last close; "flush-timed", a read after a wait for Envoy's next stats flush (\`total\` only: the reads that saw \`server.uptime\` move bound when it flushes), at most a check interval, after which the end game's reads come fast until the flush is seen.`,
+    `\`shutdown\` (single executable) at its defaults (\`--min-drain-duration 10s\`, \`--check-interval 1s\`; \`--connections listeners\` added in the second run; \`--log-level debug\` for one line per read, with its reason) against a real Envoy ${await envoyVersion()} (its default 5 s stats flush), its admin API reached through an in-process relay that records each request (its count of stats reads matches the hook's lines in every run). ${HELD} TCP connections are held; ${(FIRST_CLOSE_AT_MS - DEFAULT_MIN_DRAIN_MS) / 1_000} s after the minimum drain ${FIRST_CLOSE} of them close, then the other ${HELD - FIRST_CLOSE} one a second. Each read's reason, as \`src/drain/schedule.ts\` gives it: "cadence", the check interval (and the read at the end of the minimum drain); "end game", once the drain may end: 400 ms with three left, 100 ms with two, 25 ms with one, a quarter of the check interval as a safety net while the socket count is watched; "socket closed", the namespace's TCP socket count (/proc/net/sockstat, looked at after the minimum drain while at most 3 connections hold the drain: every 20 ms with one, 80 ms with two, 320 ms with three; \`listeners\` only) dropped; "held to Envoy's share", a read the reads' measured share of Envoy's main thread held back. Every process of this bench shares one network namespace, so each close drops it more than once (the client's side, Envoy's, the TCP proxy's upstream connection and the sink's side). Besides the reads, each drain sent ${results.total?.otherCalls ?? '?'} other calls (the health-check failure and the drain itself). With \`total\`, the count is as old as Envoy's last stats flush, so the hint would not help, and the drain ends only at the flush after the last close, the end game reading at its pace until then.`,
     '',
-    table(['connection source', 'phase (drain clock)', 'reads', 'per second', 'cadence', 'safety net', 'hint', 'flush-timed', "vs Envoy Gateway's 1 read/s"], rows),
+    table(['connection source', 'phase (drain clock)', 'reads', 'per second', 'cadence', 'end game', 'socket closed', "held to Envoy's share", "vs Envoy Gateway's 1 read/s"], rows),
     '',
     `${totals.join('; ')}. Each read is one small \`GET /stats/prometheus?filter=…\` on a kept-alive connection (no new TCP handshake per read): the first in full, the rest \`usedonly\`.`,
   ].join('\n');

@@ -6,8 +6,8 @@ import { rmSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { HINT_POLL_MS } from '../src/drain/policy.js';
-import { statsReadPaths } from '../src/envoy/stats-reader.js';
+import { HINT_POLL_MS } from '../src/drain/schedule.js';
+import { statsPath } from '../src/envoy/stats-reader.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { type Scenario, DrainTarget, formatMs, FORMS, medianAndSpread, NODE, progress, ratio, sleep, spawnTimed, stratifiedOffsets, summarize, table } from './support/harness.js';
 import { awaitReady, type RunningManager, startManager } from './support/manager.js';
@@ -106,7 +106,7 @@ async function measureFloor(): Promise<number[]> {
     await target.open(1);
     const separator = target.adminAddress.lastIndexOf(':');
     const [host, port] = [target.adminAddress.slice(0, separator), target.adminAddress.slice(separator + 1)];
-    const path = statsReadPaths({}).usedOnly;
+    const path = statsPath('prometheus', 'used', {});
     const { stdout } = await execFileAsync(NODE, ['-e', FLOOR_CLIENT, host, String(port), path, String(FLOOR_SAMPLES)], { env: {} });
     return JSON.parse(stdout) as number[];
   } finally {

@@ -1,8 +1,10 @@
 // One real drain by the built executable against real Envoy at one size of configuration or of
-// client connections, and what it cost: Envoy's time per admin read (replayed after the drain,
-// Envoy's CPU from /proc/<pid>/stat and the wall time), the bytes read, the reads the hook made
-// (counted by the admin tap in front of Envoy), the drain's duration, the release after the last
-// busy connection's close, and the hook's own CPU and peak memory (from wait4 at its exit).
+// client connections (./workloads.ts), and what it cost: Envoy's CPU above its idle rate while the
+// drain ran (/proc/<pid>/stat), and as long a replay of each peer's own poll against the same Envoy
+// (./envoy-share.ts); Envoy's time per admin read (replayed after the drain) and the bytes read,
+// the reads the hook made (counted by the admin tap in front of Envoy), the drain's duration, the
+// release after the last busy connection's close, and the hook's own CPU and peak memory (from
+// wait4 at its exit).
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { Agent as HttpAgent, createServer, request as httpRequest, type ServerResponse } from 'node:http';
@@ -12,25 +14,22 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Bootstrap } from '../../test/support/chart/bootstrap.js';
-import { hostname, largeBootstrap, onLoopback, type LargeConfigSize } from '../../test/support/large-config/expand.js';
-import { testCertificate } from '../../test/support/peer-fixtures/certificate.js';
-import { peerFixture } from '../../test/support/peer-fixtures/fixtures.js';
-import type { JsonObject } from '../../test/support/peer-fixtures/proto-json.js';
 import { type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
+import { freePort } from '../../test/support/ports.js';
 import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
 import { replayCost } from '../../test/support/real-envoy/read-cost.js';
+import { readRusage, type Rusage, underWait4 } from '../../test/support/rusage.js';
 import { isStatsRead } from '../../test/support/stats-reads.js';
+import { cpuOver, IDLE_WINDOW_MS, PEER_POLLS, pollAsPeer, shareAbove } from './envoy-share.js';
 import { EXECUTABLE, cleanEnv, openFilesHardLimit, sleep, spawnTimed } from './processes.js';
 import { readMemory } from './procfs.js';
 import { summarize } from './stats.js';
+import { bootstrapFor, trafficFor, type Target, type Workload } from './workloads.js';
 
-/** The drain under test, as the issue states it (a longer timeout: a slow machine must not end it). */
-export const HOOK_ARGS = ['--connections', 'listeners', '--ignore-idle-connections', '--min-drain-duration', '1s', '--quiet-period', '500ms', '--drain-timeout', '30s'] as const;
+/** The drain under test: the chart's defaults (charts/envoy-shutdown-manager/values.yaml, `shutdown`) as flags. */
+export const HOOK_ARGS = ['--connections', 'listeners', '--min-drain-duration', '10s', '--quiet-period', '5s', '--ignore-idle-connections', '--exit-at-connections', '0', '--check-interval', '1s', '--admin-timeout', '2s', '--drain-timeout', '60s'] as const;
 /** The busy connection's response is released this long after the drain began: past the minimum drain and the quiet period. */
-export const CLOSE_AFTER_MS = 1_600;
-const EG_STATS_LISTENER = 'envoy-gateway-proxy-stats-0.0.0.0-19001';
-
-export type Workload = { readonly kind: 'config'; readonly size: LargeConfigSize } | { readonly kind: 'connections'; readonly idle: number };
+export const CLOSE_AFTER_MS = 11_000;
 
 export interface DrainCost {
   readonly envoyReadyMs: number;
@@ -40,9 +39,8 @@ export interface DrainCost {
   readonly statsReads: number;
   /** The GETs among them: the reads whose cost to Envoy is replayed. */
   readonly gets: number;
-  /** Per GET the hook made, averaged over its calls: Envoy's CPU (all threads), the wall time, the answer's bytes. */
+  /** Per GET the hook made, averaged over its calls: Envoy's CPU (all threads), the answer's bytes. */
   readonly envoyCpuMsPerRead: number;
-  readonly envoyWallMsPerRead: number;
   readonly bytesPerRead: number;
   readonly drainMs: number;
   readonly result: string;
@@ -57,54 +55,42 @@ export interface DrainCost {
   readonly status: HookUsage & { readonly gets: number };
   /** 1-minute load average as the drain ran. */
   readonly load: number;
+  /** The busy request, if it was not answered 200. */
+  readonly lostRequests: number;
+  /** Envoy's CPU above its idle rate, as a share of one core: over our drain (the hook's exec to its exit), and over as long a replay of each peer's poll. */
+  readonly share: { readonly ours: number; readonly eg: number; readonly contour: number };
+  /** Envoy's idle CPU (ms per s, over IDLE_WINDOW_MS before the drain) and the peers' reads in their replays. */
+  readonly idleCpuMsPerS: number;
+  readonly peerReads: { readonly eg: number; readonly contour: number };
 }
 
-/**
- * Runs the hook under wait4, which reports its CPU and its peak RSS (the kernel's VmHWM) at its
- * exit; a SIGINT to the wrapper goes on to the hook (how \`status --watch\` is stopped).
- */
-const RUSAGE_WRAPPER = `
-import json, os, signal, sys
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[2], sys.argv[2:])
-signal.signal(signal.SIGINT, lambda *_: os.kill(pid, signal.SIGINT))
-_, status, ru = os.wait4(pid, 0)
-with open(sys.argv[1], 'w') as out:
-    json.dump({'cpuMs': (ru.ru_utime + ru.ru_stime) * 1000, 'peakKiB': ru.ru_maxrss}, out)
-code = os.waitstatus_to_exitcode(status)
-sys.exit(code if code >= 0 else 128 - code)
-`;
-
-export interface HookUsage {
-  readonly cpuMs: number;
-  readonly peakKiB: number;
-}
+/** The hook's CPU and peak RSS, from wait4 at its exit (test/support/rusage.ts). */
+export type HookUsage = Rusage;
 
 /** The executable's fixed cost: its CPU and peak RSS from exec to exit with nothing to do (`--version`). */
 export async function startupUsage(dir: string): Promise<HookUsage> {
   const usageFile = join(dir, 'startup-usage.json');
-  const exit = await spawnTimed(['python3', '-c', RUSAGE_WRAPPER, usageFile, EXECUTABLE, '--version'], { env: cleanEnv() }).exited;
+  const exit = await spawnTimed(underWait4(usageFile, [EXECUTABLE, '--version']), { env: cleanEnv() }).exited;
   if (exit.code !== 0) throw new Error(`${EXECUTABLE} --version exited ${exit.code ?? exit.signal}: ${exit.stderr}`);
-  return JSON.parse(readFileSync(usageFile, 'utf8')) as HookUsage;
+  return readRusage(usageFile);
 }
 
 interface Backend {
   readonly port: number;
-  /** Resolves once a /hold request is held. */
+  /** Resolves once a request for a path ending in /hold is held. */
   readonly held: Promise<void>;
   release(): void;
   close(): Promise<void>;
 }
 
-/** Answers everything at once except /hold, which it holds until release(). */
+/** Answers everything at once except a path ending in /hold, which it holds until release(). */
 async function startBackend(): Promise<Backend> {
   let holding: ServerResponse | undefined;
   let heldNow: () => void = () => undefined;
   const held = new Promise<void>((resolve) => (heldNow = resolve));
   const server = createServer((req, res) => {
     req.resume();
-    if (req.url?.startsWith('/hold') === true) {
+    if (req.url?.endsWith('/hold') === true) {
       holding = res;
       heldNow();
       return;
@@ -126,15 +112,15 @@ async function startBackend(): Promise<Backend> {
 
 interface Client {
   /** One GET; resolves when the answer has ended, with its status. */
-  get(path: string, host: string): Promise<number>;
-  /** One GET sent with `Connection: close`; resolves with Date.now() when its socket closed. */
-  busy(path: string, host: string): Promise<number>;
+  get(target: Target): Promise<number>;
+  /** One GET sent with `Connection: close`; resolves with its status and Date.now() when its socket closed. */
+  busy(target: Target): Promise<{ status: number; closedAt: number }>;
   close(): void;
 }
 
 function client(port: number, tls: boolean): Client {
   const agent = tls ? new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }) : new HttpAgent({ keepAlive: true });
-  const send = (path: string, host: string, close: boolean): Promise<{ status: number; closedAt: Promise<number> }> =>
+  const send = ({ path, host }: Target, close: boolean): Promise<{ status: number; closedAt: Promise<number> }> =>
     new Promise((resolve, reject) => {
       const options = { host: '127.0.0.1', port, path, headers: { host, ...(close ? { connection: 'close' } : {}) }, servername: host, rejectUnauthorized: false, agent: close ? false : agent, timeout: 60_000 };
       const req = (tls ? httpsRequest : httpRequest)(options, (res) => {
@@ -142,12 +128,15 @@ function client(port: number, tls: boolean): Client {
         res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, closedAt }));
       });
       req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer in 60 s`)));
-      req.on('error', reject);
+      req.on('error', (error) => reject(new Error(`GET ${host}${path}: ${error.message}`)));
       req.end();
     });
   return {
-    get: async (path, host) => (await send(path, host, false)).status,
-    busy: async (path, host) => (await send(path, host, true)).closedAt,
+    get: async (target) => (await send(target, false)).status,
+    busy: async (target) => {
+      const { status, closedAt } = await send(target, true);
+      return { status, closedAt: await closedAt };
+    },
     close: () => agent.destroy(),
   };
 }
@@ -188,16 +177,11 @@ async function activeConnections(envoy: RealEnvoy): Promise<number> {
 
 async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean> | boolean): Promise<void> {
   const deadline = performance.now() + timeoutMs;
-  while (!(await check())) {
+  const checked = (): Promise<boolean> => Promise.resolve(check()).catch((error: Error) => Promise.reject(new Error(`waiting for ${what}: ${error.message}`)));
+  while (!(await checked())) {
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(100);
   }
-}
-
-function bootstrapFor(workload: Workload, backendPort: number): JsonObject {
-  const env = { backend: { address: '127.0.0.1', port: backendPort }, certificate: testCertificate() };
-  if (workload.kind === 'config') return onLoopback(largeBootstrap('envoy-gateway', workload.size, env));
-  return onLoopback(peerFixture('envoy-gateway', 'http').bootstrap(env));
 }
 
 /**
@@ -214,13 +198,13 @@ async function statusUsage(tap: AdminTap, dir: string): Promise<HookUsage & { re
   for (let n = 0; n < STATUS_RUNS; n += 1) {
     const before = tap.calls.length;
     const usageFile = join(dir, `status-usage-${n}.json`);
-    const status = spawnTimed(['python3', '-c', RUSAGE_WRAPPER, usageFile, EXECUTABLE, 'status', '--admin-address', tap.adminAddress, '--ready-file', join(dir, 'ready'), ...STATUS_ARGS], { env: cleanEnv() });
+    const status = spawnTimed(underWait4(usageFile, [EXECUTABLE, 'status', '--admin-address', tap.adminAddress, '--ready-file', join(dir, 'ready'), ...STATUS_ARGS]), { env: cleanEnv() });
     const reads = (): number => tap.calls.slice(before).filter(isStatsRead).length;
     for (const deadline = performance.now() + 60_000; reads() < STATUS_READS && status.child.exitCode === null && performance.now() < deadline; ) await sleep(20);
     status.child.kill('SIGINT');
     const exit = await status.exited;
     if (exit.code !== 0) throw new Error(`status exited ${exit.code ?? exit.signal}: ${exit.stderr.slice(-2_000)}`);
-    const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as HookUsage;
+    const usage = readRusage(usageFile);
     runs.push({ ...usage, gets: tap.calls.slice(before).filter((call) => call.method === 'GET').length });
   }
   const median = (values: number[]): number => summarize(values).median;
@@ -234,18 +218,17 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
     const backend = await startBackend();
     cleanups.push(() => backend.close());
     const startedAt = performance.now();
-    const bootstrap = bootstrapFor(workload, backend.port) as unknown as Bootstrap;
+    const bootstrap = bootstrapFor(workload, backend.port, await freePort()) as unknown as Bootstrap;
     const envoy = await startRealEnvoy({ bootstrap, args: ['--drain-strategy', 'immediate', '--drain-time-s', '60'], readyTimeoutMs: 300_000 });
     cleanups.push(() => envoy.stop());
     const envoyReadyMs = performance.now() - startedAt;
     const pid = envoy.child.pid as number;
 
-    // The traffic: idle pooled connections, a scraper on EG's stats listener, one busy request.
-    const tls = workload.kind === 'config';
-    const port = envoy.ports[tls ? 'default/eg/https' : 'default/eg/http'];
-    const statsPort = envoy.ports[EG_STATS_LISTENER];
+    // The traffic: idle pooled connections, a scraper on the peer's stats listener, one busy request.
+    const traffic = trafficFor(workload);
+    const port = envoy.ports[traffic.listener];
+    const statsPort = envoy.ports[traffic.statsListener];
     if (port === undefined || statsPort === undefined) throw new Error(`listeners not found: ${JSON.stringify(envoy.ports)}`);
-    const host = tls ? hostname(0, 0) : 'www.example.com';
     let idleCount = 2;
     if (workload.kind === 'connections') {
       idleCount = workload.idle;
@@ -256,27 +239,35 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
         { clients: workload.idle - half, http1: false, log: join(dir, 'idle-h2.tsv') },
       ].filter((run) => run.clients > 0);
       for (const run of runs) {
-        const h2load = idleH2load(`http://127.0.0.1:${port}/`, run.clients, run.http1, run.log, 300);
+        const h2load = idleH2load(`http://127.0.0.1:${port}${traffic.idle.path}`, run.clients, run.http1, run.log, 300);
         cleanups.push(() => h2load.stop());
       }
       await waitFor(`${workload.idle} idle connections from h2load`, 180_000, async () => runs.every((run) => logRows(run.log) >= run.clients) && (await activeConnections(envoy)) >= workload.idle);
     } else {
-      const pooled = client(port, true);
+      const pooled = client(port, traffic.tls);
       cleanups.push(() => pooled.close());
       // Two requests at once: two pooled connections, idle once answered.
-      const statuses = await Promise.all([pooled.get('/', host), pooled.get('/', host)]);
+      const statuses = await Promise.all([pooled.get(traffic.idle), pooled.get(traffic.idle)]);
       if (statuses.some((status) => status !== 200)) throw new Error(`idle pooled requests answered ${statuses.join(', ')}`);
     }
     // The scraper as Prometheus leaves it between scrapes: one scrape, its connection kept alive.
     const scraper = client(statsPort, false);
     cleanups.push(() => scraper.close());
-    await scraper.get('/stats/prometheus', 'localhost');
+    const scraped = await scraper.get({ path: '/stats/prometheus', host: 'localhost' });
+    if (scraped !== 200) throw new Error(`the scrape answered ${scraped}`);
+    await waitFor('every idle connection counted', 30_000, async () => (await activeConnections(envoy)) >= idleCount + 1);
+
+    // Envoy's idle rate, with every idle connection open and nothing asking it anything.
+    const idle = await cpuOver(pid, () => sleep(IDLE_WINDOW_MS));
+
+    // The busy request only now: Envoy's default route timeout (15 s, which the fixtures keep)
+    // must not end it before the backend answers, CLOSE_AFTER_MS into the drain.
     const busySentAt = performance.now();
-    const busyClosedAt = client(port, tls).busy('/hold', tls ? hostname(0, (workload.kind === 'config' ? workload.size.chainsPerListener : 1) - 1) : host);
+    const busy = client(port, traffic.tls).busy(traffic.busy);
     // Its failure is reported where it is awaited, or by the wait for it to be held.
     let busyFailed: Error | undefined;
-    busyClosedAt.catch((error: Error) => (busyFailed = new Error(`the busy request failed ${(performance.now() - busySentAt).toFixed(0)} ms after it was sent: ${error.message}`)));
-    await Promise.race([backend.held, busyClosedAt.then(() => Promise.reject(new Error('the busy request was answered before the backend held it')))]);
+    busy.catch((error: Error) => (busyFailed = new Error(`the busy request failed ${(performance.now() - busySentAt).toFixed(0)} ms after it was sent: ${error.message}`)));
+    await Promise.race([backend.held, busy.then(() => Promise.reject(new Error('the busy request was answered before the backend held it')))]);
     await waitFor('every connection counted', 30_000, async () => (await activeConnections(envoy)) >= idleCount + 2);
 
     // The hook, through the tap.
@@ -287,19 +278,26 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
     const readyFile = join(dir, 'ready');
     const usageFile = join(dir, 'usage.json');
     const load = loadavg()[0] ?? Number.NaN;
-    const hook = spawnTimed(['python3', '-c', RUSAGE_WRAPPER, usageFile, EXECUTABLE, 'shutdown', '--admin-address', tap.adminAddress, '--ready-file', readyFile, ...HOOK_ARGS], { env: cleanEnv() });
-    await drainStarted;
-    await sleep(drainAt + CLOSE_AFTER_MS - performance.now());
-    backend.release();
-    const closedAt = await busyClosedAt.catch(() => Promise.reject(busyFailed));
-    const exit = await hook.exited;
-    if (exit.code !== 0 && exit.code !== 3) throw new Error(`shutdown exited ${exit.code ?? exit.signal}: ${exit.stderr.slice(-2_000)}`);
+    let answered = { status: 0, closedAt: 0 };
+    const drain = await cpuOver(pid, async () => {
+      const hook = spawnTimed(underWait4(usageFile, [EXECUTABLE, 'shutdown', '--admin-address', tap.adminAddress, '--ready-file', readyFile, ...HOOK_ARGS]), { env: cleanEnv() });
+      await drainStarted;
+      await sleep(drainAt + CLOSE_AFTER_MS - performance.now());
+      backend.release();
+      answered = await busy.catch(() => Promise.reject(busyFailed));
+      const exit = await hook.exited;
+      if (exit.code !== 0 && exit.code !== 3) throw new Error(`shutdown exited ${exit.code ?? exit.signal}: ${exit.stderr.slice(-2_000)}`);
+    });
     const report = JSON.parse(readFileSync(readyFile, 'utf8')) as { result: string; elapsedMs: number };
-    const releaseMs = statSync(readyFile).mtimeMs - closedAt;
-    const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as HookUsage;
+    const releaseMs = statSync(readyFile).mtimeMs - answered.closedAt;
+    const usage = readRusage(usageFile);
     const calls = [...tap.calls];
 
-    // Nothing but the replay asks Envoy for anything now (every client connection is idle).
+    // Nothing but the replays asks Envoy for anything now (every client connection is idle): each
+    // peer's poll for as long as our drain ran, then our reads one after another.
+    const peerReads = { eg: 0, contour: 0 };
+    const eg = await cpuOver(pid, async () => (peerReads.eg = await pollAsPeer(envoy.adminAddress, PEER_POLLS.eg, drain.wallMs)));
+    const contour = await cpuOver(pid, async () => (peerReads.contour = await pollAsPeer(envoy.adminAddress, PEER_POLLS.contour, drain.wallMs)));
     const envoyRssMiB = readMemory(pid).rssKiB / 1024;
     const perRead = await replayCost(pid, envoy.adminAddress, calls);
     const status = await statusUsage(tap, dir);
@@ -310,7 +308,6 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
       statsReads: calls.filter(isStatsRead).length,
       gets: calls.filter((call) => call.method === 'GET').length,
       envoyCpuMsPerRead: perRead.cpuMs,
-      envoyWallMsPerRead: perRead.wallMs,
       bytesPerRead: perRead.bytes,
       drainMs: report.elapsedMs,
       result: report.result,
@@ -319,6 +316,10 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
       hookPeakKiB: usage.peakKiB,
       status,
       load,
+      lostRequests: answered.status === 200 ? 0 : 1,
+      share: { ours: shareAbove(drain, idle), eg: shareAbove(eg, idle), contour: shareAbove(contour, idle) },
+      idleCpuMsPerS: (idle.cpuMs / idle.wallMs) * 1_000,
+      peerReads,
     };
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();

@@ -5,8 +5,10 @@ export interface Scenario {
   readonly name: string;
   /** Section heading in RESULTS.md. */
   readonly title: string;
-  /** Runs every measurement and returns the section's Markdown body (tables and notes). */
-  run(): Promise<string>;
+  /** Options it takes after the scenario names (`--series clusters`), for a quick run of part of it. */
+  readonly options?: readonly string[];
+  /** Runs every measurement (or those `options` leave) and returns the section's Markdown body (tables and notes). */
+  run(options?: Readonly<Record<string, string>>): Promise<string>;
 }
 
 /** Progress on stderr, so it never mixes with anything a caller parses. */

@@ -36,12 +36,12 @@ Exit codes:
   1    no drain could start: the calls that start it were refused, failed or not answered for
        3 s (or one --admin-timeout, if longer; a 4xx is not retried); or Envoy exited during
        the drain: its admin API refused 3 times in a row (about 0.5 s). The ready file is still
-       written. Any answer from Envoy (a 5xx, a body that is not the stats) or a read that times
-       out means Envoy is alive: the count is unknown, and the drain goes on (exit 3).
+       written. Any answer from Envoy (a 5xx, a body that is not the stats, one cut short) or a
+       read that times out means Envoy is alive: the count is unknown, and the drain goes on (exit 3).
   2    usage error: bad flag, value or environment variable, or an unusable ready-file
        directory. Nothing was sent to Envoy.
   3    the drain timeout ended with connections left, or with their count unknown (ready file
-       written); each admin call is bounded by --admin-timeout and 1 MiB
+       written); each admin call is bounded by --admin-timeout and 2 MiB
   4    the ready file could not be written
   5    unexpected error (e.g. the ready-file directory became unwritable mid-drain); the
        message says what

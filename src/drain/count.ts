@@ -1,6 +1,5 @@
 // Which number a drain decides on, from one reading of Envoy's stats. Pure: no clock, no I/O.
-import type { ConnectionReading } from '../envoy/envoy-control.js';
-import type { ConnectionSource } from '../envoy/stats.js';
+import type { ConnectionReading, ConnectionSource } from '../envoy/envoy-control.js';
 import { pairedReading } from '../envoy/pairing.js';
 
 export interface CountContext {

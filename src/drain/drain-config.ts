@@ -7,7 +7,7 @@ import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
 import { formatAdminAddress, parseAdminAddress } from '../envoy/address.js';
 import type { EnvoyConnection } from '../envoy/envoy-control.js';
 import type { DrainOptions } from './drain.js';
-import { parseConnectionSource } from '../envoy/stats.js';
+import { parseConnectionSource } from '../envoy/envoy-control.js';
 import { formatDuration, parseDuration } from '../shared/duration.js';
 import { ENVIRONMENT } from '../shared/environment.js';
 import { UsageError } from '../shared/errors.js';
@@ -60,8 +60,8 @@ export const DRAIN_SETTINGS = {
     fallback: '1s',
     parse: parsePositiveDuration,
     show: formatDuration,
-    help: "read the count (and log progress) at least this often, unless the reads would take over 5 % of Envoy's main thread",
-    doc: "Read the count at least this often, unless the reads would take over 5 % of Envoy's main thread (a very large configuration); one progress log line per interval.",
+    help: "read the count (and log progress) at least this often, unless the reads would take over 2 % of Envoy's main thread",
+    doc: "Read the count at least this often, unless the reads would take over 2 % of Envoy's main thread before the drain may end (a very large configuration); one progress log line per interval.",
   },
   healthCheckFailureDelay: {
     flags: '--health-check-failure-delay <duration>',
@@ -133,7 +133,7 @@ export const DRAIN_SETTINGS = {
     parse: parsePositiveDuration,
     show: formatDuration,
     help: 'bound on each admin API call',
-    doc: 'Bound on each admin API call (its answer is also capped at 1 MiB).',
+    doc: 'Bound on each admin API call (its answer is also capped: 2 MiB for stats, 1 MiB for any other).',
   },
   requireEnvoyPrestop: {
     flags: '--require-envoy-prestop',

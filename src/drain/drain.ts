@@ -1,16 +1,16 @@
 // The drain sequence: fail Envoy's health check, start a graceful drain, then read the connection
 // count until the policy says the drain is over. Only I/O and timing live here; every decision
-// is made by the pure functions in progress.ts and policy.ts.
+// is made by the pure functions in progress.ts, policy.ts and schedule.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { EnvoyControl } from '../envoy/envoy-control.js';
-import type { ConnectionSource } from '../envoy/stats.js';
+import type { ConnectionSource, EnvoyControl } from '../envoy/envoy-control.js';
 import type { SocketWatch } from '../envoy/socket-watch.js';
 import { AdminError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { DrainResult } from '../handoff/drain-result.js';
 import { type DrainPolicy, startGiveUpMs, startRetryDelayMs } from './policy.js';
 import { INITIAL_STATE, decide, observe, type DrainLogLine } from './progress.js';
-import { Reads, type ReadTrigger } from './reads.js';
+import { Reads } from './reads.js';
+import { nextRead, type ReadReason } from './schedule.js';
 
 export interface DrainOptions extends DrainPolicy {
   /** 0: fail the health check first. Above 0: drain first, fail the health check after this delay unless the drain is over. */
@@ -124,9 +124,9 @@ async function pollUntilDrained(options: DrainOptions, deps: DrainDeps, tally: D
   if (options.quietPeriodMs > 0) log.info({ quietPeriodMs: options.quietPeriodMs }, 'quiet period started');
   const reads = new Reads(options, deps, () => tally.elapsed());
   let state = INITIAL_STATE;
-  let trigger: ReadTrigger = 'first';
+  let why: ReadReason | undefined = 'first';
   for (;;) {
-    const reading = await reads.next(trigger);
+    const reading = await reads.next(why);
     if (reading === undefined) return tally.outcome('interrupted');
     state = observe(options, state, reading);
     tally.remember(state.lastCount);
@@ -135,12 +135,10 @@ async function pollUntilDrained(options: DrainOptions, deps: DrainDeps, tally: D
     state = decided.state;
     say(state.events);
     if (decided.decision.kind === 'done') return tally.outcome(decided.decision.reason);
-    const woke = await reads.waitAfter(state);
-    if (woke === undefined) return tally.outcome('interrupted');
-    trigger = woke;
+    why = await reads.waitFor(nextRead(options, reads.now(state)));
+    if (why === undefined) return tally.outcome('interrupted');
   }
 }
-
 
 /**
  * Retries transient failures with a short backoff until `by.at`; a permanent one (a 4xx) ends at

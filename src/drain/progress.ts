@@ -2,9 +2,8 @@
 // state, `decide` says whether the drain is over. Both return the log lines the moment calls
 // for, so the loop only fetches, observes, logs and sleeps, and tests drive a whole drain
 // reading by reading without a clock or a socket.
-import type { ConnectionReading } from '../envoy/envoy-control.js';
+import type { ConnectionReading, ConnectionSource } from '../envoy/envoy-control.js';
 import type { DrainResult } from '../handoff/drain-result.js';
-import type { ConnectionSource } from '../envoy/stats.js';
 import { describePairing, type Pairing } from '../envoy/pairing.js';
 import { countToDecideOn, inFlight, liveConnections, requestsReceived } from './count.js';
 import { type DrainPolicy, decideDrain, earliestFinishMs, envoyGone, newConnectionsBetween } from './policy.js';
@@ -48,7 +47,9 @@ export interface DrainState {
   readonly countingRequests: boolean;
   readonly lastProgressAt: number;
   /** One-time log lines already written. */
-  readonly said: ReadonlySet<'minimum' | 'quiet' | 'idle' | 'flush-wait' | 'json'>;
+  readonly said: ReadonlySet<'minimum' | 'quiet' | 'idle' | 'flush-wait'>;
+  /** The GET the last good reading was made with: the log says when it changes, and what it costs Envoy. */
+  readonly readPath: string | undefined;
   /** The lines the last observe or decide call asks the loop to write. */
   readonly events: readonly DrainLogLine[];
 }
@@ -66,6 +67,7 @@ export const INITIAL_STATE: DrainState = {
   requests: undefined,
   flushBaselineS: undefined,
   pairing: undefined,
+  readPath: undefined,
   countingRequests: false,
   lastProgressAt: -Infinity,
   said: new Set(),
@@ -79,9 +81,10 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
   const events: DrainLogLine[] = [];
   if (counts.pairing !== undefined && counts.pairing.key !== state.pairing?.key) events.push(pairingEvent(counts.pairing, elapsedMs));
   const said = new Set(state.said);
-  if (counts.jsonBecause !== undefined && !said.has('json')) {
-    events.push({ level: 'info', fields: { why: counts.jsonBecause, elapsedMs }, msg: "reading envoy's stats as JSON, which costs envoy more on a large configuration" });
-    said.add('json');
+  if (counts.read.path !== state.readPath) {
+    const why = counts.read.textBecause === undefined ? {} : { why: counts.read.textBecause };
+    const read = `GET ${counts.read.path.slice(0, counts.read.path.indexOf('filter='))}filter=…`;
+    events.push({ level: 'info', fields: { read, envoyMs: Number(counts.read.priceMs.toFixed(2)), ...why, elapsedMs }, msg: "reading envoy's stats with this request: what it costs envoy's main thread, at most" });
   }
   const flushBaselineS = state.flushBaselineS ?? counts.uptimeS;
   const arrivals = options.quietPeriodMs > 0 ? noteArrivals(options, state, reading) : undefined;
@@ -116,6 +119,7 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
     requests: arrivals?.requests ?? state.requests,
     flushBaselineS,
     pairing: counts.pairing ?? state.pairing,
+    readPath: counts.read.path,
     countingRequests: idleIgnored,
     said,
     events,
@@ -152,9 +156,8 @@ function noteArrivals(
 }
 
 function pairingEvent(pairing: Pairing, elapsedMs: number): DrainLogLine {
-  const report = describePairing(pairing);
-  if (!report.known) return { level: 'warn', fields: { why: report.why, elapsedMs }, msg: "listeners' connection managers unknown: every connection counts as busy" };
-  return { level: 'info', fields: { listeners: report.listeners, elapsedMs }, msg: "listeners paired with their connection managers from envoy's stats" };
+  if (pairing.unknown !== undefined) return { level: 'warn', fields: { why: pairing.unknown, elapsedMs }, msg: "listeners' connection managers unknown: every connection counts as busy" };
+  return { level: 'info', fields: { listeners: describePairing(pairing).listeners, elapsedMs }, msg: "listeners paired with their connection managers from envoy's stats" };
 }
 
 /** Whether the drain is over at `elapsedMs`, with the milestone and progress lines due now. */

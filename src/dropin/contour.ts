@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { defaultShutdownOptions, environmentOnly, type ShutdownConfig } from '../drain/drain-config.js';
 import { processEnv } from '../shared/environment.js';
 import { runShutdown } from '../drain/shutdown-command.js';
-import { FAST_READ_INTERVAL_MS } from '../drain/policy.js';
+import { FAST_READ_INTERVAL_MS } from '../drain/schedule.js';
 import { formatDuration } from '../shared/duration.js';
 import { parseAdminAddress } from '../envoy/address.js';
 import { ExitCode, UsageError } from '../shared/errors.js';

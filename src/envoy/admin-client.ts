@@ -5,11 +5,13 @@
 // library (undici cost about 45 ms of a 65 ms start).
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { AdminError, errorMessage } from '../shared/errors.js';
+import { collectGarbage } from '../shared/gc.js';
 import { type AdminAddress, formatAdminAddress } from './address.js';
 
 /**
- * The largest admin answer read. The filtered /stats and /server_info answers are a few KB; a
+ * The largest admin answer read whole. /server_info and the start calls' answers are a few KB; a
  * body past this is not one of them, and buffering it could get the hook OOM-killed mid-drain.
+ * Stats answers are read line by line into their counts (`lines`), under a bound of their own.
  */
 export const MAX_ADMIN_BODY_BYTES = 1024 * 1024;
 /** Of an error answer, only the start is kept, for the log. */
@@ -17,8 +19,9 @@ const ERROR_BODY_BYTES = 4 * 1024;
 
 /**
  * Socket errors that mean nothing is there to answer: nothing listens on the port or socket path
- * (Envoy exited), or the connection was cut before any answer (Envoy died mid-call). A timeout or
- * an HTTP answer of any kind is not on this list: something is alive there.
+ * (Envoy exited), or the connection was cut before any answer (Envoy died mid-call). They count only
+ * before the answer's status line: a timeout, or an answer of any kind, even one cut short, means
+ * something was alive there.
  */
 const GONE_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE']);
 
@@ -33,11 +36,21 @@ export interface AdminClientOptions {
   readonly timeoutMs: number;
 }
 
+/** How a 200 answer's body is taken: whole (at most MAX_ADMIN_BODY_BYTES), or line by line up to `maxBytes`, never held. */
+export interface LineReader {
+  readonly maxBytes: number;
+  line(text: string): void;
+  /** The answer is over `maxBytes`: let go of everything read from it. */
+  discard(): void;
+}
+
 export interface EnvoyAdmin {
   /** `POST <path>`, expecting 200. `timeoutMs` shortens the bound of this call only. */
   post(path: string, signal?: AbortSignal, timeoutMs?: number): Promise<string>;
-  /** `GET <path>`, expecting 200; returns the body. `timeoutMs` shortens the bound of this call only, `maxBytes` sets its size bound. */
-  get(path: string, signal?: AbortSignal, timeoutMs?: number, maxBytes?: number): Promise<string>;
+  /** `GET <path>`, expecting 200; returns the body. `timeoutMs` shortens the bound of this call only. */
+  get(path: string, signal?: AbortSignal, timeoutMs?: number): Promise<string>;
+  /** `GET <path>`, expecting 200, its body handed to `reader` a line at a time. */
+  getLines(path: string, reader: LineReader, signal?: AbortSignal, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,11 +61,14 @@ export async function createAdminClient(options: AdminClientOptions): Promise<En
   const target = address.kind === 'unix' ? { socketPath: address.path, host: 'localhost' } : { host: address.host, port: address.port };
   const where = formatAdminAddress(address);
   const bound = (callTimeoutMs: number | undefined): number => Math.max(1, Math.min(timeoutMs, callTimeoutMs ?? timeoutMs));
-  const call = (method: 'GET' | 'POST', path: string, signal: AbortSignal | undefined, callTimeoutMs: number | undefined, maxBytes = MAX_ADMIN_BODY_BYTES): Promise<string> =>
-    callAdmin({ agent, ...target }, where, { method, path, maxBytes }, bound(callTimeoutMs), signal);
+  const call = (method: 'GET' | 'POST', path: string, signal: AbortSignal | undefined, callTimeoutMs: number | undefined, lines?: LineReader): Promise<string> =>
+    callAdmin({ agent, ...target }, where, { method, path, lines }, bound(callTimeoutMs), signal);
   return {
     post: (path, signal, callTimeoutMs) => call('POST', path, signal, callTimeoutMs),
-    get: (path, signal, callTimeoutMs, maxBytes) => call('GET', path, signal, callTimeoutMs, maxBytes),
+    get: (path, signal, callTimeoutMs) => call('GET', path, signal, callTimeoutMs),
+    getLines: async (path, reader, signal, callTimeoutMs) => {
+      await call('GET', path, signal, callTimeoutMs, reader);
+    },
     close: () => {
       agent.destroy();
       return Promise.resolve();
@@ -70,28 +86,30 @@ interface Target {
 interface Call {
   readonly method: 'GET' | 'POST';
   readonly path: string;
-  readonly maxBytes: number;
+  readonly lines: LineReader | undefined;
 }
 
-async function callAdmin(target: Target, where: string, { method, path, maxBytes }: Call, timeoutMs: number, signal: AbortSignal | undefined): Promise<string> {
+async function callAdmin(target: Target, where: string, { method, path, lines }: Call, timeoutMs: number, signal: AbortSignal | undefined): Promise<string> {
   const deadline = AbortSignal.timeout(timeoutMs);
   const combined = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
   const what = `${method} ${path} to Envoy admin at ${where}`;
-  let status: number;
+  let status = 0;
   let body: { text: string; complete: boolean };
   try {
     const response = await send(target, method, path, combined);
     status = response.statusCode ?? 0;
-    body = await readCapped(response, status === 200 ? maxBytes : ERROR_BODY_BYTES);
+    const ok = status === 200;
+    body = ok && lines !== undefined ? await readLines(response, lines) : await readCapped(response, ok ? MAX_ADMIN_BODY_BYTES : ERROR_BODY_BYTES);
   } catch (error) {
     if (signal?.aborted === true) throw signal.reason;
     if (deadline.aborted) {
       throw new AdminError('ESM_ADMIN_TIMEOUT', `${what} failed: no answer within ${timeoutMs} ms`, false, { cause: error });
     }
-    // Any other failure (a reply that is not HTTP, say) came from something alive: not proof Envoy is gone.
+    // Any other failure (a reply that is not HTTP, an answer cut short) came from something alive: not proof Envoy is gone.
     const code = (error as { code?: unknown }).code;
-    const gone = typeof code === 'string' && GONE_CODES.has(code);
-    throw new AdminError(gone ? 'ESM_ADMIN_UNREACHABLE' : 'ESM_ADMIN_BAD_RESPONSE', `${what} failed: ${errorMessage(error)}`, false, { cause: error });
+    const gone = status === 0 && typeof code === 'string' && GONE_CODES.has(code);
+    if (error instanceof AdminError) throw error;
+    throw new AdminError(gone ? 'ESM_ADMIN_UNREACHABLE' : 'ESM_ADMIN_BAD_RESPONSE', `${what} failed${status === 0 ? '' : ` after its status line (${status})`}: ${errorMessage(error)}`, false, { cause: error });
   }
   if (status !== 200) {
     const firstLine = body.text.split('\n', 1)[0]?.slice(0, 120) ?? '';
@@ -99,7 +117,8 @@ async function callAdmin(target: Target, where: string, { method, path, maxBytes
     throw new AdminError('ESM_ADMIN_STATUS', `${what} answered ${status}: ${firstLine}`, status < 500);
   }
   if (!body.complete) {
-    throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${what} answered with more than ${maxBytes} bytes: not the answer expected, not read`, false);
+    const bound = lines?.maxBytes ?? MAX_ADMIN_BODY_BYTES;
+    throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${what} answered with more than ${bound} bytes: not the answer expected, not read`, false);
   }
   return body.text;
 }
@@ -131,4 +150,28 @@ async function readCapped(body: IncomingMessage, maxBytes: number): Promise<{ te
     size += chunk.length;
   }
   return { text: Buffer.concat(chunks).toString('utf8'), complete: true };
+}
+
+/** Hands each line of a body to `reader` as it arrives: only the line being read is held, however large the answer. */
+async function readLines(body: IncomingMessage, reader: LineReader): Promise<{ text: string; complete: boolean }> {
+  let size = 0;
+  let partial = '';
+  body.setEncoding('utf8');
+  for await (const chunk of body as AsyncIterable<string>) {
+    size += chunk.length;
+    if (size > reader.maxBytes) {
+      body.destroy();
+      reader.discard();
+      partial = '';
+      // Left to itself V8 grows its heap by several times what such an answer held, at every one
+      // that comes (a proxy gone wrong sends it to each read): give it back now.
+      collectGarbage();
+      return { text: '', complete: false };
+    }
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() as string;
+    for (const line of lines) reader.line(line);
+  }
+  if (partial !== '') reader.line(partial);
+  return { text: '', complete: true };
 }

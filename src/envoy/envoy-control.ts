@@ -1,32 +1,31 @@
 // The things a drain needs from Envoy, expressed over its admin API.
-import { AdminError } from '../shared/errors.js';
+import { AdminError, UsageError } from '../shared/errors.js';
+import { quote } from '../shared/parsers.js';
 import type { AdminAddress } from './address.js';
 import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
-import { countByHttpPrefix, type HttpCounts } from './http-stats.js';
-import { pairingFromStats } from './listener-managers.js';
-import { ignoredListeners, type IgnoreRules, type Pairing } from './pairing.js';
-import {
-  type ConnectionSource,
-  type ListenerCounts,
-  type Stat,
-  countByListener,
-  listenerNames,
-  sumAccepted,
-  sumActive,
-  totalConnections,
-  uptimeSeconds,
-} from './stats.js';
-import { createStatsReader, type StatsRead } from './stats-reader.js';
+import { countedListeners, fullReadWanted, pairingOf, sumOf, tableOf, totalConnections, withFull, type StatsTable } from './connections.js';
+import { ignoredListeners, type HttpCounts, type IgnoreRules, type ListenerCounts, type Pairing } from './pairing.js';
+import { StatsReader, type ReadKind } from './stats-reader.js';
 
 export const HEALTHCHECK_FAIL_PATH = '/healthcheck/fail';
-/** `graceful`: connections are told to close (Connection: close, GOAWAY) while listeners keep accepting; `skip_exit`: listeners stay open at the end. */
 export const SERVER_INFO_PATH = '/server_info';
+/** `graceful`: connections are told to close (Connection: close, GOAWAY) while listeners keep accepting; `skip_exit`: listeners stay open at the end. */
 export const GRACEFUL_DRAIN_PATH = '/drain_listeners?graceful&skip_exit';
+
+/** Where a connection count comes from: see --connections. */
+export type ConnectionSource = 'total' | 'listeners';
+export const CONNECTION_SOURCES: readonly ConnectionSource[] = ['total', 'listeners'];
+
+export function parseConnectionSource(text: string): ConnectionSource {
+  const source = CONNECTION_SOURCES.find((candidate) => candidate === text);
+  if (source === undefined) throw new UsageError(`${quote(text)} is not a connection source: expected ${CONNECTION_SOURCES.join(' or ')}`);
+  return source;
+}
 
 export interface ConnectionReading {
   /** The count --connections names: server.total_connections (as of the last stats flush), or the live listener sum. */
   readonly connections: number;
-  /** Per counted listener (never the admin listener, per-worker copies or ignored listeners). */
+  /** Per counted listener that ever had a connection (never the admin listener, per-worker copies or ignored listeners). */
   readonly listeners?: ReadonlyMap<string, ListenerCounts>;
   /** Connections ever accepted on the counted listeners: its growth means new traffic still arrives. */
   readonly accepted?: number;
@@ -34,16 +33,12 @@ export interface ConnectionReading {
   readonly uptimeS?: number;
   /** Per HTTP connection manager stat prefix (never the admin API's), when asked for. */
   readonly http?: ReadonlyMap<string, HttpCounts>;
-  /** With `http`: the listeners left out that /stats reports (a connection manager may serve them and a counted one). */
+  /** With `http`: the listeners left out (a connection manager may serve them and a counted one). */
   readonly ignored?: ReadonlySet<string>;
-  /** With `http`: which connection managers serve which listener, as Envoy's configuration says, or why that is unknown. */
+  /** With `http`: which connection managers serve which listener, as Envoy's stats say. */
   readonly pairing?: Pairing;
-  /** A full read (the first, or after the listeners changed), which costs Envoy more than the ones between. */
-  readonly fullRead?: boolean;
-  /** What the read cost Envoy's main thread at most, when that can be told from its size. */
-  readonly envoyCostMs?: number;
-  /** Why the stats were read from the JSON /stats, which costs Envoy more on a large configuration, not its Prometheus endpoint. */
-  readonly jsonBecause?: string;
+  /** The GET that read it and what that costs Envoy (stats-reader.ts). */
+  readonly read: { readonly path: string; readonly priceMs: number; readonly textBecause?: string };
 }
 
 /** `timeoutMs` shortens --admin-timeout for one call (never lengthens it). */
@@ -51,6 +46,8 @@ export interface EnvoyControl {
   failHealthCheck(signal?: AbortSignal, timeoutMs?: number): Promise<void>;
   startGracefulDrain(signal?: AbortSignal, timeoutMs?: number): Promise<void>;
   readConnections(signal?: AbortSignal, timeoutMs?: number): Promise<ConnectionReading>;
+  /** What the next readConnections is expected to cost Envoy, in ms (0 before the first). */
+  nextReadPriceMs(): number;
   /** /server_info's `state`: LIVE, DRAINING (health check failed), PRE_INITIALIZING, INITIALIZING. */
   readServerState(signal?: AbortSignal): Promise<string>;
 }
@@ -76,11 +73,11 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
   const pairs = counting.countRequests === true || counting.ignore.connectionManagers.size > 0;
   // `total` always reads the live listener gauges too: server.total_connections is only recomputed
   // at a stats flush, so the drain takes the live sum as a floor, and server.uptime tells it when a flush happened.
-  const reader = createStatsReader(admin, { server: counting.source === 'total', requests: pairs });
-  // The listeners, their pairing and the ones left out change only with a full read (stats-reader.ts).
-  let seen: Seen | undefined;
-  /** The last read and what it read as: the reader gives the same read again when the stats are the same. */
-  let last: { read: StatsRead; reading: ConnectionReading } | undefined;
+  const reader = new StatsReader(admin, { server: counting.source === 'total', requests: pairs });
+  /** The last full read, while the listener manager's update counters stand still. */
+  let full: StatsTable | undefined;
+  // A report for a person (`status`, `--dry-run`) names every listener: its first read is a full one.
+  let nextKind: ReadKind = counting.countAccepted === 'if-available' ? 'full' : 'used';
   return {
     async failHealthCheck(signal, timeoutMs) {
       await admin.post(HEALTHCHECK_FAIL_PATH, signal, timeoutMs);
@@ -89,59 +86,47 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
       await admin.post(GRACEFUL_DRAIN_PATH, signal, timeoutMs);
     },
     async readConnections(signal, timeoutMs) {
-      const previous = last;
-      last = undefined;
-      const read = await reader.read(signal, timeoutMs);
-      if (previous !== undefined && read === previous.read) {
-        last = previous;
-        return previous.reading;
+      let priceMs = 0;
+      for (;;) {
+        const read = await reader.read(nextKind, signal, timeoutMs);
+        priceMs += read.priceMs;
+        const used = tableOf(read.records);
+        if (read.kind === 'full') full = used;
+        const table = withFull(used, full);
+        const fullValid = full !== undefined && full.listenerUpdates === used.listenerUpdates;
+        const pairing = pairs ? pairingOf(table, fullValid) : undefined;
+        const ignored = ignoredListeners(table.listeners.keys(), counting.ignore, pairing?.topology);
+        nextKind = !fullValid && fullReadWanted(table, pairing, ignored) ? 'full' : 'used';
+        // A read without a single listener stat cannot tell "none moved" from "dropped by a stats_matcher": a full read can.
+        if (nextKind === 'full' && table.listeners.size === 0) continue;
+        const cost = { path: read.path, priceMs, ...(read.textBecause === undefined ? {} : { textBecause: read.textBecause }) };
+        return { ...readingOf(table, ignored, counting), ...(pairing === undefined ? {} : { http: table.http, ignored, pairing }), read: cost };
       }
-      const { stats, full, jsonBecause, envoyCostMs } = read;
-      if (full || seen === undefined) {
-        const listeners = listenerNames(stats);
-        const pairing = pairs ? pairingFromStats(stats, listeners) : undefined;
-        seen = { pairing, ignored: ignoredListeners(listeners, counting.ignore, pairing?.known === true ? pairing.topology : undefined) };
-      }
-      const reading = {
-        ...readingOf(stats, seen, counting),
-        ...(full && jsonBecause === undefined ? { fullRead: true } : {}),
-        ...(envoyCostMs === undefined ? {} : { envoyCostMs }),
-      };
-      last = { read, reading: jsonBecause === undefined ? reading : { ...reading, jsonBecause } };
-      return last.reading;
     },
+    nextReadPriceMs: () => reader.priceOf(nextKind),
     async readServerState(signal) {
       return parseServerState(await admin.get(SERVER_INFO_PATH, signal));
     },
   };
 }
 
-/** What the last full read said about the listeners: which connection managers serve them, and which are left out. */
-interface Seen {
-  readonly pairing: Pairing | undefined;
-  readonly ignored: ReadonlySet<string>;
-}
-
-/** What one /stats answer says, read as `counting` asks, with the listeners as `seen`. Pure. */
-function readingOf(stats: readonly Stat[], { pairing, ignored }: Seen, counting: ConnectionCounting): ConnectionReading {
-  const total = counting.source === 'total' ? totalConnections(stats) : undefined;
-  const extra = {
-    ...(total === undefined ? {} : optional('uptimeS', uptimeSeconds(stats))),
-    ...(counting.countRequests === true && pairing !== undefined ? { http: countByHttpPrefix(stats), ignored, pairing } : {}),
-  };
+/** The counts of one read, as `counting` asks. Pure. */
+function readingOf(table: StatsTable, ignored: ReadonlySet<string>, counting: ConnectionCounting): Omit<ConnectionReading, 'read'> {
+  const total = counting.source === 'total' ? totalConnections(table) : undefined;
+  const extra = total === undefined || table.uptimeS === undefined ? {} : { uptimeS: table.uptimeS };
   const required = counting.countAccepted === 'required';
   let listeners: Map<string, ListenerCounts>;
   try {
-    listeners = countByListener(stats, ignored);
+    listeners = countedListeners(table, ignored);
   } catch (error) {
     // A report, or `total` without a quiet period, goes on with the total alone (no live floor).
     if (total === undefined || required) throw error;
     return { connections: total, ...extra };
   }
-  const connections = total ?? sumActive(listeners);
+  const connections = total ?? sumOf(listeners, 'active');
   if (counting.countAccepted === 'no') return { connections, listeners, ...extra };
   try {
-    return { connections, listeners, accepted: sumAccepted(listeners), ...extra };
+    return { connections, listeners, accepted: sumOf(listeners, 'accepted'), ...extra };
   } catch (error) {
     if (required) throw error;
     return { connections, listeners, ...extra };
@@ -158,10 +143,6 @@ function parseServerState(body: string): string {
   }
   if (typeof state !== 'string') throw new AdminError('ESM_ADMIN_BAD_RESPONSE', `${SERVER_INFO_PATH} has no state`, false);
   return state;
-}
-
-function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
-  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
 }
 
 /** What every command that talks to Envoy is configured with. */

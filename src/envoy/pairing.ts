@@ -1,11 +1,22 @@
 // What one reading's gauges mean once the listeners are paired with their HTTP connection
-// managers (listener-managers.ts). Pure. A listener's connections are its HTTP connection managers'
+// managers (connections.ts). Pure. A listener's connections are its HTTP connection managers'
 // connections plus anything else (a TCP proxy's, a connection still in its listener filters); an
 // HTTP connection is busy while it has a request in flight. Listeners that share a connection
 // manager are judged together, since its gauges are their sum. Whatever cannot be told for certain
 // counts as busy: the drain then waits, it never releases Envoy on a guess.
-import type { HttpCounts } from './http-stats.js';
-import type { ListenerCounts } from './stats.js';
+export interface ListenerCounts {
+  /** Live connections on this listener; undefined when the read did not name its gauge. */
+  readonly active: number | undefined;
+  /** Connections it ever accepted; undefined when the read did not name its counter. */
+  readonly accepted: number | undefined;
+}
+
+export interface HttpCounts {
+  /** An HTTP connection manager's connections, requests in flight (an HTTP/2 stream counts as one), and requests ever received. */
+  readonly connections: number;
+  readonly activeRequests: number;
+  readonly requests: number;
+}
 
 /** The HTTP connection managers a listener's chains end in. */
 export interface ListenerServes {
@@ -21,10 +32,14 @@ export interface ListenerTopology {
 }
 
 /**
- * The pairing a reading was judged with: known from Envoy's own stats, or unknown and why. `key`
- * is the same for the same pairing, read again.
+ * The pairing a reading was judged with, from Envoy's own stats; `key` is the same for the same
+ * pairing, read again. `unknown`: why no listener could be paired (every connection counts as busy).
  */
-export type Pairing = { readonly known: true; readonly topology: ListenerTopology; readonly key: string } | { readonly known: false; readonly why: string; readonly key: string };
+export interface Pairing {
+  readonly topology: ListenerTopology;
+  readonly key: string;
+  readonly unknown?: string;
+}
 
 /** Listeners never counted: by stats name, or by the connection managers that serve them. */
 export interface IgnoreRules {
@@ -86,12 +101,7 @@ export function pairedCounts(
   let busy = 0;
   let requests = 0;
   for (const listener of counted.values()) if (listener.active === undefined) return undefined;
-  if (!pairing.known) {
-    for (const { active } of counted.values()) busy += active ?? 0;
-    for (const counts of http.values()) requests += counts.requests;
-    return { busy, requests };
-  }
-  for (const group of groupsOf(counted, ignored, pairing.topology)) {
+  for (const group of groups([...counted.keys(), ...ignored], pairing.topology)) {
     const active = group.listeners.reduce((sum, name) => sum + (counted.get(name)?.active ?? 0), 0);
     if (!group.listeners.some((name) => counted.has(name))) continue;
     const managers = [...group.connectionManagers].map((prefix) => http.get(prefix));
@@ -120,19 +130,6 @@ interface Group {
   known: boolean;
 }
 
-/** The last groups made for each topology, by the listeners they were made of: a drain's reads between full ones all have the same. */
-const lastGroups = new WeakMap<ListenerTopology, { readonly key: string; readonly groups: readonly Group[] }>();
-
-function groupsOf(counted: ReadonlyMap<string, unknown>, ignored: ReadonlySet<string>, topology: ListenerTopology): readonly Group[] {
-  const listeners = [...counted.keys(), ...ignored];
-  const key = listeners.join('\n');
-  const last = lastGroups.get(topology);
-  if (last?.key === key) return last.groups;
-  const made = groups(listeners, topology);
-  lastGroups.set(topology, { key, groups: made });
-  return made;
-}
-
 /** Listeners joined by the connection managers they share (the connected parts of that graph). */
 function groups(listeners: readonly string[], topology: ListenerTopology): Group[] {
   const byManager = new Map<string, Group>();
@@ -159,27 +156,14 @@ function groups(listeners: readonly string[], topology: ListenerTopology): Group
 }
 
 /** Which connection managers serve each listener (by its stats name), for a person: `status`, `--dry-run`, the drain's log. */
-export type PairingReport =
-  | { readonly known: true; readonly listeners: Readonly<Record<string, { readonly connectionManagers: readonly string[]; readonly notHttp?: true }>> }
-  | { readonly known: false; readonly why: string };
-
-/** Reports already made: a pairing is the same object from one full read to the next. */
-const reports = new WeakMap<Pairing, PairingReport>();
-
-export function describePairing(pairing: Pairing): PairingReport {
-  let report = reports.get(pairing);
-  if (report === undefined) {
-    report = reportOf(pairing);
-    reports.set(pairing, report);
-  }
-  return report;
+export interface PairingReport {
+  readonly listeners: Readonly<Record<string, { readonly connectionManagers: readonly string[]; readonly notHttp?: true }>>;
 }
 
-function reportOf(pairing: Pairing): PairingReport {
-  if (!pairing.known) return { known: false, why: pairing.why };
+export function describePairing(pairing: Pairing): PairingReport {
   const listeners = [...pairing.topology.byStatName].map(([name, serves]) => [
     name,
     { connectionManagers: [...serves.connectionManagers], ...(serves.connectionManagers.size === 0 || serves.unreadable !== undefined ? { notHttp: true as const } : {}) },
   ]);
-  return { known: true, listeners: Object.fromEntries(listeners) };
+  return { listeners: Object.fromEntries(listeners) };
 }

@@ -1,157 +1,83 @@
-// How a drain reads Envoy's stats so that the cost to Envoy stays small however large its
-// configuration. Through the Prometheus endpoint (prometheus-stats.ts), in two kinds of read:
-// - a full read names every stat the filter matches, zeros included: the set of listeners and
-//   connection managers, and the stats that pair them;
-// - after it, `usedonly` reads name only the stats that ever moved, so their size follows the
-//   traffic, not the configuration. A stat the full read saw that a usedonly read leaves out never
-//   moved: it is still 0.
-// The listener manager's update counters are in every read: when they move, or a usedonly read
-// names a stat the full read did not have, the listeners may have changed, and the read is done
-// again in full; without them, every read is. When the Prometheus names cannot be turned back
-// into Envoy's, the JSON /stats, exact whatever the names, is read instead for the rest of the run.
+// Which stats read a drain makes, and what each costs Envoy, measured on it. Envoy answers admin
+// calls on its main thread, and how much work a read is depends on the configuration's shape, not
+// on what the read returns: every stat Envoy holds is looked at (at 2,000 clusters, 214,000 of
+// them), while the Prometheus endpoint and the text /stats walk them differently (at 20,000 filter
+// chains the text one costs Envoy hundreds of times more; at thousands of clusters, less). So:
+// - reads are `usedonly`: Envoy skips every stat that never moved before matching its name, which
+//   is most of the cost; a stat left out is 0 (connections.ts). A full read is made only when a
+//   usedonly one cannot tell (connections.ts fullReadWanted);
+// - each read's price is the least time any read of its kind took here: Envoy's work for it at
+//   most, since waiting only adds;
+// - the Prometheus endpoint is read first; once a read of it is dear enough to matter, the text
+//   one is tried once, and the cheaper kept. A Prometheus answer whose names cannot be read back
+//   (a listener's own stat_prefix, say) sends every read to the text /stats.
+import { performance } from 'node:perf_hooks';
 import type { EnvoyAdmin } from './admin-client.js';
-import { parsePrometheusStats, type PrometheusStats } from './prometheus-stats.js';
-import { isListenerUpdateStat, statsFilter, type StatsWanted } from './stat-names.js';
-import { parseStatsJson, type Stat } from './stats.js';
+import { statsAnswer, type StatsFormat } from './stats-answer.js';
+import { statsFilter, type StatRecord, type StatsWanted } from './stat-names.js';
 
-/**
- * The largest answer read. A full read holds a few lines per listener and per worker thread: about
- * 1 MB at 1,000 listeners with two workers.
- */
-export const MAX_STATS_BYTES = 8 * 1024 * 1024;
+export type ReadKind = 'used' | 'full';
 
-/**
- * What a read costs Envoy's main thread for each series the full read named, in microseconds,
- * measured on Envoy 1.40 (bench/RESULTS.md, large gateways): a full read has Envoy name every stat
- * it holds, some 30 for each series named in the peers' listener shapes (70-74 ms for 6,000 series
- * at 1,000 listeners, with one worker or two: 12 µs a series); a usedonly read only looks at each
- * stat (4-6 ms there). Both are set well above what was measured, since the drain's pacing must
- * never take a read for less than it costs. Unlike a read's wall time, this does not grow when the
- * node is busy, so a small configuration's reads are never spaced for the node's sake.
- */
-const FULL_READ_US_PER_SERIES = 20;
-const USED_ONLY_READ_US_PER_SERIES = 1.5;
+/** Below this price a read costs Envoy too little to try another format for it. */
+export const TRY_TEXT_ABOVE_MS = 5;
 
 export interface StatsRead {
-  readonly stats: readonly Stat[];
-  /** The stats came from a full read (or the JSON /stats): their listeners and pairing are to be read anew. */
-  readonly full: boolean;
-  /** Set once the JSON /stats is read instead of the Prometheus endpoint: why. */
-  readonly jsonBecause?: string;
-  /** Through the Prometheus endpoint: what the read cost Envoy's main thread, at most (FULL_READ_US_PER_SERIES). */
-  readonly envoyCostMs?: number;
+  readonly records: readonly StatRecord[];
+  readonly kind: ReadKind;
+  /** The GET that was sent, for the log. */
+  readonly path: string;
+  /** What this read costs Envoy: the least any read of its format and kind took. */
+  readonly priceMs: number;
+  /** Set once the Prometheus names could not be read back: why. */
+  readonly textBecause?: string;
 }
 
-export interface StatsReader {
-  read(signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead>;
+/** The GET of one kind of read in one format; filters sent unencoded, as Envoy's own docs write them (Envoy decodes either form). */
+export function statsPath(format: StatsFormat, kind: ReadKind, wanted: StatsWanted): string {
+  const query = `${kind === 'used' ? 'usedonly&' : ''}filter=${statsFilter(wanted)}`;
+  return format === 'prometheus' ? `/stats/prometheus?${query}` : `/stats?${query}`;
 }
 
-/** The GETs of the three kinds of read; filters sent unencoded, as Envoy's own docs write them (Envoy decodes either form). */
-export function statsReadPaths(wanted: StatsWanted): { readonly full: string; readonly usedOnly: string; readonly json: string } {
-  const prometheusFilter = statsFilter({ ...wanted, listenerUpdates: true });
-  return {
-    full: `/stats/prometheus?filter=${prometheusFilter}`,
-    usedOnly: `/stats/prometheus?usedonly&filter=${prometheusFilter}`,
-    json: `/stats?filter=${statsFilter(wanted)}&format=json`,
-  };
+/** The format the next read uses, from the prices measured so far. Pure. */
+export function formatToUse(prices: ReadonlyMap<string, number>, kind: ReadKind, prometheusUnreadable: boolean): StatsFormat {
+  if (prometheusUnreadable) return 'text';
+  const prometheus = prices.get(`prometheus ${kind}`);
+  const text = prices.get(`text ${kind}`);
+  if (prometheus === undefined) return 'prometheus';
+  if (text === undefined) return prometheus >= TRY_TEXT_ABOVE_MS ? 'text' : 'prometheus';
+  return text < prometheus ? 'text' : 'prometheus';
 }
 
-export function createStatsReader(admin: EnvoyAdmin, wanted: StatsWanted): StatsReader {
-  return new PrometheusFirst(admin, statsReadPaths(wanted));
-}
-
-interface Baseline {
-  /** By name. */
-  readonly stats: ReadonlyMap<string, Stat>;
-  readonly series: number;
-}
-
-class PrometheusFirst implements StatsReader {
+export class StatsReader {
   readonly #admin: EnvoyAdmin;
-  readonly #paths: ReturnType<typeof statsReadPaths>;
-  /** The last full read's stats by name, and how many series it named; undefined: the next read is a full one. */
-  #baseline: Baseline | undefined;
-  /** Set once the Prometheus names could not be read back: the JSON /stats from then on. */
-  #jsonBecause: string | undefined;
-  /** The last usedonly read: the stats it named, and what it read as. */
-  #last: { readonly used: string; readonly read: StatsRead } | undefined;
+  readonly #wanted: StatsWanted;
+  /** `<format> <kind>` → the least time a read of it took, in ms. */
+  readonly #prices = new Map<string, number>();
+  #textBecause: string | undefined;
 
-  constructor(admin: EnvoyAdmin, paths: ReturnType<typeof statsReadPaths>) {
+  constructor(admin: EnvoyAdmin, wanted: StatsWanted) {
     this.#admin = admin;
-    this.#paths = paths;
+    this.#wanted = wanted;
   }
 
-  async read(signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead> {
-    const get = (path: string): Promise<string> => this.#admin.get(path, signal, timeoutMs, MAX_STATS_BYTES);
-    if (this.#jsonBecause === undefined && this.#baseline !== undefined) {
-      const read = this.#usedOnly(await get(this.#paths.usedOnly), this.#baseline);
-      if (read !== undefined) return read;
+  /** What a read of `kind` is expected to cost Envoy; 0 before any was made. */
+  priceOf(kind: ReadKind): number {
+    return this.#prices.get(`${formatToUse(this.#prices, kind, this.#textBecause !== undefined)} ${kind}`) ?? 0;
+  }
+
+  async read(kind: ReadKind, signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead> {
+    for (;;) {
+      const format = formatToUse(this.#prices, kind, this.#textBecause !== undefined);
+      const path = statsPath(format, kind, this.#wanted);
+      const answer = statsAnswer(format);
+      const startedAt = performance.now();
+      await this.#admin.getLines(path, answer, signal, timeoutMs);
+      const key = `${format} ${kind}`;
+      const priceMs = Math.min(performance.now() - startedAt, this.#prices.get(key) ?? Number.POSITIVE_INFINITY);
+      this.#prices.set(key, priceMs);
+      const read = answer.finish();
+      if ('records' in read) return { records: read.records, kind, path, priceMs, ...(this.#textBecause === undefined ? {} : { textBecause: this.#textBecause }) };
+      this.#textBecause = read.unreadable;
     }
-    if (this.#jsonBecause === undefined) {
-      const read = this.#full(await get(this.#paths.full));
-      if (read !== undefined) return read;
-    }
-    return { stats: parseStatsJson(await get(this.#paths.json)), full: true, ...(this.#jsonBecause === undefined ? {} : { jsonBecause: this.#jsonBecause }) };
   }
-
-  /**
-   * Undefined when a full read must follow, or the names cannot be read back. The same stats with
-   * the same values as the last time (the admin API's own left out: they move with every call)
-   * are the same read, the very object, without going through the full read's stats again.
-   */
-  #usedOnly(body: string, baseline: Baseline): StatsRead | undefined {
-    const used = this.#readable(parsePrometheusStats(body))?.stats;
-    if (used === undefined) return undefined;
-    const key = used.map(({ name, value }) => `${name} ${value}`).join('\n');
-    if (this.#last?.used === key) return this.#last.read;
-    const stats = withUnused(baseline.stats, used);
-    const read = stats === undefined ? undefined : { stats, full: false, envoyCostMs: (baseline.series * USED_ONLY_READ_US_PER_SERIES) / 1_000 };
-    this.#last = read === undefined ? undefined : { used: key, read };
-    return read;
-  }
-
-  /** Undefined when the names cannot be read back. */
-  #full(body: string): StatsRead | undefined {
-    const answer = this.#readable(parsePrometheusStats(body));
-    if (answer === undefined) return undefined;
-    const { stats: all, series } = answer;
-    // Without the update counters (a stats matcher dropped them) a changed listener could go
-    // unseen: every read is then a full one.
-    this.#baseline = all.some(({ name }) => isListenerUpdateStat(name)) ? { stats: new Map(all.map((stat) => [stat.name, stat])), series } : undefined;
-    this.#last = undefined;
-    return { stats: all, full: true, envoyCostMs: (series * FULL_READ_US_PER_SERIES) / 1_000 };
-  }
-
-  /** The Prometheus stats, or undefined and the JSON ones from now on when their names cannot be read back. */
-  #readable(answer: PrometheusStats): Exclude<PrometheusStats, { readonly unreadable: string }> | undefined {
-    if ('stats' in answer) return answer;
-    this.#jsonBecause = answer.unreadable;
-    return undefined;
-  }
-}
-
-/**
- * A usedonly read completed with the stats of the full read it left out, at 0; undefined when the
- * two cannot be the same listeners: the usedonly read names a stat the full read did not have, or
- * leaves out one that was not 0 then (a stat that moved is never left out while it exists), or the
- * listener manager's update counters moved. A stat with the value it had in `baseline` is that
- * very object (a read of a thousand listeners makes no new ones for the stats that stood still). Pure.
- */
-export function withUnused(baseline: ReadonlyMap<string, Stat>, used: readonly Stat[]): Stat[] | undefined {
-  const values = new Map<string, number>();
-  for (const { name, value } of used) {
-    if (!baseline.has(name)) return undefined;
-    values.set(name, value);
-  }
-  const stats: Stat[] = [];
-  for (const [name, before] of baseline) {
-    const value = values.get(name) ?? 0;
-    if (value === before.value) {
-      stats.push(before);
-      continue;
-    }
-    if (!values.has(name) || isListenerUpdateStat(name)) return undefined;
-    stats.push({ name, value });
-  }
-  return stats;
 }

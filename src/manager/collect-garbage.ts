@@ -5,13 +5,13 @@
 // executable also optimizes on the main thread, --no-concurrent-recompilation: freed compiler
 // memory then lands in the main thread's malloc arena, reused, not in compiler threads' arenas
 // that keep it.)
+import { collectGarbage, type GarbageCollector } from '../shared/gc.js';
+
 /** Waiters that ended since the last collection before one is worth it (a few MiB of garbage). */
 export const CROWD = 100;
 /** How long no waiter may end before the crowd counts as gone. */
 export const SETTLE_MS = 1_000;
 
-/** V8's `gc`, as `--expose-gc` exposes it. */
-export type GarbageCollector = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 
 /** What a collection left, for its log line. */
 export interface Collected {
@@ -36,7 +36,7 @@ export interface CollectOptions {
 
 export function collectAfterCrowds(onCollected: (collected: Collected) => void, options: CollectOptions = {}): CrowdCollector {
   const { crowd = CROWD, settleMs = SETTLE_MS } = options;
-  let gc = options.gc;
+  const { gc } = options;
   let ended = 0;
   let endedSinceArmed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -45,9 +45,7 @@ export function collectAfterCrowds(onCollected: (collected: Collected) => void, 
     if (endedSinceArmed) return arm(); // still going: wait for quiet
     const waiters = ended;
     ended = 0;
-    // Last resort: also shrinks the young generation and compacts, which a plain gc() does not.
-    gc ??= v8Gc();
-    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    collectGarbage(gc);
     const { heapTotal, external } = process.memoryUsage();
     onCollected({ waiters, heapMiB: toMiB(heapTotal), externalMiB: toMiB(external) });
   };
@@ -63,16 +61,6 @@ export function collectAfterCrowds(onCollected: (collected: Collected) => void, 
       if (timer === undefined && ended >= crowd) arm();
     },
   };
-}
-
-/**
- * V8's gc without `--expose-gc` on the command line, which costs every idle manager about
- * 0.4 MiB: the flag set at run time exposes `gc` in contexts made afterwards. Fetched only
- * once a crowd has come and gone (the one context it lives in then stays, about as much).
- */
-function v8Gc(): GarbageCollector {
-  process.getBuiltinModule('node:v8').setFlagsFromString('--expose-gc');
-  return process.getBuiltinModule('node:vm').runInNewContext('gc') as GarbageCollector;
 }
 
 const toMiB = (bytes: number): number => Math.round(bytes / 104_857.6) / 10;

@@ -27,7 +27,6 @@ function connectionsLine(connections: NonNullable<StatusReport['connections']>):
 }
 
 function pairingLine(pairing: PairingReport): string {
-  if (!pairing.known) return `unknown, every connection counts as busy: ${pairing.why}`;
   const listeners = Object.entries(pairing.listeners).map(([name, serves]) => `${name} -> ${[...serves.connectionManagers, ...(serves.notHttp === true ? ['(not HTTP)'] : [])].join(' + ') || '(nothing)'}`);
   return listeners.join(', ') || 'no listeners';
 }

@@ -1,6 +1,6 @@
 // The `status` configuration.
 import type { AdminAddress } from '../envoy/address.js';
-import type { ConnectionSource } from '../envoy/stats.js';
+import type { ConnectionSource } from '../envoy/envoy-control.js';
 import type { OptionSpec } from '../shared/option-spec.js';
 import { parsePositiveDuration } from '../shared/parsers.js';
 

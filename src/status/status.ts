@@ -4,7 +4,7 @@ import { UNKNOWN_RESULT } from '../handoff/drain-result.js';
 import { readDrainState, type DrainInProgress, type DrainStateReading } from '../handoff/drain-state.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import type { ConnectionReading, EnvoyControl } from '../envoy/envoy-control.js';
-import type { ListenerCounts } from '../envoy/stats.js';
+import type { ListenerCounts } from '../envoy/pairing.js';
 import { describePairing, pairedReading, type PairingReport } from '../envoy/pairing.js';
 import { errorMessage } from '../shared/errors.js';
 import { readReadyReport, type ReadyReport } from '../handoff/ready-file.js';

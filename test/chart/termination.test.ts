@@ -134,7 +134,7 @@ describe('the chart, run by the kubelet stand-in', () => {
     expect(calls[0]).toBe('POST /healthcheck/fail');
     expect(calls[1]).toBe('POST /drain_listeners?graceful&skip_exit');
     expect(calls.slice(2).length).toBeGreaterThan(0);
-    expect(calls.slice(2)).toEqual(expectedStatsReads({ requests: true }, calls.length - 2)); // --connections listeners, with the requests that tell idle connections
+    expect(calls.slice(2)).toEqual(expectedStatsReads({ requests: true }, calls.slice(2))); // --connections listeners, with the requests that tell idle connections
 
     // The hook ran with the rendered command and environment, not with the binary's defaults.
     expect(sidecarLog(chartPod, 'shutdown started')).toMatchObject({

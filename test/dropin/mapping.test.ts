@@ -5,8 +5,9 @@ import { contourExitCode, contourManagerConfig, contourShutdownConfig, contour }
 import { peerCalled } from '../../src/dropin/dispatch.js';
 import { egExitCode, egManagerConfig, egShutdownConfig, envoyGateway } from '../../src/dropin/envoy-gateway.js';
 import { parseFlags } from '../../src/dropin/go-flags.js';
-import { countByListener, sumActive } from '../../src/envoy/stats.js';
+import { countedListeners, sumOf, tableOf } from '../../src/envoy/connections.js';
 import { ignoredListeners } from '../../src/envoy/pairing.js';
+import { statsAnswer } from '../../src/envoy/stats-answer.js';
 import { readDrainState, writeDrainState } from '../../src/handoff/drain-state.js';
 import { ExitCode } from '../../src/shared/errors.js';
 import { ownIdentity } from '../../src/shared/process-identity.js';
@@ -66,7 +67,12 @@ describe('Envoy Gateway', () => {
       { name: 'listener.admin.downstream_cx_active', value: 1 },
     ];
     const rules = { listeners: ignoreListeners, connectionManagers: ignoreConnectionManagers ?? new Set<string>() };
-    expect(sumActive(countByListener(stats, ignoredListeners(['0.0.0.0_19001', '[__]_19003', 'tenant-19001', '0.0.0.0_10080'], rules, undefined)))).toBe(4);
+    const answer = statsAnswer('text');
+    for (const { name, value } of stats) answer.line(`${name}: ${value}`);
+    const read = answer.finish();
+    if (!('records' in read)) throw new Error(read.unreadable);
+    const table = tableOf(read.records);
+    expect(sumOf(countedListeners(table, ignoredListeners(table.listeners.keys(), rules, undefined)), 'active')).toBe(4);
   });
 
   it('finds its stats and readiness listeners in Envoy\'s configuration by their connection managers, wherever they listen', () => {

@@ -133,7 +133,7 @@ describe('pairing listeners and connection managers from real Envoy', () => {
       total: 2,
       listeners: { '127.0.0.1_0': 2 },
       inFlight: 0,
-      pairing: { known: true, listeners: { '127.0.0.1_0': { connectionManagers: ['ingress_http'] } } },
+      pairing: { listeners: { '127.0.0.1_0': { connectionManagers: ['ingress_http'] } } },
     });
     const text = await runCli(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--ignore-listener', 'stats-listener', '--interval', '100ms']);
     expect(text.stdout).toMatch(/^served by\s+127\.0\.0\.1_0 -> ingress_http, stats-listener -> eg-stats-http$/m);

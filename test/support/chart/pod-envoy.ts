@@ -102,12 +102,8 @@ function renderPod(values: Record<string, unknown>): Promise<RenderedPod> {
 export async function startChartPodEnvoy(options: ChartPodEnvoyOptions): Promise<PodEnvoy> {
   const rendered = await renderPod(options.values ?? {});
   const bootstrap: Bootstrap = {
-    ...rendered.bootstrap,
+    ...routedToUpstream(rendered.bootstrap, options.upstreamPort),
     ...(options.statsFlushInterval === undefined ? {} : { stats_flush_interval: options.statsFlushInterval }),
-    static_resources: {
-      listeners: listeners(rendered.bootstrap).map((l) => (l.name === 'ingress' ? toUpstream(l) : l)),
-      clusters: [...(rendered.bootstrap.static_resources?.clusters ?? []), upstreamCluster(options.upstreamPort)],
-    },
   };
   const adminPort = rendered.bootstrap.admin?.address?.socket_address?.port_value;
   const fixed = [...(adminPort === undefined ? [] : [adminPort]), ...listeners(bootstrap).map((l) => l.address.socket_address?.port_value ?? 0)];
@@ -141,6 +137,18 @@ function accepts(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
   });
 }
+
+/** The bootstrap with `ingress` proxying every request to the application on 127.0.0.1:`upstreamPort`. */
+export function routedToUpstream(bootstrap: Bootstrap, upstreamPort: number): Bootstrap {
+  return {
+    ...bootstrap,
+    static_resources: {
+      listeners: listeners(bootstrap).map((l) => (l.name === 'ingress' ? toUpstream(l) : l)),
+      clusters: [...(bootstrap.static_resources?.clusters ?? []), upstreamCluster(upstreamPort)],
+    },
+  };
+}
+
 /** `ingress` with its HTTP connection manager routing everything to the upstream, without a route timeout. */
 function toUpstream(listener: Listener): Listener {
   const filterChains = (listener.filter_chains ?? []).map((chain) => ({

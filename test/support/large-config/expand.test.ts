@@ -77,6 +77,16 @@ describe("the peers' HTTPS fixtures, grown", () => {
     expect(listenerSummaries(moved).map((l) => l.statName)).toEqual(['0.0.0.0_19001', '0.0.0.0_19003', '0.0.0.0_10443', `0.0.0.0_${FIRST_EXTRA_PORT}`, `0.0.0.0_${FIRST_EXTRA_PORT + 1}`]);
   });
 
+  it("on loopback: the admin API on the port asked for, the clusters that reach it with it, Contour's socket included", () => {
+    for (const [peer, cluster] of [['envoy-gateway', 'prometheus_stats'], ['contour', 'envoy-admin']] as const) {
+      const moved = onLoopback(largeBootstrap(peer, { listeners: 1, chainsPerListener: 1 }, env), 19_500);
+      const address = field(objectField(moved, 'admin') ?? {}, 'address') ?? null;
+      expect(JSON.stringify(address), peer).toMatch(/^\{"socket_?[aA]ddress":\{"address":"127\.0\.0\.1","port_?[vV]alue":19500\}\}$/);
+      const admin = arrayField(objectField(moved, 'static_resources') ?? {}, 'clusters').filter(isObject).find((c) => stringField(c, 'name') === cluster) ?? {};
+      expect(JSON.stringify(admin), peer).toContain(JSON.stringify({ address }));
+    }
+  });
+
   it('refuses an empty size', () => {
     expect(() => largeBootstrap('envoy-gateway', { listeners: 0, chainsPerListener: 1 }, env)).toThrow(/at least one/);
   });

@@ -121,23 +121,40 @@ export function connectionManager(chain: JsonObject): JsonObject | undefined {
  * kernel picks; Envoy reports what it bound), for a test outside a private network namespace.
  * Each listener keeps the stat name its fixed address gave it (`listener.0.0.0.0_10443.*`) through
  * its `stat_prefix`: Envoy names a listener's stats after its configured address, so on port 0
- * they would all share `listener.127.0.0.1_0.*`.
+ * they would all share `listener.127.0.0.1_0.*`. The admin API goes to `adminPort` (0: the
+ * kernel picks), and the clusters that reach it (a stats listener's: EG's `prometheus_stats`,
+ * Contour's `envoy-admin`) with it; one on a Unix socket (Contour's /admin/admin.sock, a directory
+ * only its pod has) moves to loopback as well.
  */
-export function onLoopback(bootstrap: JsonObject): JsonObject {
+export function onLoopback(bootstrap: JsonObject, adminPort = 0): JsonObject {
   const copy = clone(bootstrap);
+  const admin = objectField(copy, 'admin');
+  if (admin !== undefined) {
+    const old = JSON.stringify(field(admin, 'address') ?? null);
+    const holders = [admin];
+    eachObject(arrayField(objectField(copy, 'static_resources') ?? {}, 'clusters'), (object) => {
+      if (JSON.stringify(field(object, 'address') ?? null) === old) holders.push(object);
+    });
+    for (const holder of holders) {
+      const socket = objectField(objectField(holder, 'address') ?? {}, 'socket_address');
+      if (socket === undefined) setField(holder, 'address', { socket_address: { address: '127.0.0.1', port_value: adminPort } });
+      else onLoopbackPort(socket, adminPort);
+    }
+  }
   const listeners = arrayField(objectField(copy, 'static_resources') ?? {}, 'listeners').filter(isObject);
   for (const listener of listeners) {
     const socket = objectField(objectField(listener, 'address') ?? {}, 'socket_address');
     if (socket !== undefined && stringField(listener, 'stat_prefix') === undefined) setField(listener, 'stat_prefix', addressStatName(socket));
-  }
-  const admin = objectField(copy, 'admin');
-  for (const holder of [...listeners, ...(admin === undefined ? [] : [admin])]) {
-    eachObject(field(holder, 'address') ?? null, (object) => {
+    eachObject(field(listener, 'address') ?? null, (object) => {
       const socket = objectField(object, 'socket_address');
-      if (socket === undefined) return;
-      setField(socket, 'address', '127.0.0.1');
-      setField(socket, 'port_value', 0);
+      if (socket !== undefined) onLoopbackPort(socket, 0);
     });
   }
   return copy;
+}
+
+/** A socket address moved to 127.0.0.1 `port`, in the spelling it was printed in. */
+function onLoopbackPort(socket: JsonObject, port: number): void {
+  setField(socket, 'address', '127.0.0.1');
+  setField(socket, 'port_value', port);
 }

@@ -3,7 +3,7 @@
 // must meet with only idle connections left: its quiet period plus two of its reads plus 1 s after
 // the later of its minimum drain and the last request the pod answered (both durations as the hook
 // logged them).
-import { QUIET_READ_SHARE } from '../../../src/drain/policy.js';
+import { QUIET_READ_SHARE } from '../../../src/drain/schedule.js';
 import { parseDuration } from '../../../src/shared/duration.js';
 
 export interface DrainEnd {

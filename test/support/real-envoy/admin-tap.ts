@@ -2,10 +2,11 @@
 // (method, path, query, body) and Envoy's answer comes back untouched, so the binary under test
 // talks to real Envoy while the test sees which calls it made, in order, and what Envoy answered.
 // On demand it injects the faults real Envoy cannot be made to show: a 5xx, a hang, a cut-off
-// JSON body, a slow answer, any other answer (a redirect, odd JSON), an endless body; on every
-// path or on one. (Envoy dying is real: kill it.) Its own answers carry the headers real Envoy's
-// admin API puts on every answer, and a pass-through answer keeps Envoy's status line and raw
-// headers as they were; Node adds only the hop-by-hop `Connection: keep-alive`.
+// JSON body, a slow answer, any other answer (a redirect, odd JSON), an endless body, Envoy's own
+// answer rewritten or cut after part of its body; on every path or on one. (Envoy dying is real:
+// kill it.) Its own answers carry the headers real Envoy's admin API puts on every answer, and a
+// pass-through answer keeps Envoy's status line and raw headers as they were; Node adds only the
+// hop-by-hop `Connection: keep-alive`.
 // Tests and benchmarks share it: each call also carries performance.now() for the bench's clock.
 import { type IncomingMessage, type OutgoingHttpHeader, type Server, type ServerResponse, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +23,8 @@ export interface AdminCall {
   readonly receivedAt: number;
   /** Envoy's status code, once it answered; 0 while pending or when forwarding failed. */
   status: number;
+  /** Body bytes a 'flood' fault has sent on this call so far; 0 for any other answer. */
+  floodBytes: number;
 }
 
 export type AdminFault =
@@ -31,12 +34,23 @@ export type AdminFault =
   | { readonly kind: 'delay'; readonly ms: number }
   /** Any answer at all: a redirect, a JSON body with odd values, a 200 that is not JSON. */
   | { readonly kind: 'answer'; readonly status: number; readonly body: string; readonly location?: string }
-  /** A 200 whose body never ends (bounded at 256 MiB), sent as fast as the client reads. */
-  | { readonly kind: 'flood' };
+  /**
+   * A 200 whose body never ends, sent as fast as the client reads until it goes away or `maxBytes`
+   * (default 256 MiB) are out: JSON padding, or with `prometheus` well-formed listener samples, each 0.
+   */
+  | { readonly kind: 'flood'; readonly prometheus?: boolean; readonly maxBytes?: number }
+  /** Envoy's own answer with its body rewritten by `body` (status and headers kept, the length recomputed). */
+  | { readonly kind: 'rewrite'; readonly body: (text: string) => string }
+  /** Envoy's status line, headers and the first half of its body, then the connection closed. */
+  | { readonly kind: 'cut' }
+  /** The connection closed as the request arrives, before any answer: what a dying Envoy does. */
+  | { readonly kind: 'close' };
 
-/** A 'flood' fault: 64 KiB chunks, with backpressure, until the client goes away or 256 MiB are out. */
+/** A 'flood' fault: 64 KiB chunks, with backpressure. */
 const FLOOD_CHUNK = Buffer.alloc(64 * 1024, 0x20);
-const FLOOD_MAX_CHUNKS = 4096;
+const FLOOD_MAX_BYTES = 256 * 1024 * 1024;
+/** Samples per chunk of a Prometheus flood: about 70 KB. */
+const FLOOD_SAMPLES = 1_000;
 
 /** The header lines real Envoy 1.40's admin API sends with every answer, in its order; Node adds none but `Connection`. */
 function envoyHeaders(contentType: string, extra: readonly string[] = []): OutgoingHttpHeader[] {
@@ -46,16 +60,26 @@ function envoyHeaders(contentType: string, extra: readonly string[] = []): Outgo
 const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=UTF-8';
 
-function flood(res: ServerResponse): void {
-  res.writeHead(200, envoyHeaders(JSON_TYPE));
-  res.write('{"stats":[');
-  let sent = 0;
+/** The n-th chunk of a Prometheus flood: samples of listeners no Envoy has, named as Envoy names its own. */
+function prometheusChunk(n: number): string {
+  let text = '';
+  for (let i = n * FLOOD_SAMPLES; i < (n + 1) * FLOOD_SAMPLES; i += 1) text += `envoy_listener_downstream_cx_active{envoy_listener_address="x_${i}"} 0\n`;
+  return text;
+}
+
+function flood(res: ServerResponse, call: AdminCall, fault: Extract<AdminFault, { kind: 'flood' }>): void {
+  const maxBytes = fault.maxBytes ?? FLOOD_MAX_BYTES;
+  res.writeHead(200, envoyHeaders(fault.prometheus === true ? TEXT_TYPE : JSON_TYPE));
+  if (fault.prometheus !== true) res.write('{"stats":[');
+  let chunks = 0;
   const pump = (): void => {
-    while (!res.destroyed && sent < FLOOD_MAX_CHUNKS) {
-      sent += 1;
-      if (!res.write(FLOOD_CHUNK)) return void res.once('drain', pump);
+    while (!res.destroyed && call.floodBytes < maxBytes) {
+      const chunk = fault.prometheus === true ? prometheusChunk(chunks) : FLOOD_CHUNK;
+      chunks += 1;
+      call.floodBytes += chunk.length;
+      if (!res.write(chunk)) return void res.once('drain', pump);
     }
-    if (!res.destroyed) res.end(']}');
+    if (!res.destroyed) res.end(fault.prometheus === true ? '' : ']}');
   };
   pump();
 }
@@ -75,6 +99,15 @@ export interface AdminTap {
   /** `listener` sees each call as it arrives. */
   onCall(listener: (call: AdminCall) => void): void;
   close(): Promise<void>;
+}
+
+/** Raw header pairs without Content-Length and Transfer-Encoding: Node then sends the body chunked. */
+function withoutLength(raw: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    if (!/^(content-length|transfer-encoding)$/i.test(raw[i] as string)) kept.push(raw[i] as string, raw[i + 1] as string);
+  }
+  return kept;
 }
 
 /** `target` as --admin-address takes it: `host:port`, `[v6]:port` or `unix:/path`. */
@@ -99,11 +132,12 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const at = url.indexOf('?');
-    const call: AdminCall = { method: req.method ?? 'GET', path: at < 0 ? url : url.slice(0, at), query: at < 0 ? '' : url.slice(at + 1), time: Date.now(), receivedAt: performance.now(), status: 0 };
+    const call: AdminCall = { method: req.method ?? 'GET', path: at < 0 ? url : url.slice(0, at), query: at < 0 ? '' : url.slice(at + 1), time: Date.now(), receivedAt: performance.now(), status: 0, floodBytes: 0 };
     calls.push(call);
     for (const listener of listeners) listener(call);
     const now = faults.get(call.path) ?? faults.get('');
     if (now?.kind === 'hang') return void req.resume(); // read, never answered
+    if (now?.kind === 'close') return void res.destroy();
     if (now?.kind === 'answer') {
       req.resume();
       call.status = now.status;
@@ -115,7 +149,7 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
     if (now?.kind === 'flood') {
       req.resume();
       call.status = 200;
-      return flood(res);
+      return flood(res, call, now);
     }
     if (now?.kind === 'status' || now?.kind === 'garbage') {
       req.resume();
@@ -126,14 +160,26 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
       return;
     }
     if (now?.kind === 'delay') setTimeout(() => forward(req, res, call), now.ms);
-    else forward(req, res, call);
+    else forward(req, res, call, now?.kind === 'rewrite' || now?.kind === 'cut' ? now : undefined);
   };
-  const forward = (req: IncomingMessage, res: ServerResponse, call: AdminCall): void => {
+  const forward = (req: IncomingMessage, res: ServerResponse, call: AdminCall, change?: Extract<AdminFault, { kind: 'rewrite' | 'cut' }>): void => {
     const url = req.url ?? '/';
     const upstream = request({ ...to, method: req.method, path: url, headers: req.headers, agent: false }, (answer) => {
       call.status = answer.statusCode ?? 0;
-      res.writeHead(call.status, answer.statusMessage, answer.rawHeaders);
-      answer.pipe(res);
+      if (change === undefined) {
+        res.writeHead(call.status, answer.statusMessage, answer.rawHeaders);
+        return void answer.pipe(res);
+      }
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('end', () => {
+        const body = Buffer.concat(chunks);
+        // Sent chunked, as Envoy sends its admin answers: a length Envoy gave no longer holds.
+        res.writeHead(call.status, answer.statusMessage, withoutLength(answer.rawHeaders));
+        if (change.kind === 'rewrite') return void res.end(change.body(body.toString('utf8')));
+        // Flushed first, so the client has the head and part of the body when the connection closes.
+        res.write(body.subarray(0, Math.max(1, Math.floor(body.length / 2))), () => res.destroy());
+      });
     });
     // Envoy gone: the client sees its connection reset, as it would talking to Envoy directly.
     upstream.on('error', () => res.destroy());

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Address } from '../chart/bootstrap.js';
+import type { Address, Bootstrap } from '../chart/bootstrap.js';
 import { type RenderOptions, renderChart } from '../chart/helm.js';
 import { type RenderedPod, readPod } from '../chart/manifests.js';
 import { type RealEnvoy, startRealEnvoy, withAdminAt } from './process.js';
@@ -20,6 +20,8 @@ export interface ChartEnvoyOptions {
   readonly render?: RenderOptions;
   /** The bootstrap's `stats_flush_interval` (the chart leaves Envoy's 5 s default), e.g. `2s`. */
   readonly statsFlushInterval?: string;
+  /** Changes the rendered bootstrap before Envoy starts: routes `ingress` to an application, renames a stat prefix. */
+  readonly edit?: (bootstrap: Bootstrap) => Bootstrap;
 }
 
 export interface ChartEnvoy extends RealEnvoy {
@@ -70,7 +72,7 @@ export async function startChartEnvoy(options: ChartEnvoyOptions = {}): Promise<
     dir !== undefined ? { pipe: { path: join(dir, 'admin.sock') } } : { socket_address: { address: admin === 'ipv6' ? '::1' : '127.0.0.1', port_value: 0 } };
   const args = chartEnvoyArgs(rendered, options.drainTimeS);
   try {
-    const bootstrap = withAdminAt(rendered.bootstrap, address);
+    const bootstrap = withAdminAt(options.edit?.(rendered.bootstrap) ?? rendered.bootstrap, address);
     const flush = options.statsFlushInterval === undefined ? {} : { stats_flush_interval: options.statsFlushInterval };
     const envoy = await startRealEnvoy({ bootstrap: { ...bootstrap, ...flush }, args });
     return {

@@ -1,6 +1,7 @@
 // The application behind the pod's Envoy: a plain HTTP/1.1 server. `GET /slow/<ms>` answers after
-// that many milliseconds (a long request); anything else after 5 ms. With `tagHeader`, it also
-// notes when each request arrived, by that header's value (which balancer server sent it).
+// that many milliseconds (a long request), `GET /held` only once the test calls release(); anything
+// else after 5 ms. With `tagHeader`, it also notes when each request arrived, by that header's
+// value (which balancer server sent it).
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import { listenOnLoopback } from '../ports.js';
@@ -9,8 +10,10 @@ export interface Upstream {
   readonly port: number;
   /** Requests answered so far. */
   answered(): number;
-  /** Resolves once this many /slow/<ms> requests are being held at the same time. */
+  /** Resolves once this many /slow/<ms> and /held requests are being held at the same time. */
   slowInFlight(count: number): Promise<void>;
+  /** Answers every /held request held so far. */
+  release(): void;
   /** Arrival times (Date.now()) by the value of `tagHeader`; empty without it. */
   arrivals(): ReadonlyMap<string, readonly number[]>;
   /** When the last request of each `tagHeader` value was answered (Date.now()); empty without it. */
@@ -33,9 +36,12 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
   const lastAnswers = new Map<string, number>();
   let slowHeld = 0;
   const timers = new Set<NodeJS.Timeout>();
+  /** The /held requests' answers, waiting for release(). */
+  const held = new Set<() => void>();
   const changed = new EventEmitter();
   const server = createServer((req, res) => {
     const slow = /^\/slow\/(\d+)$/.exec(req.url ?? '');
+    const hold = req.url === '/held';
     const delayMs = slow === null ? DEFAULT_DELAY_MS : Math.min(Number(slow[1]), MAX_DELAY_MS);
     req.resume();
     const tag = options.tagHeader === undefined ? undefined : req.headers[options.tagHeader];
@@ -44,16 +50,20 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
       times.push(Date.now());
       arrivals.set(tag, times);
     }
-    if (slow !== null) {
+    if (slow !== null || hold) {
       slowHeld += 1;
       changed.emit('slow');
     }
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (slow !== null) slowHeld -= 1;
+    const answer = (): void => {
+      if (slow !== null || hold) slowHeld -= 1;
       answered += 1;
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '3' }).end('ok\n');
       if (typeof tag === 'string') lastAnswers.set(tag, Date.now());
+    };
+    if (hold) return void held.add(answer);
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      answer();
     }, delayMs);
     timers.add(timer);
   });
@@ -72,10 +82,15 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
         changed.on('slow', check);
         check();
       }),
+    release: () => {
+      for (const answer of held) answer();
+      held.clear();
+    },
     arrivals: () => arrivals,
     lastAnswers: () => lastAnswers,
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
+      held.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { shutdownConfig, type ShutdownOptions } from '../../../src/drain/drain-config.js';
 import { managerConfig } from '../../../src/manager/manager-config.js';
 import type { ManagerOptions } from '../../../src/manager/manager-settings.js';
-import { parseConnectionSource } from '../../../src/envoy/stats.js';
+import { parseConnectionSource } from '../../../src/envoy/envoy-control.js';
 import { collectListenerNames, parseBoolean, parseCount, parseHost, parseListenPort, parseMaxWaiters, parsePositiveDuration, parseReadyFile } from '../../../src/shared/parsers.js';
 import { UsageError } from '../../../src/shared/errors.js';
 import { hookLogMirror } from '../../../src/shared/hook-log.js';

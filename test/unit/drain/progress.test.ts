@@ -13,7 +13,10 @@ const OPTIONS: ProgressOptions = {
   ignoreIdleConnections: false,
 };
 
-const counts = (connections: number, extra: Partial<ConnectionReading> = {}): ConnectionReading => ({ connections, listeners: new Map(), ...extra });
+const counts = (connections: number, extra: Partial<ConnectionReading> = {}): ConnectionReading => ({ connections, listeners: new Map(), read: { path: '/stats?usedonly&filter=x', priceMs: 0.2 }, ...extra });
+
+/** Said once, at the first reading, and again whenever the read changes. */
+const READ_LINE = "reading envoy's stats with this request: what it costs envoy's main thread, at most";
 
 /** Feeds each reading and decides at its time; returns the decisions and every message said. */
 function drive(options: ProgressOptions, readings: readonly Reading[]): { decisions: string[]; said: string[]; state: DrainState } {
@@ -40,7 +43,7 @@ describe('observe and decide', () => {
       { elapsedMs: 1_000, counts: counts(0) },
     ]);
     expect(run.decisions).toEqual(['continue', 'continue', 'drained']);
-    expect(run.said).toEqual(['draining', 'draining', 'minimum drain period reached', 'drain completed']);
+    expect(run.said).toEqual([READ_LINE, 'draining', 'draining', 'minimum drain period reached', 'drain completed']);
     expect(run.state.lastCount).toBe(0);
   });
 

@@ -1,11 +1,11 @@
-// The waits between the drain's reads while the socket-count hint watches, on a fake clock: what
-// wakes the drain, and when, counting only requests in flight.
+// The waits between the drain's reads, on a fake clock: what wakes the drain and when, and what
+// the reads are charged.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DrainDeps, DrainOptions } from '../../../src/drain/drain.js';
-import { FAST_READ_INTERVAL_MS, HINT_MAX_OVER, HINT_POLL_MS, REQUESTS_END_GAME_MAX_MS } from '../../../src/drain/policy.js';
-import { INITIAL_STATE, type DrainState } from '../../../src/drain/progress.js';
-import { Reads, type ReadTrigger } from '../../../src/drain/reads.js';
-import type { SocketCounts } from '../../../src/envoy/socket-count.js';
+import { INITIAL_STATE } from '../../../src/drain/progress.js';
+import { Reads } from '../../../src/drain/reads.js';
+import type { NextRead, ReadReason } from '../../../src/drain/schedule.js';
+import type { SocketCounts } from '../../../src/envoy/socket-watch.js';
 import type { Logger } from '../../../src/shared/log.js';
 
 const OPTIONS: DrainOptions = {
@@ -13,39 +13,45 @@ const OPTIONS: DrainOptions = {
   drainTimeoutMs: 60_000,
   exitAtConnections: 0,
   checkIntervalMs: 1_000,
-  quietPeriodMs: 500,
+  quietPeriodMs: 0,
   healthCheckFailureDelayMs: 0,
   adminTimeoutMs: 2_000,
   connections: 'listeners',
-  ignoreIdleConnections: true,
+  ignoreIdleConnections: false,
 };
 
 const silent: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => silent };
 
-/** A drain past its minimum and quiet period with `inFlight` requests left, the pod's sockets as `sockets` says. */
-function drainAt(sockets: { tcp: number }): { reads: Reads; state: DrainState } {
-  const startedAt = Date.now() - 5_000;
+/** Reads on a drain clock that started now; the pod's sockets as `sockets` says (undefined: unreadable). */
+function reads(sockets: { tcp: number | undefined }, priceMs = 2): Reads {
+  const startedAt = Date.now();
   const deps: DrainDeps = {
     envoy: {
       failHealthCheck: () => Promise.resolve(),
       startGracefulDrain: () => Promise.resolve(),
-      readConnections: () => Promise.resolve({ connections: 8 }),
+      readConnections: () => Promise.resolve({ connections: 1, read: { path: '/stats?usedonly&filter=x', priceMs } }),
+      nextReadPriceMs: () => priceMs,
       readServerState: () => Promise.resolve('DRAINING'),
     },
     log: silent,
     signal: new AbortController().signal,
-    sockets: { sample: (): SocketCounts => ({ tcp: sockets.tcp, tcp6: 0 }), offReason: undefined },
+    sockets: {
+      sample: (): SocketCounts | undefined => (sockets.tcp === undefined ? undefined : { tcp: sockets.tcp, tcp6: 0 }),
+      get offReason() {
+        return sockets.tcp === undefined ? 'gone' : undefined;
+      },
+    },
   };
-  return { reads: new Reads(OPTIONS, deps, () => Date.now() - startedAt), state: { ...INITIAL_STATE, connections: HINT_MAX_OVER + 5, countingRequests: true } };
+  return new Reads(OPTIONS, deps, () => Date.now() - startedAt);
 }
 
-/** When `waitAfter` resolved, in fake milliseconds from now, and why. */
-async function timedWait(reads: Reads, state: DrainState): Promise<{ afterMs: number; trigger: ReadTrigger | undefined }> {
-  const from = Date.now();
-  let woke: ReadTrigger | undefined | 'pending' = 'pending';
-  void reads.waitAfter(state).then((trigger) => (woke = trigger));
+/** When `waitFor` resolved, in fake milliseconds from now, and why. */
+async function timedWait(from: Reads, next: NextRead): Promise<{ afterMs: number; why: ReadReason | undefined }> {
+  const start = Date.now();
+  let woke: ReadReason | undefined | 'pending' = 'pending';
+  void from.waitFor(next).then((why) => (woke = why));
   while (woke === 'pending') await vi.advanceTimersByTimeAsync(1);
-  return { afterMs: Date.now() - from, trigger: woke };
+  return { afterMs: Date.now() - start, why: woke };
 }
 
 beforeEach(() => {
@@ -55,43 +61,45 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('the hint, counting requests in flight', () => {
-  it('watches whatever their number, and a socket fewer brings a read within one look', async () => {
-    const sockets = { tcp: 20 };
-    const { reads, state } = drainAt(sockets);
-    await reads.next('cadence');
-    await vi.advanceTimersByTimeAsync(FAST_READ_INTERVAL_MS);
-    setTimeout(() => (sockets.tcp = 12), 30);
-    const woke = await timedWait(reads, state);
-    expect(woke.trigger).toBe('hint');
-    expect(woke.afterMs).toBeGreaterThanOrEqual(30);
-    expect(woke.afterMs).toBeLessThanOrEqual(30 + HINT_POLL_MS);
+describe('waiting for the next read', () => {
+  it('sleeps until the read is due, and says why it comes', async () => {
+    expect(await timedWait(reads({ tcp: 5 }), { atMs: 300, why: 'cadence' })).toEqual({ afterMs: 300, why: 'cadence' });
   });
 
-  it('without a close, reads at the requests end-game pace', async () => {
-    const { reads, state } = drainAt({ tcp: 20 });
-    await reads.next('cadence');
-    const woke = await timedWait(reads, state);
-    expect(woke).toEqual({ afterMs: REQUESTS_END_GAME_MAX_MS, trigger: 'safety-net' });
+  it('a socket fewer brings the read within one look, no sooner than the earliest moment allowed', async () => {
+    const sockets = { tcp: 5 };
+    const from = reads(sockets);
+    setTimeout(() => (sockets.tcp = 4), 30);
+    expect(await timedWait(from, { atMs: 1_000, why: 'end-game', watch: { pollMs: 20, earliestMs: 0 } })).toEqual({ afterMs: 40, why: 'socket-closed' });
+    setTimeout(() => (sockets.tcp = 3), 5);
+    expect(await timedWait(from, { atMs: 2_000, why: 'end-game', watch: { pollMs: 20, earliestMs: 500 } })).toEqual({ afterMs: 500 - 40, why: 'socket-closed' });
   });
 
-  it('keeps a stream of closes to the end-game pace: the next hint read waits for its turn', async () => {
-    const sockets = { tcp: 20 };
-    const { reads, state } = drainAt(sockets);
-    await reads.next('cadence');
-    await vi.advanceTimersByTimeAsync(FAST_READ_INTERVAL_MS);
-    setTimeout(() => (sockets.tcp = 19), 5);
-    expect((await timedWait(reads, state)).trigger).toBe('hint');
-    await reads.next('hint');
-    setTimeout(() => (sockets.tcp = 18), 5); // another socket closed right after the hint's read
-    expect(await timedWait(reads, state)).toEqual({ afterMs: REQUESTS_END_GAME_MAX_MS, trigger: 'hint' });
+  it('a socket opened elsewhere does not hide one closed: the baseline follows the count', async () => {
+    const sockets = { tcp: 5 };
+    const from = reads(sockets);
+    setTimeout(() => (sockets.tcp = 6), 10);
+    setTimeout(() => (sockets.tcp = 5), 50);
+    expect(await timedWait(from, { atMs: 1_000, why: 'end-game', watch: { pollMs: 20, earliestMs: 0 } })).toEqual({ afterMs: 60, why: 'socket-closed' });
   });
 
-  it('never reads closer than the fast pace to the read before', async () => {
-    const sockets = { tcp: 20 };
-    const { reads, state } = drainAt(sockets);
-    await reads.next('cadence');
-    setTimeout(() => (sockets.tcp = 19), 1);
-    expect(await timedWait(reads, state)).toEqual({ afterMs: FAST_READ_INTERVAL_MS, trigger: 'hint' });
+  it('without a close, reads when due', async () => {
+    expect(await timedWait(reads({ tcp: 5 }), { atMs: 250, why: 'end-game', watch: { pollMs: 20, earliestMs: 0 } })).toEqual({ afterMs: 250, why: 'end-game' });
+  });
+
+  it('an unreadable socket count leaves the read when due', async () => {
+    const sockets: { tcp: number | undefined } = { tcp: 5 };
+    const from = reads(sockets);
+    setTimeout(() => (sockets.tcp = undefined), 30);
+    expect(await timedWait(from, { atMs: 400, why: 'end-game', watch: { pollMs: 20, earliestMs: 0 } })).toEqual({ afterMs: 400, why: 'end-game' });
+  });
+});
+
+describe('what the reads are charged', () => {
+  it("charges each read its price, and tells the schedule the next one's", async () => {
+    const from = reads({ tcp: 5 }, 7);
+    await from.next('first');
+    await from.next('cadence');
+    expect(from.now(INITIAL_STATE)).toMatchObject({ spentMs: 14, priceMs: 7, socketsReadable: true });
   });
 });

@@ -1,155 +1,171 @@
-// Where the drain learns which connection manager serves which listener: from the per-listener HTTP
-// stats read with the counts, so each reading is paired as Envoy is at that moment, with one admin
-// call per reading whatever the size of the configuration: a full read of the Prometheus endpoint
-// first, then reads of the stats that moved, until the listeners change.
-import { describe, expect, it } from 'vitest';
-import type { EnvoyAdmin } from '../../../src/envoy/admin-client.js';
-import { createEnvoyControl } from '../../../src/envoy/envoy-control.js';
-import { type FakeStat, prometheusText } from '../support/prometheus-text.js';
+// A reading is one usedonly read of the stats that moved, completed by the last full read while the
+// listeners stand still; a full read is made only when a usedonly one cannot tell: no listener stat
+// at all, or connections on a listener no pairing stat names.
+import { performance } from 'node:perf_hooks';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type ConnectionCounting, createEnvoyControl } from '../../../src/envoy/envoy-control.js';
+import { fakeAdmin, type FakeAdmin } from '../support/fake-admin.js';
+import type { FakeStat } from '../support/prometheus-text.js';
 
-function fakeAdmin(stats: () => readonly FakeStat[]): EnvoyAdmin & { paths: string[] } {
-  const admin = {
-    paths: [] as string[],
-    post: () => Promise.resolve(''),
-    get(path: string): Promise<string> {
-      admin.paths.push(path);
-      if (path.startsWith('/stats/prometheus?')) return Promise.resolve(prometheusText(stats(), path.includes('usedonly')));
-      return Promise.resolve(JSON.stringify({ stats: stats().map(({ name, value }) => ({ name, value })) }));
-    },
-    close: () => Promise.resolve(),
-  };
-  return admin;
-}
-
-/** The kind of each read: a full one, one of the stats that moved, or the JSON /stats. */
-const kinds = (paths: readonly string[]): string[] => paths.map((path) => (path.startsWith('/stats?') ? 'json' : path.includes('usedonly') ? 'used' : 'full'));
-
-/** As Envoy counts its static listeners at start: without it, every read is a full one. */
-const ADDED = { name: 'listener_manager.listener_added', value: 1 };
-const listener = (name: string, manager: string | undefined, active: number) => [
+/** As Envoy counts its static listeners at start. */
+const added = (value = 1): FakeStat => ({ name: 'listener_manager.listener_added', value });
+const listener = (name: string, active: number, accepted = active): FakeStat[] => [
   { name: `listener.${name}.downstream_cx_active`, value: active },
-  ...(manager === undefined ? [] : [{ name: `listener.${name}.http.${manager}.downstream_rq_completed`, value: 0 }]),
+  { name: `listener.${name}.downstream_cx_total`, value: accepted },
 ];
-const manager = (prefix: string, connections: number, inFlight: number) => [
+/** The stat that pairs a listener with a connection manager: it moves once a request on it completes. */
+const paired = (name: string, manager: string, completed = 0): FakeStat => ({ name: `listener.${name}.http.${manager}.downstream_rq_completed`, value: completed });
+const manager = (prefix: string, connections: number, inFlight: number, requests: number): FakeStat[] => [
   { name: `http.${prefix}.downstream_cx_active`, value: connections },
   { name: `http.${prefix}.downstream_rq_active`, value: inFlight },
-  { name: `http.${prefix}.downstream_rq_total`, value: 1 },
+  { name: `http.${prefix}.downstream_rq_total`, value: requests },
 ];
 
-const counting = { source: 'listeners', ignore: { listeners: new Set<string>(), connectionManagers: new Set<string>() }, countAccepted: 'no', countRequests: true } as const;
+// Reads take no time unless a test says otherwise: a read priced by the machine's load could send the next one to the text /stats.
+let clock = (): number => 0;
+beforeEach(() => {
+  clock = () => 0;
+  vi.spyOn(performance, 'now').mockImplementation(() => clock());
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
-describe('pairing listeners with connection managers', () => {
-  it('pairs them from a full read, then reads only the stats that moved, and reads in full again when a listener is added', async () => {
-    let stats: FakeStat[] = [ADDED, ...listener('0.0.0.0_80', 'ingress', 1), ...manager('ingress', 1, 0)];
+const counting: ConnectionCounting = { source: 'listeners', ignore: { listeners: new Set(), connectionManagers: new Set() }, countAccepted: 'no', countRequests: true };
+
+/** The kind of each read: `used` or `full`, in the text /stats as `text used`, `text full`. */
+const kinds = (admin: FakeAdmin): string[] => admin.paths.map((path) => `${path.startsWith('/stats?') ? 'text ' : ''}${path.includes('usedonly') ? 'used' : 'full'}`);
+const managersOf = (pairing: { topology: { byStatName: ReadonlyMap<string, { connectionManagers: ReadonlySet<string> }> } } | undefined) =>
+  Object.fromEntries([...(pairing?.topology.byStatName ?? [])].map(([name, serves]) => [name, [...serves.connectionManagers].sort()]));
+
+describe('readConnections', () => {
+  it('pairs listeners with their connection managers from the stats that moved, with no full read while that tells all', async () => {
+    const stats = [added(), ...listener('0.0.0.0_80', 2, 5), paired('0.0.0.0_80', 'ingress', 3), ...manager('ingress', 2, 1, 4), ...listener('0.0.0.0_81', 0, 0), paired('0.0.0.0_81', 'other')];
     const admin = fakeAdmin(() => stats);
     const envoy = createEnvoyControl(admin, counting);
     const first = await envoy.readConnections();
-    expect(first.pairing).toMatchObject({ known: true });
-    expect(first.pairing?.known === true && [...first.pairing.topology.byStatName]).toEqual([['0.0.0.0_80', { connectionManagers: new Set(['ingress']) }]]);
     const second = await envoy.readConnections();
+    expect(first.connections).toBe(2);
+    expect(managersOf(first.pairing)).toEqual({ '0.0.0.0_80': ['ingress'] });
+    expect(first.http).toEqual(new Map([['ingress', { connections: 2, activeRequests: 1, requests: 4 }]]));
     expect(second.pairing?.key).toBe(first.pairing?.key);
-    expect(second.connections).toBe(1);
-    // A listener added while the drain runs is paired at the next reading.
-    stats = [...stats, ...listener('0.0.0.0_443', 'tls', 2), ...manager('tls', 2, 1)];
-    const third = await envoy.readConnections();
-    expect(third.pairing?.known === true && third.pairing.topology.byStatName.get('0.0.0.0_443')).toEqual({ connectionManagers: new Set(['tls']) });
-    expect(third.pairing?.key).not.toBe(first.pairing?.key);
-    expect(third.connections).toBe(3);
-    expect(kinds(admin.paths)).toEqual(['full', 'used', 'used', 'full']);
+    expect(kinds(admin)).toEqual(['used', 'used']);
   });
 
-  it("says what each read cost Envoy at most, from the number of series the full read named, whatever the node's load", async () => {
-    const stats = [ADDED, ...Array.from({ length: 1_000 }, (_, n) => listener(`l${n}`, 'ingress', n === 0 ? 1 : 0)).flat(), ...manager('ingress', 1, 0)];
-    const envoy = createEnvoyControl(fakeAdmin(() => stats), counting);
-    const full = await envoy.readConnections();
-    const used = await envoy.readConnections();
-    expect(full.envoyCostMs).toBeCloseTo(stats.length * 0.02);
-    expect(used.envoyCostMs).toBeCloseTo(stats.length * 0.0015);
+  it('reads in full, within the same reading, when the stats that moved hold no listener stat: then completes each usedonly read with it', async () => {
+    let stats = [added(), ...listener('a', 0), paired('a', 'ingress'), ...listener('tcp', 0), ...manager('ingress', 0, 0, 0)];
+    const admin = fakeAdmin(() => stats);
+    const envoy = createEnvoyControl(admin, { ...counting, countAccepted: 'required' });
+    const first = await envoy.readConnections();
+    expect(kinds(admin)).toEqual(['used', 'full']);
+    expect(first).toMatchObject({ connections: 0, accepted: 0 });
+    expect(managersOf(first.pairing)).toEqual({ a: ['ingress'], tcp: [] });
+    stats = [added(), ...listener('a', 1), paired('a', 'ingress'), ...listener('tcp', 0), ...manager('ingress', 1, 0, 0)];
+    const second = await envoy.readConnections();
+    expect(kinds(admin)).toEqual(['used', 'full', 'used']);
+    // The full read's zeros stand for the listener and the pairing stat that did not move.
+    expect(second.listeners).toEqual(new Map([['a', { active: 1, accepted: 1 }], ['tcp', { active: 0, accepted: 0 }]]));
+    expect(managersOf(second.pairing)).toEqual(managersOf(first.pairing));
+    expect(second.pairing?.key).toBe(first.pairing?.key);
   });
 
-  it('reads a stat the full read saw and a usedonly read leaves out as 0', async () => {
-    const admin = fakeAdmin(() => [ADDED, ...listener('a', 'ingress', 2), ...listener('b', 'ingress', 0), ...manager('ingress', 2, 0), ...manager('idle', 0, 0)]);
-    const envoy = createEnvoyControl(admin, counting);
-    await envoy.readConnections();
-    const reading = await envoy.readConnections();
-    expect(reading.connections).toBe(2);
-    expect(reading.listeners?.get('b')).toEqual({ active: 0, accepted: undefined });
-    expect(reading.http?.get('idle')).toEqual({ connections: 0, activeRequests: 0, requests: 1 });
-    expect(kinds(admin.paths)).toEqual(['full', 'used']);
-    expect(admin.paths[1]).not.toBe(admin.paths[0]);
-  });
-
-  it('reads in full again when a stat that was not 0 is missing, or the listener manager updated a listener', async () => {
-    let stats: FakeStat[] = [ADDED, ...listener('a', 'ingress', 1), ...manager('ingress', 1, 0)];
+  it('reads in full once when a listener with connections has no pairing stat, and not again while the listeners stand still', async () => {
+    let stats = [added(), ...listener('a', 1), paired('a', 'ingress'), ...manager('ingress', 1, 0, 0), ...listener('tcp', 1)];
     const admin = fakeAdmin(() => stats);
     const envoy = createEnvoyControl(admin, counting);
-    await envoy.readConnections();
-    // A stat that moved stays in every usedonly answer while it lives: missing, it was made anew (at 0).
-    stats = stats.map((stat) => (stat.name === 'listener.a.downstream_cx_active' ? { ...stat, value: 0, used: false } : stat));
-    await envoy.readConnections();
-    stats = [...stats, { name: 'listener_manager.listener_in_place_updated', value: 1 }];
-    await envoy.readConnections();
-    await envoy.readConnections();
-    // Not in the first full read, the update counter is a stat the full read did not have; then it is, and it stands still.
-    expect(kinds(admin.paths)).toEqual(['full', 'used', 'full', 'used', 'full', 'used']);
-  });
-
-  it('reads the same stats with the same values as the last time as the same reading (the admin API\'s own moving), and changed ones anew', async () => {
-    let active = 1;
-    let adminRequests = 0;
-    const admin = fakeAdmin(() => [ADDED, ...listener('a', 'ingress', active), ...manager('ingress', active, 0), { name: 'http.admin.downstream_rq_total', value: (adminRequests += 1) }]);
-    const envoy = createEnvoyControl(admin, counting);
-    await envoy.readConnections();
+    const first = await envoy.readConnections();
+    // Until the full read, nothing tells `a` serves HTTP: its connection counts as busy.
+    expect(managersOf(first.pairing)).toEqual({ a: [], tcp: [] });
     const second = await envoy.readConnections();
-    const third = await envoy.readConnections();
-    expect(third).toBe(second);
-    active = 0;
-    const fourth = await envoy.readConnections();
-    expect(fourth.connections).toBe(0);
-    expect(fourth).not.toBe(second);
-  });
-
-  it('never takes a failed reading for the last one: the same answer again fails again', async () => {
-    const bad = [ADDED, { name: 'listener.a.downstream_cx_total', value: 4 }];
-    let stats: FakeStat[] = [ADDED, ...listener('a', 'ingress', 1)];
-    const envoy = createEnvoyControl(fakeAdmin(() => stats), { ...counting, countRequests: false });
+    expect(managersOf(second.pairing)).toEqual({ a: ['ingress'], tcp: [] });
     await envoy.readConnections();
     await envoy.readConnections();
-    stats = bad;
-    await expect(envoy.readConnections()).rejects.toThrow(/no listener\.a\.downstream_cx_active gauge/);
-    await expect(envoy.readConnections()).rejects.toThrow(/no listener\.a\.downstream_cx_active gauge/);
+    // `tcp` serves no HTTP: no full read names a pairing stat for it, and none is read again for it.
+    expect(kinds(admin)).toEqual(['used', 'full', 'used', 'used']);
+    // A listener changed: the full read no longer stands for the stats left out.
+    stats = [added(), { name: 'listener_manager.listener_modified', value: 1 }, ...stats.slice(1)];
+    const changed = await envoy.readConnections();
+    expect(managersOf(changed.pairing)).toEqual({ a: [], tcp: [] });
+    await envoy.readConnections();
+    await envoy.readConnections();
+    expect(kinds(admin)).toEqual(['used', 'full', 'used', 'used', 'used', 'full', 'used']);
   });
 
-  it('reads every time in full when a stats matcher drops the update counters: a changed listener could go unseen', async () => {
-    const admin = fakeAdmin(() => [...listener('a', 'ingress', 1), ...manager('ingress', 1, 0)]);
+  it('tells a stats_matcher that dropped the listener stats after one full read, and reads no other full one for it', async () => {
+    const admin = fakeAdmin(() => [added(), ...manager('ingress', 1, 0, 1)]);
     const envoy = createEnvoyControl(admin, counting);
-    await envoy.readConnections();
-    await envoy.readConnections();
-    expect(kinds(admin.paths)).toEqual(['full', 'full']);
+    await expect(envoy.readConnections()).rejects.toThrow(/no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/);
+    await expect(envoy.readConnections()).rejects.toThrow(/stats_matcher/);
+    expect(kinds(admin)).toEqual(['used', 'full', 'used']);
   });
 
-  it('reads the JSON /stats from then on when the Prometheus names cannot be read back, and says why', async () => {
-    const admin = fakeAdmin(() => [...listener('a', 'ingress', 1), ...manager('ingress', 1, 0)]);
-    const customName: EnvoyAdmin['get'] = (path, ...rest) =>
-      path.startsWith('/stats/prometheus?') ? (admin.paths.push(path), Promise.resolve('envoy_listener_name_downstream_cx_active{envoy_listener_address="custom"} 1\n')) : admin.get(path, ...rest);
-    const envoy = createEnvoyControl({ ...admin, get: customName }, counting);
+  it('is unknown, never 0, when a listener lacks a stat the quiet period needs', async () => {
+    // The gauge moved, its counter did not come: a stats_matcher dropped it.
+    const stats = [added(), { name: 'listener.a.downstream_cx_active', value: 2 }];
+    await expect(createEnvoyControl(fakeAdmin(() => stats), { ...counting, countAccepted: 'required' }).readConnections()).rejects.toThrow(/no listener\.a\.downstream_cx_total/);
+    const reading = await createEnvoyControl(fakeAdmin(() => stats), { ...counting, countAccepted: 'if-available' }).readConnections();
+    expect(reading.connections).toBe(2);
+    expect(reading.accepted).toBeUndefined();
+  });
+
+  it('with `total`, counts server.total_connections, with the live listener gauges and the uptime beside it', async () => {
+    const stats = [added(), ...listener('a', 2), { name: 'server.total_connections', value: 3 }, { name: 'server.uptime', value: 40 }];
+    const admin = fakeAdmin(() => stats);
+    const reading = await createEnvoyControl(admin, { ...counting, source: 'total', countRequests: false }).readConnections();
+    expect(reading).toMatchObject({ connections: 3, uptimeS: 40, listeners: new Map([['a', { active: 2, accepted: 2 }]]) });
+    expect(admin.paths[0]).toMatch(/server\\\.\(total_connections\|uptime\)/);
+    // Without any listener stat (a stats_matcher), a report goes on with the total alone.
+    const bare = await createEnvoyControl(fakeAdmin(() => [added(), { name: 'server.total_connections', value: 3 }]), { ...counting, source: 'total', countRequests: false }).readConnections();
+    expect(bare).toMatchObject({ connections: 3 });
+    expect(bare.listeners).toBeUndefined();
+  });
+
+  it('leaves out the listeners served only by the ignored connection managers', async () => {
+    const stats = [added(), ...listener('stats', 1), paired('stats', 'eg-stats-http', 9), ...listener('ingress', 2), paired('ingress', 'user', 1)];
+    const ignore = { listeners: new Set<string>(), connectionManagers: new Set(['eg-stats-http']) };
+    const reading = await createEnvoyControl(fakeAdmin(() => stats), { ...counting, ignore, countRequests: false }).readConnections();
+    expect(reading.connections).toBe(2);
+    expect(reading.ignored).toEqual(new Set(['stats']));
+  });
+
+  it('asks for no per-listener HTTP stats when nothing needs the pairing', async () => {
+    const admin = fakeAdmin(() => [added(), ...listener('l', 1), paired('l', 'ingress', 1)]);
+    const reading = await createEnvoyControl(admin, { ...counting, countRequests: false }).readConnections();
+    expect(reading.pairing).toBeUndefined();
+    expect(reading.http).toBeUndefined();
+    expect(admin.paths[0]).not.toMatch(/downstream_rq_completed/);
+    expect(admin.paths[0]).toMatch(/^\/stats\/prometheus\?usedonly&filter=/);
+  });
+
+  it('reads the text /stats from then on when the Prometheus names cannot be read back, and says why', async () => {
+    // A listener's stat_prefix with a dot: Envoy's tags take its first word as the address.
+    const admin = fakeAdmin(() => [added(), ...listener('team.ingress', 1), paired('team.ingress', 'ingress_http', 1)]);
+    const envoy = createEnvoyControl(admin, counting);
     const first = await envoy.readConnections();
     const second = await envoy.readConnections();
     expect(first.connections).toBe(1);
-    expect(second.jsonBecause).toMatch(/envoy_listener_name_downstream_cx_active\{envoy_listener_address="custom"\}.*cannot turn back/);
-    expect(kinds(admin.paths)).toEqual(['full', 'json', 'json']);
+    expect(managersOf(second.pairing)).toEqual({ 'team.ingress': ['ingress_http'] });
+    expect(second.read.textBecause).toMatch(/envoy_listener_ingress_downstream_cx_(active|total)\{envoy_listener_address="team"\}.*cannot read back/);
+    expect(second.read.path).toMatch(/^\/stats\?usedonly&filter=/);
+    expect(kinds(admin)).toEqual(['used', 'text used', 'text used']);
   });
+});
 
-  it('is unknown, never guessed, when /stats has connection managers but no per-listener names (a stats matcher)', async () => {
-    const reading = await createEnvoyControl(fakeAdmin(() => [...listener('l', undefined, 1), ...manager('ingress', 1, 0)]), counting).readConnections();
-    expect(reading.pairing).toMatchObject({ known: false, why: expect.stringMatching(/stats_matcher/) as unknown });
-  });
-
-  it('asks for no per-listener stats when nothing needs the pairing', async () => {
-    const admin = fakeAdmin(() => listener('l', 'ingress', 1));
-    const reading = await createEnvoyControl(admin, { ...counting, countRequests: false }).readConnections();
-    expect(reading.pairing).toBeUndefined();
-    expect(admin.paths[0]).not.toMatch(/downstream_rq_completed/);
-    expect(admin.paths[0]).toMatch(/^\/stats\/prometheus\?filter=/);
+describe('nextReadPriceMs', () => {
+  it('is what the next read costs Envoy: of the kind the drain will make, 0 before one was made', async () => {
+    let stats = [added(), ...listener('a', 0)];
+    const admin = fakeAdmin(() => stats, (path) => (path.includes('usedonly') ? 1 : 3));
+    clock = admin.now;
+    const envoy = createEnvoyControl(admin, counting);
+    expect(envoy.nextReadPriceMs()).toBe(0);
+    // A usedonly read with no listener stat, then a full one: the reading cost both.
+    expect((await envoy.readConnections()).read.priceMs).toBe(4);
+    expect(envoy.nextReadPriceMs()).toBe(1);
+    stats = [added(), ...listener('a', 1)];
+    expect((await envoy.readConnections()).read.priceMs).toBe(1);
+    // `a` has a connection and no pairing stat, and the listeners changed since the full read: a full read is next.
+    stats = [added(2), ...listener('a', 1)];
+    await envoy.readConnections();
+    expect(envoy.nextReadPriceMs()).toBe(3);
   });
 });

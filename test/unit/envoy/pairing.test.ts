@@ -2,34 +2,33 @@ import { describe, expect, it } from 'vitest';
 import { describePairing, ignoredListeners, pairedCounts, type ListenerServes, type ListenerTopology, type Pairing } from '../../../src/envoy/pairing.js';
 
 const serves = (managers: string[], extra: Partial<ListenerServes> = {}): ListenerServes => ({ connectionManagers: new Set(managers), ...extra });
-const known = (entries: Record<string, ListenerServes>): Pairing => ({ known: true, topology: { byStatName: new Map(Object.entries(entries)) }, key: 'k' });
-const unknown = (why: string): Pairing => ({ known: false, why, key: why });
+const paired = (entries: Record<string, ListenerServes>): Pairing => ({ topology: { byStatName: new Map(Object.entries(entries)) }, key: 'k' });
 const active = (counts: Record<string, number | undefined>) => new Map(Object.entries(counts).map(([name, n]) => [name, { active: n, accepted: undefined }]));
 const http = (counts: Record<string, [connections: number, inFlight: number, requests: number]>) =>
   new Map(Object.entries(counts).map(([prefix, [connections, activeRequests, requests]]) => [prefix, { connections, activeRequests, requests }]));
 
 describe('pairedCounts', () => {
   it('judges listeners that share a connection manager together', () => {
-    const pairing = known({ a: serves(['shared']), b: serves(['shared', 'b_only']) });
+    const pairing = paired({ a: serves(['shared']), b: serves(['shared', 'b_only']) });
     // 4 + 3 connections; the shared manager has 5 of them (1 busy), b_only 2 (idle).
     expect(pairedCounts(active({ a: 4, b: 3 }), new Set(), http({ shared: [5, 1, 10], b_only: [2, 0, 4] }), pairing)).toEqual({ busy: 1, requests: 14 });
   });
 
   it('counts connections not (yet) in any connection manager as busy: a TCP chain, listener filters', () => {
-    const pairing = known({ mixed: serves(['h']) });
+    const pairing = paired({ mixed: serves(['h']) });
     expect(pairedCounts(active({ mixed: 5 }), new Set(), http({ h: [3, 0, 1] }), pairing)?.busy).toBe(2);
   });
 
   it('never goes below the requests in flight when the gauges were read mid-change', () => {
-    expect(pairedCounts(active({ l: 1 }), new Set(), http({ h: [2, 1, 1] }), known({ l: serves(['h']) }))?.busy).toBe(1);
+    expect(pairedCounts(active({ l: 1 }), new Set(), http({ h: [2, 1, 1] }), paired({ l: serves(['h']) }))?.busy).toBe(1);
   });
 
   it('counts all as busy: a listener missing from the configuration, an unreadable chain, a manager without stats, a manager shared with an ignored listener', () => {
     const cases: Array<[Pairing, ReadonlySet<string>]> = [
-      [known({}), new Set()],
-      [known({ l: serves(['h'], { unreadable: 'x' }) }), new Set()],
-      [known({ l: serves(['missing']) }), new Set()],
-      [known({ l: serves(['h']), stats: serves(['h']) }), new Set(['stats'])],
+      [paired({}), new Set()],
+      [paired({ l: serves(['h'], { unreadable: 'x' }) }), new Set()],
+      [paired({ l: serves(['missing']) }), new Set()],
+      [paired({ l: serves(['h']), stats: serves(['h']) }), new Set(['stats'])],
     ];
     for (const [pairing, ignored] of cases) {
       expect(pairedCounts(active({ l: 3 }), ignored, http({ h: [3, 0, 9] }), pairing)?.busy).toBe(3);
@@ -37,16 +36,12 @@ describe('pairedCounts', () => {
   });
 
   it("leaves out requests of managers that serve only ignored listeners (a scraper's)", () => {
-    const pairing = known({ l: serves(['h']), stats: serves(['eg-stats-http']) });
+    const pairing = paired({ l: serves(['h']), stats: serves(['eg-stats-http']) });
     expect(pairedCounts(active({ l: 1 }), new Set(['stats']), http({ h: [1, 0, 2], 'eg-stats-http': [1, 0, 500] }), pairing)).toEqual({ busy: 0, requests: 2 });
   });
 
-  it('without a pairing, every connection is busy and every request counts', () => {
-    expect(pairedCounts(active({ l: 2 }), new Set(), http({ h: [2, 0, 3], s: [1, 0, 4] }), unknown('x'))).toEqual({ busy: 2, requests: 7 });
-  });
-
   it('is unknown when a counted listener has no live gauge', () => {
-    expect(pairedCounts(active({ l: undefined }), new Set(), http({}), known({}))).toBeUndefined();
+    expect(pairedCounts(active({ l: undefined }), new Set(), http({}), paired({}))).toBeUndefined();
   });
 });
 
@@ -68,8 +63,9 @@ describe('ignoredListeners', () => {
 });
 
 describe('describePairing', () => {
-  it('says which managers serve each listener, and why a pairing is unknown', () => {
-    expect(describePairing(known({ l: serves(['h']), t: serves([]) }))).toEqual({ known: true, listeners: { l: { connectionManagers: ['h'] }, t: { connectionManagers: [], notHttp: true } } });
-    expect(describePairing(unknown('refused'))).toEqual({ known: false, why: 'refused' });
+  it('says which managers serve each listener; one that serves none, or cannot be told, as not HTTP', () => {
+    expect(describePairing(paired({ l: serves(['h']), t: serves([]), u: serves(['h'], { unreadable: 'x' }) }))).toEqual({
+      listeners: { l: { connectionManagers: ['h'] }, t: { connectionManagers: [], notHttp: true }, u: { connectionManagers: ['h'], notHttp: true } },
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fewerSockets, parseSocketCounts } from '../../../src/envoy/socket-count.js';
+import { fewerSockets, parseSocketCounts } from '../../../src/envoy/socket-watch.js';
 
 // As Linux 6.x writes /proc/net/sockstat and sockstat6.
 const sockstat = (inuse: number | string): string =>
