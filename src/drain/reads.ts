@@ -2,7 +2,7 @@
 // reads, charges each read its price, sleeps and samples the kernel's socket count. What each
 // reading means is progress.ts's business.
 import { isEnvoyGone } from '../envoy/admin-client.js';
-import { type SocketCounts, type SocketWatch, fewerSockets } from '../envoy/socket-watch.js';
+import { type SocketCounts, type SocketWatch, socketClosed } from '../envoy/socket-watch.js';
 import { errorMessage } from '../shared/errors.js';
 import type { DrainDeps, DrainOptions } from './drain.js';
 import { readTimeoutMs } from './policy.js';
@@ -91,7 +91,7 @@ export class Reads {
         return next.why;
       }
       const baseline = this.#baseline as SocketCounts;
-      if (fewerSockets(counts, baseline)) {
+      if (socketClosed(counts, baseline)) {
         this.#baseline = counts;
         await until(Math.min(earliestMs, next.atMs), this.#elapsed, signal);
         return 'socket-closed';

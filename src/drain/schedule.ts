@@ -4,7 +4,8 @@
 //   before the drain may finish → every check interval; near the end of a quiet period, a quarter of it
 //   once it may finish          → the end game: 25 ms with one connection left, 4× slower per further
 //                                 one; where the kernel's socket count (free to read) is watched, a
-//                                 socket fewer brings the read at once, and the cadence is the safety net
+//                                 close brings the read at once, and a quarter of the check
+//                                 interval (counting requests, 100 ms) is the safety net
 //   always                      → no sooner than the reads so far, with this one, keep to their share of
 //                                 Envoy's main thread (READ_SHARE; before the drain may finish, half)
 //
@@ -24,8 +25,10 @@ export const END_GAME_GROWTH = 4;
 export const HINT_POLL_MS = 20;
 /** The socket count is watched while at most this many connections hold the drain (any number, counting requests). */
 export const HINT_MAX_OVER = 3;
-/** Counting only requests without the socket count, reads come at least this often: many can end at once. */
+/** Counting only requests, reads come at least this often: a request can end without a socket closing (an HTTP/2 stream). */
 export const REQUESTS_END_GAME_MAX_MS = FAST_READ_INTERVAL_MS * END_GAME_GROWTH;
+/** While the socket count is watched, the regular end-game reads come every check interval / SAFETY_NET_SHARE. */
+export const SAFETY_NET_SHARE = 4;
 /** With a quiet period, reads near the drain's earliest end come at least every quietPeriod / QUIET_READ_SHARE. */
 export const QUIET_READ_SHARE = 4;
 /** After a refused read the next one comes this soon: a dead Envoy is recognised within about 0.5 s. */
@@ -83,8 +86,8 @@ export function nextRead(policy: DrainPolicy, now: ScheduleInput): NextRead {
 
 /**
  * Once the drain may finish: reads as often as the distance to the threshold warrants, since
- * several connections must close before it can end; with the socket count watched, at the check
- * interval, a safety net.
+ * several connections must close before it can end; with the socket count watched, a quarter of
+ * the check interval, a safety net.
  */
 function endGame(policy: DrainPolicy, now: ScheduleInput, affordableMs: number): NextRead {
   if (now.connections === undefined) return { atMs: Math.max(now.elapsedMs + policy.checkIntervalMs, affordableMs), why: 'cadence' };
@@ -93,9 +96,10 @@ function endGame(policy: DrainPolicy, now: ScheduleInput, affordableMs: number):
   const watched = now.socketsReadable && (now.countingRequests || over <= HINT_MAX_OVER);
   let paceMs = Math.min(policy.checkIntervalMs, FAST_READ_INTERVAL_MS * steps);
   // Watched, a close brings the read that matters: the regular ones only catch what the count
-  // misses, no more often than a peer's own poll. Unwatched, counting requests, many can end at once.
-  if (watched) paceMs = policy.checkIntervalMs;
-  else if (now.countingRequests) paceMs = Math.min(paceMs, REQUESTS_END_GAME_MAX_MS);
+  // misses. Counting requests, that is often the end itself: an HTTP/2 stream ends on a connection
+  // Envoy keeps open until its own drain timeout, and many can end at once.
+  if (now.countingRequests) paceMs = Math.min(paceMs, REQUESTS_END_GAME_MAX_MS);
+  else if (watched) paceMs = Math.max(FAST_READ_INTERVAL_MS, policy.checkIntervalMs / SAFETY_NET_SHARE);
   const pacedAt = now.elapsedMs + paceMs;
   const next: NextRead = affordableMs > pacedAt ? { atMs: affordableMs, why: 'share' } : { atMs: pacedAt, why: 'end-game' };
   if (!watched) return next;

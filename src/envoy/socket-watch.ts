@@ -13,10 +13,15 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../shared/errors.js';
 
-/** The `inuse` counts of one reading: IPv4 and IPv6 sockets apart, so a close of one and an open of the other still show. */
+/**
+ * One reading: the sockets in use, IPv4 and IPv6 apart (a close of one and an open of the other
+ * still show), and those in TIME_WAIT, which one more means a close this side began (Envoy's
+ * `Connection: close` after a response), even when a new connection took the old one's place.
+ */
 export interface SocketCounts {
   readonly tcp: number;
   readonly tcp6: number;
+  readonly timeWait: number;
 }
 
 /**
@@ -24,22 +29,21 @@ export interface SocketCounts {
  * no IPv6 (then there are no IPv6 sockets). Undefined when a file is not the kernel's format: no guess.
  */
 export function parseSocketCounts(sockstat: string, sockstat6: string | undefined): SocketCounts | undefined {
-  const tcp = inUse(sockstat, 'TCP');
-  const tcp6 = sockstat6 === undefined ? 0 : inUse(sockstat6, 'TCP6');
-  return tcp === undefined || tcp6 === undefined ? undefined : { tcp, tcp6 };
+  // `TCP: inuse 12 orphan 0 tw 3 alloc 14 mem 1` (TIME_WAIT counts both families); `TCP6: inuse 2`.
+  const tcp = /^TCP: inuse (\d{1,9}) .*\btw (\d{1,9})(?: |$)/.exec(onlyLine(sockstat, 'TCP') ?? '');
+  const tcp6 = sockstat6 === undefined ? ['', '0'] : /^TCP6: inuse (\d{1,9})(?: |$)/.exec(onlyLine(sockstat6, 'TCP6') ?? '');
+  if (tcp === null || tcp6 === null) return undefined;
+  return { tcp: Number(tcp[1]), tcp6: Number(tcp6[1]), timeWait: Number(tcp[2]) };
 }
 
-/** Some socket closed since `before`: fewer IPv4 or fewer IPv6 sockets (an open elsewhere does not hide it). */
-export function fewerSockets(now: SocketCounts, before: SocketCounts): boolean {
-  return now.tcp < before.tcp || now.tcp6 < before.tcp6;
+/** Some socket closed since `before`: fewer in use in either family, or one more in TIME_WAIT. */
+export function socketClosed(now: SocketCounts, before: SocketCounts): boolean {
+  return now.tcp < before.tcp || now.tcp6 < before.tcp6 || now.timeWait > before.timeWait;
 }
 
-function inUse(text: string, protocol: 'TCP' | 'TCP6'): number | undefined {
-  // `TCP: inuse 12 orphan 0 tw 3 alloc 14 mem 1`: one line per protocol, `inuse` first.
+function onlyLine(text: string, protocol: 'TCP' | 'TCP6'): string | undefined {
   const lines = text.split('\n').filter((line) => line.startsWith(`${protocol}: `));
-  if (lines.length !== 1) return undefined;
-  const match = /^TCP6?: inuse (\d{1,9})(?: |$)/.exec(lines[0] as string);
-  return match === null ? undefined : Number(match[1]);
+  return lines.length === 1 ? lines[0] : undefined;
 }
 
 export const DEFAULT_SOCKET_COUNTS_DIR = '/proc/net';

@@ -36,7 +36,7 @@ function reads(sockets: { tcp: number | undefined }, priceMs = 2): Reads {
     log: silent,
     signal: new AbortController().signal,
     sockets: {
-      sample: (): SocketCounts | undefined => (sockets.tcp === undefined ? undefined : { tcp: sockets.tcp, tcp6: 0 }),
+      sample: (): SocketCounts | undefined => (sockets.tcp === undefined ? undefined : { tcp: sockets.tcp, tcp6: 0, timeWait: 0 }),
       get offReason() {
         return sockets.tcp === undefined ? 'gone' : undefined;
       },
