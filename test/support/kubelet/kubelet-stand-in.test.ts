@@ -125,8 +125,8 @@ describe('kubelet stand-in', () => {
       terminationGracePeriodSeconds: 30,
       containers: [{ name: 'c', command: server(port, 200), probe: { port, path: '/ready', timeoutSeconds: 1 }, preStop: { httpGet: { port, path: '/hook' } } }],
     });
-    // The probe dialed the pod's status IP, which a host-network pod has (the node's).
-    expect(pod.container('c').lines).toContainEqual({ ua: 'kube-probe/1.33', path: '/ready' });
+    // The probe dialed the pod's status IP, which a host-network pod has (the node's): the server logs it.
+    await pod.container('c').waitForLine((line) => line['ua'] === 'kube-probe/1.33' && line['path'] === '/ready');
     const timeline = await pod.terminate();
     expect(timeline.find('prestop-end', 'c')?.detail).toMatch(/^error failed to find networking container: &\{envoy-abc \[\]/);
     expect(timeline.find('event', 'c')?.detail).toBe(FAILED_PRESTOP_HOOK);
