@@ -8,8 +8,8 @@
 //   usedonly one cannot tell (connections.ts fullReadWanted);
 // - each read's price is the least time any read of its kind took here: Envoy's work for it at
 //   most, since waiting only adds;
-// - the Prometheus endpoint is read first; once a read of it is dear enough to matter, the text
-//   one is tried once, and the cheaper kept. A Prometheus answer whose names cannot be read back
+// - the Prometheus endpoint is read first; once two reads of it were dear enough to matter, the
+//   text one is tried once, and the cheaper kept. A Prometheus answer whose names cannot be read back
 //   (a listener's own stat_prefix, say) sends every read to the text /stats.
 import { performance } from 'node:perf_hooks';
 import type { EnvoyAdmin } from './admin-client.js';
@@ -38,21 +38,26 @@ export function statsPath(format: StatsFormat, kind: ReadKind, wanted: StatsWant
   return format === 'prometheus' ? `/stats/prometheus?${query}` : `/stats?${query}`;
 }
 
-/** The format the next read uses, from the prices measured so far. Pure. */
-export function formatToUse(prices: ReadonlyMap<string, number>, kind: ReadKind, prometheusUnreadable: boolean): StatsFormat {
+/**
+ * The format the next read uses, from the prices measured so far and how many reads each price
+ * rests on. Pure. The text one is tried only once two Prometheus reads were dear: a process's first
+ * read also pays for its connection and its own warm-up, and at 20,000 filter chains a text read
+ * costs Envoy hundreds of times a Prometheus one.
+ */
+export function formatToUse(prices: ReadonlyMap<string, { readonly ms: number; readonly reads: number }>, kind: ReadKind, prometheusUnreadable: boolean): StatsFormat {
   if (prometheusUnreadable) return 'text';
   const prometheus = prices.get(`prometheus ${kind}`);
-  const text = prices.get(`text ${kind}`);
-  if (prometheus === undefined) return 'prometheus';
-  if (text === undefined) return prometheus >= TRY_TEXT_ABOVE_MS ? 'text' : 'prometheus';
-  return text < prometheus ? 'text' : 'prometheus';
+  const text = prices.get(`text ${kind}`)?.ms;
+  if (prometheus === undefined || prometheus.reads < 2) return 'prometheus';
+  if (text === undefined) return prometheus.ms >= TRY_TEXT_ABOVE_MS ? 'text' : 'prometheus';
+  return text < prometheus.ms ? 'text' : 'prometheus';
 }
 
 export class StatsReader {
   readonly #admin: EnvoyAdmin;
   readonly #wanted: StatsWanted;
-  /** `<format> <kind>` → the least time a read of it took, in ms. */
-  readonly #prices = new Map<string, number>();
+  /** `<format> <kind>` → the least time a read of it took, in ms, and how many reads it rests on. */
+  readonly #prices = new Map<string, { ms: number; reads: number }>();
   #textBecause: string | undefined;
 
   constructor(admin: EnvoyAdmin, wanted: StatsWanted) {
@@ -62,7 +67,7 @@ export class StatsReader {
 
   /** What a read of `kind` is expected to cost Envoy; 0 before any was made. */
   priceOf(kind: ReadKind): number {
-    return this.#prices.get(`${formatToUse(this.#prices, kind, this.#textBecause !== undefined)} ${kind}`) ?? 0;
+    return this.#prices.get(`${formatToUse(this.#prices, kind, this.#textBecause !== undefined)} ${kind}`)?.ms ?? 0;
   }
 
   async read(kind: ReadKind, signal?: AbortSignal, timeoutMs?: number): Promise<StatsRead> {
@@ -73,8 +78,9 @@ export class StatsReader {
       const startedAt = performance.now();
       await this.#admin.getLines(path, answer, signal, timeoutMs);
       const key = `${format} ${kind}`;
-      const priceMs = Math.min(performance.now() - startedAt, this.#prices.get(key) ?? Number.POSITIVE_INFINITY);
-      this.#prices.set(key, priceMs);
+      const before = this.#prices.get(key);
+      const priceMs = Math.min(performance.now() - startedAt, before?.ms ?? Number.POSITIVE_INFINITY);
+      this.#prices.set(key, { ms: priceMs, reads: (before?.reads ?? 0) + 1 });
       const read = answer.finish();
       if ('records' in read) return { records: read.records, kind, path, priceMs, ...(this.#textBecause === undefined ? {} : { textBecause: this.#textBecause }) };
       this.#textBecause = read.unreadable;

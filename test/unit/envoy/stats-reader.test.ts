@@ -39,10 +39,11 @@ describe('statsPath', () => {
 
 describe('formatToUse', () => {
   const dear = TRY_TEXT_ABOVE_MS;
-  it.each<[string, Record<string, number>, ReadKind, boolean, 'prometheus' | 'text']>([
+  it.each<[string, Record<string, number | [number, number]>, ReadKind, boolean, 'prometheus' | 'text']>([
     ['Prometheus first', {}, 'used', false, 'prometheus'],
     ['Prometheus while it is cheap', { 'prometheus used': dear - 0.1 }, 'used', false, 'prometheus'],
-    ['the text /stats tried once Prometheus is dear', { 'prometheus used': dear }, 'used', false, 'text'],
+    ['the text /stats tried once two Prometheus reads were dear', { 'prometheus used': dear }, 'used', false, 'text'],
+    ['Prometheus again after one dear read: a first read pays for its connection and warm-up', { 'prometheus used': [dear * 10, 1] }, 'used', false, 'prometheus'],
     ['the text /stats when it was cheaper', { 'prometheus used': dear + 3, 'text used': dear + 2 }, 'used', false, 'text'],
     ['Prometheus when the text /stats was dearer', { 'prometheus used': dear + 3, 'text used': dear + 4 }, 'used', false, 'prometheus'],
     ['Prometheus on a tie', { 'prometheus used': dear + 3, 'text used': dear + 3 }, 'used', false, 'prometheus'],
@@ -50,7 +51,9 @@ describe('formatToUse', () => {
     ['each kind by its own prices, the other way', { 'prometheus used': 0.1, 'prometheus full': dear * 10 }, 'full', false, 'text'],
     ['the text /stats for good once Prometheus is unreadable', { 'prometheus used': 0.1, 'text used': 9 }, 'used', true, 'text'],
   ])('%s', (_what, prices, kind, unreadable, format) => {
-    expect(formatToUse(new Map(Object.entries(prices)), kind, unreadable)).toBe(format);
+    // A bare price rests on two reads; [price, reads] says how many.
+    const priced = new Map(Object.entries(prices).map(([key, value]) => [key, typeof value === 'number' ? { ms: value, reads: 2 } : { ms: value[0], reads: value[1] }]));
+    expect(formatToUse(priced, kind, unreadable)).toBe(format);
   });
 });
 
@@ -84,7 +87,7 @@ describe('StatsReader', () => {
     const kept = [];
     // The same records in either format, in the order each names them.
     for (let n = 0; n < 4; n += 1) kept.push(JSON.stringify((await reader.read('used')).records.map((r) => JSON.stringify(r)).sort()));
-    expect(reads(admin)).toEqual(['prometheus used', 'text used', 'text used', 'text used']);
+    expect(reads(admin)).toEqual(['prometheus used', 'prometheus used', 'text used', 'text used']);
     expect(new Set(kept).size).toBe(1);
     expect(reader.priceOf('used')).toBe(1);
   });
@@ -92,7 +95,7 @@ describe('StatsReader', () => {
   it('goes back to Prometheus for good when the text /stats was dearer', async () => {
     const { reader, admin } = readerOf(STATS, (path) => (path.startsWith('/stats/prometheus') ? TRY_TEXT_ABOVE_MS + 3 : TRY_TEXT_ABOVE_MS + 30));
     for (let n = 0; n < 4; n += 1) await reader.read('used');
-    expect(reads(admin)).toEqual(['prometheus used', 'text used', 'prometheus used', 'prometheus used']);
+    expect(reads(admin)).toEqual(['prometheus used', 'prometheus used', 'text used', 'prometheus used']);
   });
 
   it('never tries the text /stats while Prometheus reads are cheap', async () => {
