@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ReadReason } from '../src/drain/schedule.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
-import { type Scenario, FORMS, progress, ratio, sleep, spawnTimed, table, withTarget } from './support/harness.js';
 import { isStatsRead } from '../test/support/stats-reads.js';
+import { FORMS, progress, ratio, type Scenario, sleep, spawnTimed, table, withTarget } from './support/harness.js';
 
 /** The defaults this scenario relies on: --min-drain-duration 10s, --check-interval 1s. */
 const DEFAULT_MIN_DRAIN_MS = 10_000;
@@ -45,7 +45,16 @@ async function runMode(mode: Mode): Promise<ModeResult> {
     await target.statReaches('server.total_connections', HELD, 7_000); // a stats flush
     const drainCall = target.nextCall('/drain_listeners');
     // Defaults everywhere but the log level; `total` is the default source, `listeners` is passed explicitly.
-    const args = ['shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile, '--log-level', 'debug', ...(mode === 'listeners' ? ['--connections', 'listeners'] : [])];
+    const args = [
+      'shutdown',
+      '--admin-address',
+      target.adminAddress,
+      '--ready-file',
+      readyFile,
+      '--log-level',
+      'debug',
+      ...(mode === 'listeners' ? ['--connections', 'listeners'] : []),
+    ];
     const shutdown = spawnTimed([...FORMS.executable.command, ...args], { stdout: 'pipe' });
     let stdout = '';
     shutdown.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -123,7 +132,20 @@ async function run(): Promise<string> {
   return [
     `\`shutdown\` (single executable) at its defaults (\`--min-drain-duration 10s\`, \`--check-interval 1s\`; \`--connections listeners\` added in the second run; \`--log-level debug\` for one line per read, with its reason) against a real Envoy ${await envoyVersion()} (its default 5 s stats flush), its admin API reached through an in-process relay that records each request (its count of stats reads matches the hook's lines in every run). ${HELD} TCP connections are held; ${(FIRST_CLOSE_AT_MS - DEFAULT_MIN_DRAIN_MS) / 1_000} s after the minimum drain ${FIRST_CLOSE} of them close, then the other ${HELD - FIRST_CLOSE} one a second. Each read's reason, as \`src/drain/schedule.ts\` gives it: "cadence", the check interval (and the read at the end of the minimum drain); "end game", once the drain may end: 400 ms with three left, 100 ms with two, 25 ms with one, a quarter of the check interval as a safety net while the socket count is watched; "socket closed", the namespace's TCP socket count (/proc/net/sockstat, looked at after the minimum drain while at most 3 connections hold the drain: every 20 ms with one, 80 ms with two, 320 ms with three; \`listeners\` only) dropped; "held to Envoy's share", a read the reads' measured share of Envoy's main thread held back. Every process of this bench shares one network namespace, so each close drops it more than once (the client's side, Envoy's, the TCP proxy's upstream connection and the sink's side). Besides the reads, each drain sent ${results.total?.otherCalls ?? '?'} other calls (the health-check failure and the drain itself). With \`total\`, the count is as old as Envoy's last stats flush, so the hint would not help, and the drain ends only at the flush after the last close, the end game reading at its pace until then.`,
     '',
-    table(['connection source', 'phase (drain clock)', 'reads', 'per second', 'cadence', 'end game', 'socket closed', "held to Envoy's share", "vs Envoy Gateway's 1 read/s"], rows),
+    table(
+      [
+        'connection source',
+        'phase (drain clock)',
+        'reads',
+        'per second',
+        'cadence',
+        'end game',
+        'socket closed',
+        "held to Envoy's share",
+        "vs Envoy Gateway's 1 read/s",
+      ],
+      rows,
+    ),
     '',
     `${totals.join('; ')}. Each read is one small \`GET /stats/prometheus?filter=…\` on a kept-alive connection (no new TCP handshake per read): the first in full, the rest \`usedonly\`.`,
   ].join('\n');

@@ -7,7 +7,26 @@
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BUNDLE, type Scenario, type Summary, formatMiB, formatMs, freePort, inRounds, listeningAfter, medianAndSpread, memoryAfter, progress, ratio, spawnTimed, stopChild, table, toFirstAdminCall, wallTime, withTarget } from './support/harness.js';
+import {
+  BUNDLE,
+  formatMiB,
+  formatMs,
+  freePort,
+  inRounds,
+  listeningAfter,
+  medianAndSpread,
+  memoryAfter,
+  progress,
+  ratio,
+  type Scenario,
+  type Summary,
+  spawnTimed,
+  stopChild,
+  table,
+  toFirstAdminCall,
+  wallTime,
+  withTarget,
+} from './support/harness.js';
 
 const RUNS = 8;
 const WARM_UP = 1;
@@ -30,7 +49,10 @@ async function cpuTime(command: readonly string[]): Promise<number> {
   let out = '';
   child.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const exit = await child.exited;
-  const children = out.trim().split('\n')[1]?.match(/(\d+)m([\d.]+)s (\d+)m([\d.]+)s/);
+  const children = out
+    .trim()
+    .split('\n')[1]
+    ?.match(/(\d+)m([\d.]+)s (\d+)m([\d.]+)s/);
   if (exit.code !== 0 || children == null) throw new Error(`${command.join(' ')} failed (${exit.code}): ${out}${exit.stderr}`);
   return (Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4])) * 1000;
 }
@@ -54,7 +76,14 @@ async function run(): Promise<string> {
   return withTarget('arm64', async (target, dir) => {
     progress('arm64-emulated', 'building an arm64 variant whose code cache the arm64 Node makes under emulation');
     const cached = join(dir, 'with-code-cache');
-    script.buildSingleExecutable({ main: BUNDLE, output: cached, work: join(dir, 'work'), arch: 'arm64', codeCache: true, blobNode: emulated(resolve(script.TARGETS.arm64.node)) });
+    script.buildSingleExecutable({
+      main: BUNDLE,
+      output: cached,
+      work: join(dir, 'work'),
+      arch: 'arm64',
+      codeCache: true,
+      blobNode: emulated(resolve(script.TARGETS.arm64.node)),
+    });
     const shipped = resolve(script.ARM64_EXECUTABLE);
     const s = await inRounds({ runs: RUNS, warmUp: WARM_UP, scenario: 'arm64-emulated' }, async (n) => {
       const timed = {
@@ -64,11 +93,20 @@ async function run(): Promise<string> {
         cpuVersionCached: await cpuTime([...emulated(cached), '--version']),
         cpuHelpShipped: await cpuTime([...emulated(shipped), 'shutdown', '--help']),
         cpuHelpCached: await cpuTime([...emulated(cached), 'shutdown', '--help']),
-        callShipped: await toFirstAdminCall([...emulated(shipped), 'shutdown', '--admin-timeout', '30s', '--admin-address', target.adminAddress, '--ready-file', join(dir, `ready-s-${n}`)], target),
-        callCached: await toFirstAdminCall([...emulated(cached), 'shutdown', '--admin-timeout', '30s', '--admin-address', target.adminAddress, '--ready-file', join(dir, `ready-c-${n}`)], target),
+        callShipped: await toFirstAdminCall(
+          [...emulated(shipped), 'shutdown', '--admin-timeout', '30s', '--admin-address', target.adminAddress, '--ready-file', join(dir, `ready-s-${n}`)],
+          target,
+        ),
+        callCached: await toFirstAdminCall(
+          [...emulated(cached), 'shutdown', '--admin-timeout', '30s', '--admin-address', target.adminAddress, '--ready-file', join(dir, `ready-c-${n}`)],
+          target,
+        ),
       };
       const port = await freePort();
-      const idle = await listenAndIdle([...emulated(shipped), 'shutdown-manager', '--host', '127.0.0.1', '--port', String(port), '--ready-file', join(dir, `ready-m-${n}`)], port);
+      const idle = await listenAndIdle(
+        [...emulated(shipped), 'shutdown-manager', '--host', '127.0.0.1', '--port', String(port), '--ready-file', join(dir, `ready-m-${n}`)],
+        port,
+      );
       return { ...timed, listen: idle.listenMs, rss: idle.rssKiB };
     });
     const ms = (summary: Summary): string => medianAndSpread(summary, formatMs);
@@ -80,8 +118,18 @@ async function run(): Promise<string> {
         ['measure', 'shipped (no code cache)', 'with a code cache made under emulation', 'shipped / cached'],
         [
           ['`--version`: exec → exit', ms(s.versionShipped), ms(s.versionCached), ratio(s.versionShipped.median, s.versionCached.median)],
-          ['`--version`: CPU time (user + system)', ms(s.cpuVersionShipped), ms(s.cpuVersionCached), ratio(s.cpuVersionShipped.median, s.cpuVersionCached.median)],
-          ['`shutdown --help` (through commander): CPU time', ms(s.cpuHelpShipped), ms(s.cpuHelpCached), ratio(s.cpuHelpShipped.median, s.cpuHelpCached.median)],
+          [
+            '`--version`: CPU time (user + system)',
+            ms(s.cpuVersionShipped),
+            ms(s.cpuVersionCached),
+            ratio(s.cpuVersionShipped.median, s.cpuVersionCached.median),
+          ],
+          [
+            '`shutdown --help` (through commander): CPU time',
+            ms(s.cpuHelpShipped),
+            ms(s.cpuHelpCached),
+            ratio(s.cpuHelpShipped.median, s.cpuHelpCached.median),
+          ],
           ['`shutdown`: exec → first admin request received', ms(s.callShipped), ms(s.callCached), ratio(s.callShipped.median, s.callCached.median)],
         ],
       ),
@@ -96,7 +144,7 @@ async function run(): Promise<string> {
         ],
       ),
       '',
-      'The resident memory is qemu\'s process: the emulated program\'s pages plus qemu\'s translated-code cache and its own state, so it overstates what the manager holds on a real arm64 node (section 2 has the x86-64 figures).',
+      "The resident memory is qemu's process: the emulated program's pages plus qemu's translated-code cache and its own state, so it overstates what the manager holds on a real arm64 node (section 2 has the x86-64 figures).",
     ].join('\n');
   });
 }

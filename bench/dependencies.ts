@@ -7,7 +7,22 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { type DrainTarget, type Scenario, type TimedChild, formatMiB, formatMs, inRounds, medianAndSpread, memoryAfter, progress, ratio, spawnTimed, table, toFirstAdminCall, withTarget } from './support/harness.js';
+import {
+  type DrainTarget,
+  formatMiB,
+  formatMs,
+  inRounds,
+  medianAndSpread,
+  memoryAfter,
+  progress,
+  ratio,
+  type Scenario,
+  spawnTimed,
+  type TimedChild,
+  table,
+  toFirstAdminCall,
+  withTarget,
+} from './support/harness.js';
 
 const PROBES = {
   bare: { label: 'nothing loaded: one `writeSync` to stdout (the floor)', kind: 'log' },
@@ -33,11 +48,24 @@ interface Built {
 
 /** Each probe bundled as scripts/build.mjs bundles the CLI, then packaged as scripts/package.mjs packages it. */
 async function buildProbes(dir: string): Promise<Record<Probe, Built>> {
-  const packaging = (await import(pathToFileURL(resolve('scripts/package.mjs')).href)) as { buildSingleExecutable(options: { main: string; output: string; work: string }): void };
+  const packaging = (await import(pathToFileURL(resolve('scripts/package.mjs')).href)) as {
+    buildSingleExecutable(options: { main: string; output: string; work: string }): void;
+  };
   const built: Partial<Record<Probe, Built>> = {};
   for (const name of NAMES) {
     const main = join(dir, `${name}.cjs`);
-    await build({ entryPoints: [`bench/support/probes/${FILES[name]}.ts`], outfile: main, bundle: true, platform: 'node', format: 'cjs', target: 'node20', minifySyntax: true, minifyWhitespace: true, legalComments: 'linked', logLevel: 'error' });
+    await build({
+      entryPoints: [`bench/support/probes/${FILES[name]}.ts`],
+      outfile: main,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      minifySyntax: true,
+      minifyWhitespace: true,
+      legalComments: 'linked',
+      logLevel: 'error',
+    });
     const executable = join(dir, name);
     packaging.buildSingleExecutable({ main, output: executable, work: join(dir, `work-${name}`) });
     built[name] = { executable, bundleBytes: statSync(main).size };
@@ -107,7 +135,8 @@ async function run(): Promise<string> {
     medianAndSpread(anon[name], formatMiB, 'min-max'),
     difference(anon[name].median - anon[ours(name)].median),
   ]);
-  const extra = (library: Probe, mine: Probe): string => `${formatMs(time[library].median - time[mine].median)} and ${formatMiB(anon[library].median - anon[mine].median)}`;
+  const extra = (library: Probe, mine: Probe): string =>
+    `${formatMs(time[library].median - time[mine].median)} and ${formatMiB(anon[library].median - anon[mine].median)}`;
   return [
     `Each probe is a few lines (\`bench/support/probes/\`), bundled with the product's esbuild options and packaged by \`scripts/package.mjs\` exactly as the executable is (stripped Node 24, the same baked flags, a code cache). Start-up: exec → the first admin request reaching the relay in front of a real Envoy (admin probes) or the first byte on stdout (log probes); ${RUNS} interleaved runs of each after ${WARM_UP} discarded, median (p10–p90). Memory: RssAnon (private) ${SETTLE_MS / 1000} s after that, idle, ${MEMORY_RUNS} runs, median (min–max). Differences are against ours, from the medians.`,
     '',

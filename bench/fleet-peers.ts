@@ -6,8 +6,9 @@
 // deletion, idle pooled connections, a scraper on each pod's stats listener) runs each fleet in a
 // network namespace of its own; the peers' managers run from images FROM scratch holding their own
 // binaries, built from the pinned commits (support/peer-images.ts). Rounds interleaved.
-import { build } from 'esbuild';
+
 import { resolve } from 'node:path';
+import { build } from 'esbuild';
 import { errorCount } from '../test/fleet/support/error-count.js';
 import type { FleetInput, FleetOutput } from '../test/fleet/support/fleet-run.js';
 import { TEST_CHECK } from '../test/fleet/support/fleet-settings.js';
@@ -17,11 +18,11 @@ import { fleetPodSpec, type PeerPodChoice } from '../test/fleet/support/peer-fle
 import { buildAmd64Images } from '../test/image/support/images.js';
 import { removeRun } from '../test/image/support/podman-run.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
+import { formatMs, progress, type Scenario, summarize, table } from './support/harness.js';
 import { type PeerBinary, peerBinary, peerManagerImage } from './support/peer-images.js';
-import { type Scenario, formatMs, progress, summarize, table } from './support/harness.js';
 
 /** FLEET_PEERS_ROUNDS overrides, for a quick look while iterating. */
-const ROUNDS = Number(process.env['FLEET_PEERS_ROUNDS'] ?? 3);
+const ROUNDS = Number(process.env.FLEET_PEERS_ROUNDS ?? 3);
 const REPLICAS = 8;
 /** The same minimum drain and drain timeout for every fleet: Envoy Gateway's rendered pod's (its renderer's EnvoyProxy settings). */
 const MIN_DRAIN_S = 2;
@@ -56,12 +57,28 @@ const CONTOUR_MIN_DRAIN = [`--check-delay=${MIN_DRAIN_S}s`];
 const CONTOUR_GRACE_S = DRAIN_TIMEOUT_S;
 
 function fleets(images: { ours: string; eg: string; contour: string }): Fleet[] {
-  const peer = (choice: Omit<PeerPodChoice, 'hookFlags'> & { hookFlags?: readonly string[] }) => (base: FleetInput): FleetInput => ({ ...base, peerPod: { hookFlags: [], ...choice } });
+  const peer =
+    (choice: Omit<PeerPodChoice, 'hookFlags'> & { hookFlags?: readonly string[] }) =>
+    (base: FleetInput): FleetInput => ({ ...base, peerPod: { hookFlags: [], ...choice } });
   return [
     { name: 'eg-own', label: "Envoy Gateway's pod, its own manager", input: peer({ peer: 'envoy-gateway', fixture: 'http', managerImage: images.eg }) },
-    { name: 'eg-ours', label: "Envoy Gateway's pod, ours (drop-in)", versus: 'eg-own', input: peer({ peer: 'envoy-gateway', fixture: 'http', managerImage: images.ours }) },
-    { name: 'contour-own', label: "Contour's pod, its own manager", input: peer({ peer: 'contour', fixture: 'gateway-api', managerImage: images.contour, hookFlags: CONTOUR_MIN_DRAIN, graceSeconds: CONTOUR_GRACE_S }) },
-    { name: 'contour-ours', label: "Contour's pod, ours (drop-in)", versus: 'contour-own', input: peer({ peer: 'contour', fixture: 'gateway-api', managerImage: images.ours, hookFlags: CONTOUR_MIN_DRAIN, graceSeconds: CONTOUR_GRACE_S }) },
+    {
+      name: 'eg-ours',
+      label: "Envoy Gateway's pod, ours (drop-in)",
+      versus: 'eg-own',
+      input: peer({ peer: 'envoy-gateway', fixture: 'http', managerImage: images.ours }),
+    },
+    {
+      name: 'contour-own',
+      label: "Contour's pod, its own manager",
+      input: peer({ peer: 'contour', fixture: 'gateway-api', managerImage: images.contour, hookFlags: CONTOUR_MIN_DRAIN, graceSeconds: CONTOUR_GRACE_S }),
+    },
+    {
+      name: 'contour-ours',
+      label: "Contour's pod, ours (drop-in)",
+      versus: 'contour-own',
+      input: peer({ peer: 'contour', fixture: 'gateway-api', managerImage: images.ours, hookFlags: CONTOUR_MIN_DRAIN, graceSeconds: CONTOUR_GRACE_S }),
+    },
     {
       name: 'chart',
       label: "the chart's pod",
@@ -116,14 +133,24 @@ function figures(out: FleetOutput): Figures {
 /** Every error message a fleet's clients saw, deduplicated, for the notes. */
 function errorKinds(out: FleetOutput): string[] {
   const heyErrors = Object.entries(out.hey.errors).map(([message, count]) => `hey ${count}× ${message.replace(/127\.0\.0\.1:\d+/g, 'haproxy')}`);
-  const statuses = Object.entries(out.hey.statuses).filter(([code]) => !code.startsWith('2')).map(([code, count]) => `hey ${count}× status ${code}`);
+  const statuses = Object.entries(out.hey.statuses)
+    .filter(([code]) => !code.startsWith('2'))
+    .map(([code, count]) => `hey ${count}× status ${code}`);
   const clients = [...out.clients.http1.failures, ...out.clients.http2.failures, ...out.longRequests.failures];
   const counted = new Map<string, number>();
   for (const failure of clients) counted.set(failure, (counted.get(failure) ?? 0) + 1);
   // A 5xx HAProxy relayed from a pod, or one it sent itself (no server up in the backend).
   const fromPods = out.haproxy.servers.reduce((sum, server) => sum + server.hrsp5xx, 0);
   const own = out.haproxy.totals.frontend5xx - fromPods;
-  const haproxy = out.haproxy.totals.frontend5xx === 0 ? [] : [`HAProxy's frontends sent ${out.haproxy.totals.frontend5xx} 5xx: ${fromPods} from the pods (${out.haproxy.servers.filter((server) => server.hrsp5xx > 0).map((server) => `${server.backend}/${server.server} ${server.hrsp5xx}`).join(', ')}), ${own} of its own (no pod up in the backend)`];
+  const haproxy =
+    out.haproxy.totals.frontend5xx === 0
+      ? []
+      : [
+          `HAProxy's frontends sent ${out.haproxy.totals.frontend5xx} 5xx: ${fromPods} from the pods (${out.haproxy.servers
+            .filter((server) => server.hrsp5xx > 0)
+            .map((server) => `${server.backend}/${server.server} ${server.hrsp5xx}`)
+            .join(', ')}), ${own} of its own (no pod up in the backend)`,
+        ];
   return [...heyErrors, ...statuses, ...[...counted].map(([failure, count]) => `${count}× ${failure}`), ...haproxy];
 }
 
@@ -133,18 +160,37 @@ function renderedEgDrain(): { hook: readonly string[]; grace: number } {
   const hook = spec.containers.find((c) => c.name === 'shutdown-manager')?.lifecycle?.preStop?.exec?.command ?? [];
   const envoyArgs = spec.containers.find((c) => c.name === 'envoy')?.args ?? [];
   const drainTimeS = envoyArgs[envoyArgs.indexOf('--drain-time-s') + 1];
-  if (!hook.includes(`--min-drain-duration=${MIN_DRAIN_S}s`) || !hook.includes(`--drain-timeout=${DRAIN_TIMEOUT_S}s`) || drainTimeS !== String(DRAIN_TIMEOUT_S)) {
-    throw new Error(`Envoy Gateway's rendered pod no longer drains ${MIN_DRAIN_S} s / ${DRAIN_TIMEOUT_S} s: hook ${hook.join(' ')}, --drain-time-s ${drainTimeS}`);
+  if (
+    !hook.includes(`--min-drain-duration=${MIN_DRAIN_S}s`) ||
+    !hook.includes(`--drain-timeout=${DRAIN_TIMEOUT_S}s`) ||
+    drainTimeS !== String(DRAIN_TIMEOUT_S)
+  ) {
+    throw new Error(
+      `Envoy Gateway's rendered pod no longer drains ${MIN_DRAIN_S} s / ${DRAIN_TIMEOUT_S} s: hook ${hook.join(' ')}, --drain-time-s ${drainTimeS}`,
+    );
   }
   return { hook, grace: spec.terminationGracePeriodSeconds ?? 30 };
 }
 
 async function run(): Promise<string> {
   const log = (line: string): void => progress('fleet-peers', line);
-  await build({ entryPoints: ['test/support/fleet-main.ts', 'test/support/netns-bridge-main.ts'], outdir: 'test/.build', outExtension: { '.js': '.cjs' }, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: ['test/support/fleet-main.ts', 'test/support/netns-bridge-main.ts'],
+    outdir: 'test/.build',
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   const built = await buildAmd64Images(log);
   const binaries: Record<'eg' | 'contour', PeerBinary> = { eg: await peerBinary('envoy-gateway', log), contour: await peerBinary('contour', log) };
-  const images = { ours: built.manager, eg: await peerManagerImage('envoy-gateway', binaries.eg.path), contour: await peerManagerImage('contour', binaries.contour.path) };
+  const images = {
+    ours: built.manager,
+    eg: await peerManagerImage('envoy-gateway', binaries.eg.path),
+    contour: await peerManagerImage('contour', binaries.contour.path),
+  };
   const heyBinary = ensureHey();
   const runId = `bench${process.pid}${Date.now().toString(36)}`;
   const base: FleetInput = {
@@ -165,7 +211,7 @@ async function run(): Promise<string> {
   const all = fleets(images);
   const { hook: egHook, grace: egGrace } = renderedEgDrain();
   // FLEET_PEERS_ONLY=eg-own,eg-ours runs only those fleets, for a quick look while iterating.
-  const only = process.env['FLEET_PEERS_ONLY']?.split(',');
+  const only = process.env.FLEET_PEERS_ONLY?.split(',');
   const selected = only === undefined ? all : all.filter((f) => only.includes(f.name));
   const results = new Map<FleetName, Figures[]>(selected.map((f) => [f.name, []]));
   const notes = new Map<FleetName, Set<string>>(selected.map((f) => [f.name, new Set()]));
@@ -178,7 +224,9 @@ async function run(): Promise<string> {
         results.get(fleet.name)?.push(measured);
         for (const kind of errorKinds(out)) notes.get(fleet.name)?.add(kind);
         versions = `HAProxy ${out.versions.haproxy}, hey ${out.versions.hey}`;
-        log(`round ${round + 1}/${ROUNDS}: ${fleet.label}: ${measured.errors} errors (${measured.bySource}), rollout ${formatMs(measured.rolloutMs)}, drains ${measured.drainMs.map((ms) => formatMs(ms)).join(' ')}, held ${measured.heldMs.map((ms) => formatMs(ms)).join(' ')}, ${measured.byItself} by itself`);
+        log(
+          `round ${round + 1}/${ROUNDS}: ${fleet.label}: ${measured.errors} errors (${measured.bySource}), rollout ${formatMs(measured.rolloutMs)}, drains ${measured.drainMs.map((ms) => formatMs(ms)).join(' ')}, held ${measured.heldMs.map((ms) => formatMs(ms)).join(' ')}, ${measured.byItself} by itself`,
+        );
       }
     }
   } finally {
@@ -195,7 +243,8 @@ async function run(): Promise<string> {
   const rows = selected.map((fleet) => {
     const runs = results.get(fleet.name) ?? [];
     const versus = fleet.versus;
-    const ratio = (pick: (name: FleetName) => number[]): string => (versus === undefined || !results.has(versus) ? '—' : (median(pick(fleet.name)) / median(pick(versus))).toFixed(2));
+    const ratio = (pick: (name: FleetName) => number[]): string =>
+      versus === undefined || !results.has(versus) ? '—' : (median(pick(fleet.name)) / median(pick(versus))).toFixed(2);
     return [
       fleet.label,
       runs.map((f) => String(f.errors)).join(', '),
@@ -222,9 +271,24 @@ async function run(): Promise<string> {
     '',
     `Same minimum drain and drain timeout for all: ${MIN_DRAIN_S} s and ${DRAIN_TIMEOUT_S} s. Envoy Gateway's pod as its renderer wrote it (\`${egHook.join(' ')}\`, Envoy with \`--drain-strategy immediate --drain-time-s ${DRAIN_TIMEOUT_S}\`, grace period ${egGrace} s); Contour's with \`${CONTOUR_MIN_DRAIN.join(' ')}\` added to its \`contour envoy shutdown\` hook (Contour's own flag: no count before it) and its grace period set to ${CONTOUR_GRACE_S} s (rendered: 300 s): Contour has no drain timeout, the grace period is its only bound (at 300 s a fleet whose drains all run to the end would take 40 minutes); its Envoy drains gradually as rendered. The chart with \`shutdown.minDrainDuration=${MIN_DRAIN_S}\`, \`drainTimeout=${DRAIN_TIMEOUT_S}\` and \`quietPeriod=2\` (the drop-ins' quiet period), its other values at their defaults. The drop-ins run with what each peer's pod passes them and nothing else.`,
     '',
-    table(['fleet', 'errors (per round)', 'errors by source (per round)', 'rollout: first deletion → last old pod gone', 'of which first → last deletion', 'drain per pod: hooks start → Envoy released', 'held for nothing per pod: last answer → Envoy SIGTERM', 'drains ended by themselves / at the timeout', 'rollout ours/peer', 'drain ours/peer', 'held ours/peer'], rows),
+    table(
+      [
+        'fleet',
+        'errors (per round)',
+        'errors by source (per round)',
+        'rollout: first deletion → last old pod gone',
+        'of which first → last deletion',
+        'drain per pod: hooks start → Envoy released',
+        'held for nothing per pod: last answer → Envoy SIGTERM',
+        'drains ended by themselves / at the timeout',
+        'rollout ours/peer',
+        'drain ours/peer',
+        'held ours/peer',
+      ],
+      rows,
+    ),
     '',
-    '"held for nothing": from the last request the application answered through that pod (its HAProxy slot) to Envoy\'s SIGTERM; only idle connections (HAProxy\'s pool, the scraper) were left in between. In the Deployments\' rollouts the deletions are paced by the new pods becoming ready (each a pod start on this busy machine), the same for every manager, and the rollout is about those deletions plus one drain: the ratio can only be as low as that drain allows on top of them. In the DaemonSet\'s, each pod\'s drain, exit and its successor\'s start come one after another: the ratio is that of drain + exit + start. A drain "at the timeout" lasted its drain timeout (Contour: was cut at the grace period). Contour\'s Envoy closes a connection idle for 60 s (the idle_timeout of its connection managers), so where its one-by-one rollout reaches a pod whose idle connections had been idle that long, Contour\'s own manager\'s drain ends by itself. HAProxy\'s column sums econ, eresp, srv_abrt, retries and the 5xx its frontends sent.',
+    "\"held for nothing\": from the last request the application answered through that pod (its HAProxy slot) to Envoy's SIGTERM; only idle connections (HAProxy's pool, the scraper) were left in between. In the Deployments' rollouts the deletions are paced by the new pods becoming ready (each a pod start on this busy machine), the same for every manager, and the rollout is about those deletions plus one drain: the ratio can only be as low as that drain allows on top of them. In the DaemonSet's, each pod's drain, exit and its successor's start come one after another: the ratio is that of drain + exit + start. A drain \"at the timeout\" lasted its drain timeout (Contour: was cut at the grace period). Contour's Envoy closes a connection idle for 60 s (the idle_timeout of its connection managers), so where its one-by-one rollout reaches a pod whose idle connections had been idle that long, Contour's own manager's drain ends by itself. HAProxy's column sums econ, eresp, srv_abrt, retries and the 5xx its frontends sent.",
     ...(errorNotes.length === 0 ? [] : ['', 'What the clients saw:', '', ...errorNotes]),
   ].join('\n');
 }

@@ -3,7 +3,20 @@
 // whether memory comes back to idle, and the peak when a 50 MB file appears at the ready-file path.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { type Scenario, cleanEnv, formatMiB, FORMS, medianAndSpread, memoryAfter, progress, readAnonSplit, readMemory, sleep, summarize, table } from './support/harness.js';
+import {
+  cleanEnv,
+  FORMS,
+  formatMiB,
+  medianAndSpread,
+  memoryAfter,
+  progress,
+  readAnonSplit,
+  readMemory,
+  type Scenario,
+  sleep,
+  summarize,
+  table,
+} from './support/harness.js';
 import { type RunningManager, startManager } from './support/manager.js';
 
 /** What "memory back to idle" allows: RssAnon within this of idle once the storm settled. */
@@ -74,12 +87,12 @@ async function round(nodeOptions: string): Promise<RoundResult> {
         .on('error', reject)
         .end();
     });
-    await manager.log.waitFor((line) => line['msg'] === 'waiting for the drain to finish');
+    await manager.log.waitFor((line) => line.msg === 'waiting for the drain to finish');
     manager.log.poll();
     const linesBefore = manager.log.lines.length;
     for (let sent = 0; sent < ABORTED; sent += BATCH) await Promise.all(Array.from({ length: BATCH }, () => abandon(manager.port)));
     // Once the storm is quiet the manager collects its garbage, and says so.
-    const collected = await manager.log.waitFor((line) => line['msg'] === 'memory collected after a crowd of waiters', 30_000, 50);
+    const collected = await manager.log.waitFor((line) => line.msg === 'memory collected after a crowd of waiters', 30_000, 50);
     const after = await memoryAfter(pid, 1_000); // past the log summary's one-second window
     const afterSplit = readAnonSplit(pid);
     manager.log.poll();
@@ -98,7 +111,7 @@ async function round(nodeOptions: string): Promise<RoundResult> {
       afterAbortedAnonKiB: after.anonKiB,
       brkHeapGrowthKiB: afterSplit.brkHeapKiB - idleSplit.brkHeapKiB,
       mappingsGrowthKiB: afterSplit.mappingsKiB - idleSplit.mappingsKiB,
-      heapAfterKiB: Number(collected['heapMiB']) * 1024,
+      heapAfterKiB: Number(collected.heapMiB) * 1024,
       logLines,
       afterBigFileAnonKiB: readMemory(pid).anonKiB,
       bigFilePeakKiB: peakKiB(pid),
@@ -130,8 +143,8 @@ async function run(): Promise<string> {
         ['RssAnon, idle', ...cells((r) => r.idleAnonKiB, mib)],
         [`RSS after ${ABORTED.toLocaleString('en')} waiters that gave up (one held), once the manager collected`, ...cells((r) => r.afterAbortedKiB, mib)],
         ['of which private (RssAnon)', ...cells((r) => r.afterAbortedAnonKiB, mib)],
-        ['RssAnon above idle: in malloc\'s main arena (`[heap]` in smaps)', ...cells((r) => r.brkHeapGrowthKiB, mib)],
-        ['RssAnon above idle: in other anonymous mappings (V8\'s heap, other threads\' malloc arenas)', ...cells((r) => r.mappingsGrowthKiB, mib)],
+        ["RssAnon above idle: in malloc's main arena (`[heap]` in smaps)", ...cells((r) => r.brkHeapGrowthKiB, mib)],
+        ["RssAnon above idle: in other anonymous mappings (V8's heap, other threads' malloc arenas)", ...cells((r) => r.mappingsGrowthKiB, mib)],
         ["V8's heap (committed) after the collection, from its log line", ...cells((r) => r.heapAfterKiB, mib)],
         [`log lines for those ${ABORTED.toLocaleString('en')} waiters`, ...cells((r) => r.logLines, count)],
         ['RssAnon after a 50 MB file appeared at the ready-file path and released the held waiter', ...cells((r) => r.afterBigFileAnonKiB, mib)],

@@ -7,9 +7,9 @@ import { Agent, request } from 'node:http';
 import http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
-import { get, startRealEnvoy, type RealEnvoy } from '../test/support/real-envoy/process.js';
 import { HEALTHY_BOOTSTRAP } from '../test/support/real-envoy/healthy-envoy.js';
-import { type Scenario, progress, sleep, table } from './support/harness.js';
+import { get, type RealEnvoy, startRealEnvoy } from '../test/support/real-envoy/process.js';
+import { progress, type Scenario, sleep, table } from './support/harness.js';
 
 const OFFSETS_MS = [-50, -20, -10, -5, -2, 0, 2, 5, 20];
 const RUNS = 3;
@@ -64,7 +64,7 @@ async function idleHttp2(port: number): Promise<IdleClient> {
 async function once(protocol: Protocol, offsetMs: number): Promise<string | undefined> {
   const envoy: RealEnvoy = await startRealEnvoy({ bootstrap: HEALTHY_BOOTSTRAP, args: ['--drain-strategy', 'immediate', '--drain-time-s', '60'] });
   try {
-    const port = envoy.ports['ingress'] as number;
+    const port = envoy.ports.ingress as number;
     const client = protocol === 'HTTP/1.1' ? await idleHttp1(port) : await idleHttp2(port);
     const drained = await get(envoy.adminAddress, '/drain_listeners?graceful&skip_exit', 'POST');
     if (drained.status !== 200) throw new Error(`drain_listeners answered ${drained.status}`);
@@ -105,4 +105,4 @@ async function run(): Promise<string> {
   ].join('\n');
 }
 
-export const idleConnections: Scenario = { name: 'idle-connections', title: '8. Idle connections at Envoy\'s exit', run };
+export const idleConnections: Scenario = { name: 'idle-connections', title: "8. Idle connections at Envoy's exit", run };

@@ -2,7 +2,25 @@
 // ratio to a bare Node process measured in the same run; and what candidate memory flags change.
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Memory, type Scenario, type TimedChild, cleanEnv, formatMiB, FORMS, medianAndSpread, NODE, progress, ratio, readMemory, sleep, spawnTimed, stopChild, summarize, table, withScratch } from './support/harness.js';
+import {
+  cleanEnv,
+  FORMS,
+  formatMiB,
+  type Memory,
+  medianAndSpread,
+  NODE,
+  progress,
+  ratio,
+  readMemory,
+  type Scenario,
+  sleep,
+  spawnTimed,
+  stopChild,
+  summarize,
+  type TimedChild,
+  table,
+  withScratch,
+} from './support/harness.js';
 import { type RunningManager, startManager } from './support/manager.js';
 
 const IDLE_MS = 10_000;

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { type Scenario, progress, table } from './support/harness.js';
+import { progress, type Scenario, table } from './support/harness.js';
 
 interface Descriptor {
   readonly digest: string;
@@ -34,7 +34,10 @@ async function run(): Promise<string> {
     const pulled = entry.size + manifest.config.size + manifest.layers.reduce((sum, layer) => sum + layer.size, 0);
     rows.push([`**ours**, linux/${entry.platform?.architecture ?? '?'}`, mb(pulled), 'measured: manifest, config and gzip layers in the release archive']);
   }
-  for (const [label, variable] of [['Envoy Gateway (`envoy-gateway`)', 'EG_BIN'], ['Contour (`contour`)', 'CONTOUR_BIN']] as const) {
+  for (const [label, variable] of [
+    ['Envoy Gateway (`envoy-gateway`)', 'EG_BIN'],
+    ['Contour (`contour`)', 'CONTOUR_BIN'],
+  ] as const) {
     const path = process.env[variable];
     if (path === undefined || path === '' || !existsSync(path)) {
       rows.push([label, '—', `${variable} not set: not estimated in this run`]);
@@ -45,7 +48,7 @@ async function run(): Promise<string> {
     rows.push([label, `≈ ${mb(compressed)}`, `estimated: gzip -6 of its binary built here (${mb(statSync(path).size)}), without the base image's layers`]);
   }
   return [
-    'What a node downloads to start the container: for our images, the bytes of the manifest, the config and the gzip-compressed layer of each platform\'s image in the release archive (`npm run release`), the same bytes a registry serves after `skopeo copy --all`. The peers publish no image here to measure: their figures are estimates from the binaries built from their sources (bench/README.md), compressed as a registry layer is (gzip, level 6); their published images add a small base (distroless static) and may be built with other flags.',
+    "What a node downloads to start the container: for our images, the bytes of the manifest, the config and the gzip-compressed layer of each platform's image in the release archive (`npm run release`), the same bytes a registry serves after `skopeo copy --all`. The peers publish no image here to measure: their figures are estimates from the binaries built from their sources (bench/README.md), compressed as a registry layer is (gzip, level 6); their published images add a small base (distroless static) and may be built with other flags.",
     '',
     table(['image', 'compressed (pulled)', 'how'], rows),
     '',

@@ -13,12 +13,12 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { HOOKS, type Hook } from '../test/dropin/support/large-config-pod.js';
 import type { LargeConfigSize } from '../test/support/large-config/expand.js';
-import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { CONTOUR_ROUTES_PER_HOST } from '../test/support/large-config/routes.js';
-import { CLOSE_AFTER_MS, drainAtSize, HOOK_ARGS, STATUS_ARGS, STATUS_READS, startupUsage, type DrainCost, type HookUsage } from './support/drain-at-size.js';
-import { buildDropInRunner, drainThroughHook, type DropInDrain } from './support/drop-ins-at-size.js';
+import { envoyVersion } from '../test/support/real-envoy/binary.js';
+import { CLOSE_AFTER_MS, type DrainCost, drainAtSize, HOOK_ARGS, type HookUsage, STATUS_ARGS, STATUS_READS, startupUsage } from './support/drain-at-size.js';
+import { buildDropInRunner, type DropInDrain, drainThroughHook } from './support/drop-ins-at-size.js';
 import { IDLE_WINDOW_MS, PEER_POLLS } from './support/envoy-share.js';
-import { type Scenario, formatMiB, formatMs, openFilesHardLimit, progress, ratio, summarize, table, withScratch } from './support/harness.js';
+import { formatMiB, formatMs, openFilesHardLimit, progress, ratio, type Scenario, summarize, table, withScratch } from './support/harness.js';
 import { describeMachine } from './support/machine.js';
 import type { Workload } from './support/workloads.js';
 
@@ -79,11 +79,56 @@ function sizes(counts: readonly number[], smallUpTo: number, label: (n: number) 
 const countOf = (n: number): string => n.toLocaleString('en');
 
 const SERIES: readonly Series[] = [
-  { key: 'chains', title: 'TLS filter chains on one HTTPS listener', sizes: sizes([10, 1_000, 5_000, 20_000], 1_000, (n) => `${countOf(n)} chains`, (n) => ({ kind: 'config', size: { listeners: 1, chainsPerListener: n } })) },
-  { key: 'listeners', title: 'HTTPS listeners of 3 chains each', sizes: sizes([1, 100, 1_000], 100, (n) => `${countOf(n)} listener${n === 1 ? '' : 's'}`, (n) => ({ kind: 'config', size: { listeners: n, chainsPerListener: 3 } })) },
-  { key: 'clusters', title: 'Envoy Gateway’s HTTP listener with a route and a cluster per backend', sizes: sizes([10, 100, 1_000, 10_000], 100, (n) => `${countOf(n)} clusters`, (n) => ({ kind: 'clusters', clusters: n })) },
-  { key: 'virtual-hosts', title: `Contour’s \`ingress_http\` with many virtual hosts, ${CONTOUR_ROUTES_PER_HOST} routes each`, sizes: sizes([10, 100, 1_000, 5_000], 100, (n) => `${countOf(n)} virtual hosts`, (n) => ({ kind: 'virtual-hosts', hosts: n })) },
-  { key: 'connections', title: 'idle pooled client connections (h2load)', sizes: sizes(CONNECTIONS, 1_000, (n) => `${countOf(n)} connections`, (n) => ({ kind: 'connections', idle: n })) },
+  {
+    key: 'chains',
+    title: 'TLS filter chains on one HTTPS listener',
+    sizes: sizes(
+      [10, 1_000, 5_000, 20_000],
+      1_000,
+      (n) => `${countOf(n)} chains`,
+      (n) => ({ kind: 'config', size: { listeners: 1, chainsPerListener: n } }),
+    ),
+  },
+  {
+    key: 'listeners',
+    title: 'HTTPS listeners of 3 chains each',
+    sizes: sizes(
+      [1, 100, 1_000],
+      100,
+      (n) => `${countOf(n)} listener${n === 1 ? '' : 's'}`,
+      (n) => ({ kind: 'config', size: { listeners: n, chainsPerListener: 3 } }),
+    ),
+  },
+  {
+    key: 'clusters',
+    title: 'Envoy Gateway’s HTTP listener with a route and a cluster per backend',
+    sizes: sizes(
+      [10, 100, 1_000, 10_000],
+      100,
+      (n) => `${countOf(n)} clusters`,
+      (n) => ({ kind: 'clusters', clusters: n }),
+    ),
+  },
+  {
+    key: 'virtual-hosts',
+    title: `Contour’s \`ingress_http\` with many virtual hosts, ${CONTOUR_ROUTES_PER_HOST} routes each`,
+    sizes: sizes(
+      [10, 100, 1_000, 5_000],
+      100,
+      (n) => `${countOf(n)} virtual hosts`,
+      (n) => ({ kind: 'virtual-hosts', hosts: n }),
+    ),
+  },
+  {
+    key: 'connections',
+    title: 'idle pooled client connections (h2load)',
+    sizes: sizes(
+      CONNECTIONS,
+      1_000,
+      (n) => `${countOf(n)} connections`,
+      (n) => ({ kind: 'connections', idle: n }),
+    ),
+  },
 ];
 
 /** The series and sizes `--series a,b` and `--sizes 10,100` leave (all of them without either). */
@@ -92,7 +137,8 @@ function selected(options: Readonly<Record<string, string>>): Series[] {
   const keys = list('series');
   const counts = list('sizes')?.map(Number);
   const unknown = keys?.filter((key) => !SERIES.some((series) => series.key === key)) ?? [];
-  if (unknown.length > 0 || counts?.some((count) => !Number.isInteger(count)) === true) throw new Error(`--series takes ${SERIES.map((series) => series.key).join(', ')} and --sizes whole counts: got ${JSON.stringify(options)}`);
+  if (unknown.length > 0 || counts?.some((count) => !Number.isInteger(count)) === true)
+    throw new Error(`--series takes ${SERIES.map((series) => series.key).join(', ')} and --sizes whole counts: got ${JSON.stringify(options)}`);
   return SERIES.filter((series) => keys?.includes(series.key) ?? true)
     .map((series) => ({ ...series, sizes: series.sizes.filter((size) => counts?.includes(size.count) ?? true) }))
     .filter((series) => series.sizes.length > 0);
@@ -106,7 +152,28 @@ const DROP_IN_SIZES: ReadonlyArray<{ readonly label: string; readonly size: Larg
 const DROP_IN_HOOKS: readonly Hook[] = ['ours', 'envoy-gateway', 'contour'];
 const HOOK_TITLE: Record<Hook, string> = { ours: 'ours (`shutdown`)', 'envoy-gateway': 'Envoy Gateway’s drop-in', contour: 'Contour’s drop-in' };
 
-type Measure = 'envoyCpu' | 'bytes' | 'gets' | 'calls' | 'drainMs' | 'ourShare' | 'egShare' | 'contourShare' | 'egReads' | 'contourReads' | 'idleCpu' | 'lost' | 'releaseMs' | 'hookCpu' | 'hookCpuPerCall' | 'statusCpuPerRead' | 'statusPeakKiB' | 'hookPeakKiB' | 'load' | 'envoyReadyMs' | 'envoyRssMiB';
+type Measure =
+  | 'envoyCpu'
+  | 'bytes'
+  | 'gets'
+  | 'calls'
+  | 'drainMs'
+  | 'ourShare'
+  | 'egShare'
+  | 'contourShare'
+  | 'egReads'
+  | 'contourReads'
+  | 'idleCpu'
+  | 'lost'
+  | 'releaseMs'
+  | 'hookCpu'
+  | 'hookCpuPerCall'
+  | 'statusCpuPerRead'
+  | 'statusPeakKiB'
+  | 'hookPeakKiB'
+  | 'load'
+  | 'envoyReadyMs'
+  | 'envoyRssMiB';
 
 interface Row {
   readonly label: string;
@@ -171,7 +238,8 @@ async function measureSeries(series: Series, startupCpuMs: number): Promise<Row[
 }
 
 const pct = (share: number): string => (Number.isFinite(share) ? `${(share * 100).toFixed(share < 0.01 ? 2 : 1)} %` : '—');
-const bytes = (n: number): string => (!Number.isFinite(n) ? '—' : n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n.toFixed(0)} B`);
+const bytes = (n: number): string =>
+  !Number.isFinite(n) ? '—' : n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n.toFixed(0)} B`;
 
 const releaseLimit = (row: Row): number => (row.small ? SMALL_RELEASE_LIMIT_MS : LARGE_RELEASE_LIMIT_MS);
 const whole = (n: number): string => (Number.isFinite(n) ? n.toFixed(0) : '—');
@@ -179,7 +247,19 @@ const whole = (n: number): string => (Number.isFinite(n) ? n.toFixed(0) : '—')
 function envoyTable(rows: readonly Row[]): string {
   const base = rows[0];
   return table(
-    ['size', 'drains', 'Envoy ready after, RSS', 'Envoy idle CPU', 'Envoy CPU above idle: **our drain**', `${PEER_POLLS.eg.label}’s poll (reads)`, `${PEER_POLLS.contour.label}’s poll (reads)`, 'drain ended after', 'our reads (all admin calls)', 'Envoy CPU per read of ours (replayed)', 'bytes per read'],
+    [
+      'size',
+      'drains',
+      'Envoy ready after, RSS',
+      'Envoy idle CPU',
+      'Envoy CPU above idle: **our drain**',
+      `${PEER_POLLS.eg.label}’s poll (reads)`,
+      `${PEER_POLLS.contour.label}’s poll (reads)`,
+      'drain ended after',
+      'our reads (all admin calls)',
+      'Envoy CPU per read of ours (replayed)',
+      'bytes per read',
+    ],
     rows.map((row) => [
       row.label,
       `${row.runs} (${[...new Set(row.results)].join(', ')})`,
@@ -199,7 +279,17 @@ function envoyTable(rows: readonly Row[]): string {
 function hookTable(rows: readonly Row[]): string {
   const base = rows[0];
   return table(
-    ['size', 'release after the busy connection’s close (limit)', 'requests lost', 'hook CPU per drain', 'per admin call, start-up included', 'per read: `status --watch` above start-up', 'hook peak RSS', '`status` peak RSS', 'load (1 min)'],
+    [
+      'size',
+      'release after the busy connection’s close (limit)',
+      'requests lost',
+      'hook CPU per drain',
+      'per admin call, start-up included',
+      'per read: `status --watch` above start-up',
+      'hook peak RSS',
+      '`status` peak RSS',
+      'load (1 min)',
+    ],
     rows.map((row) => [
       row.label,
       `${formatMs(row.m.releaseMs)} (${formatMs(releaseLimit(row))})`,
@@ -225,7 +315,10 @@ async function measureDropIns(): Promise<DropInRow[]> {
   const rows: DropInRow[] = [];
   for (const { label, size } of DROP_IN_SIZES) {
     for (const hook of DROP_IN_HOOKS) {
-      progress('large-config', `${label}: drain through ${hook === 'ours' ? 'our shutdown' : `${hook}'s drop-in`} in the sandboxed pod (load ${loadavg()[0]?.toFixed(1)})`);
+      progress(
+        'large-config',
+        `${label}: drain through ${hook === 'ours' ? 'our shutdown' : `${hook}'s drop-in`} in the sandboxed pod (load ${loadavg()[0]?.toFixed(1)})`,
+      );
       try {
         rows.push({ hook, label, drain: await drainThroughHook(hook, size) });
       } catch (error) {
@@ -240,7 +333,19 @@ async function measureDropIns(): Promise<DropInRow[]> {
 
 function dropInTable(rows: readonly DropInRow[]): string {
   return table(
-    ['hook', 'size', 'result (exit code)', 'drain ended after', 'idle HTTP/1.1, HTTP/2 open at the release', 'scrapes sent (not 200)', 'stats reads (all GETs)', 'bytes per read', 'Envoy CPU per read', 'share of Envoy’s main thread', 'Envoy ready after'],
+    [
+      'hook',
+      'size',
+      'result (exit code)',
+      'drain ended after',
+      'idle HTTP/1.1, HTTP/2 open at the release',
+      'scrapes sent (not 200)',
+      'stats reads (all GETs)',
+      'bytes per read',
+      'Envoy CPU per read',
+      'share of Envoy’s main thread',
+      'Envoy ready after',
+    ],
     rows.map(({ hook, label, drain }) => {
       if ('failed' in drain) return [HOOK_TITLE[hook], label, `failed: ${drain.failed}`, '—', '—', '—', '—', '—', '—', '—', '—'];
       const perRead = drain.readCost?.cpuMs ?? Number.NaN;
@@ -283,7 +388,8 @@ function dropInVerdict(rows: readonly DropInRow[]): string {
 }
 
 function dropInMethod(envoy: string): string {
-  const command = (hook: Hook): string => `\`${HOOKS[hook].hook.map((arg) => (arg.startsWith('/') && arg.includes('dist/') ? 'dist/envoy-shutdown-manager' : arg)).join(' ')}\``;
+  const command = (hook: Hook): string =>
+    `\`${HOOKS[hook].hook.map((arg) => (arg.startsWith('/') && arg.includes('dist/') ? 'dist/envoy-shutdown-manager' : arg)).join(' ')}\``;
   return [
     `Real Envoy ${envoy} in the drop-in test's pod (test/dropin/support/large-config-pod.ts, test/dropin/support/pod.ts): a user, network and mount namespace with only a loopback interface and its own /tmp and /admin (test/support/sandbox.ts), so Envoy runs on the peer's own ports and admin address (Envoy Gateway: \`127.0.0.1:19000\`, \`--drain-strategy immediate --drain-time-s 60\`; Contour: \`/admin/admin.sock\`), \`--concurrency 1\`, and the single executable is linked as \`/bin/contour\` and \`envoy-gateway\` on PATH, as the image links it. Each peer's own HTTPS fixture (Envoy Gateway's chain shape as above; for Contour's drop-in, Contour's TLS virtual-host chain) grown to ${DROP_IN_SIZES.map((size) => size.label).join(' or ')} (3 chains each) as above, beside the peer's HTTP listener holding an idle HTTP/1.1 and an idle HTTP/2 (h2c) connection, each after one answered request, and the peer's stats listener with a scraper (\`GET /stats/prometheus\` on one keep-alive connection every 100 ms while the hook runs; the listener's cluster reaches the real admin API, not the tap in front of it, so no scrape is counted as the hook's read). Then the hook, as each controller renders it: ours ${command('ours')}; Envoy Gateway's ${command('envoy-gateway')}; Contour's ${command('contour')}. No busy request: the drain ends once only the idle pool is left. One drain per hook and size.`,
     '',
@@ -296,9 +402,13 @@ function verdict(all: ReadonlyArray<{ series: Series; rows: readonly Row[] }>): 
   const rows = all.flatMap((measured) => measured.rows);
   const listed = (off: readonly string[], holds: string): string => (off.length === 0 ? holds : off.join('; '));
   const missing = rows.filter((row) => !Number.isFinite(row.m.ourShare)).map((row) => row.label);
-  const shareOff = rows.filter((row) => row.m.ourShare > ENVOY_SHARE_LIMIT || row.m.ourShare > row.m.egShare).map((row) => `${row.label} ${pct(row.m.ourShare)} (Envoy Gateway's ${pct(row.m.egShare)})`);
+  const shareOff = rows
+    .filter((row) => row.m.ourShare > ENVOY_SHARE_LIMIT || row.m.ourShare > row.m.egShare)
+    .map((row) => `${row.label} ${pct(row.m.ourShare)} (Envoy Gateway's ${pct(row.m.egShare)})`);
   const releaseOff = rows.filter((row) => !(row.m.releaseMs <= releaseLimit(row))).map((row) => `${row.label} ${formatMs(row.m.releaseMs)}`);
-  const notDrained = rows.filter((row) => row.runs === 0 || row.results.some((result) => result !== 'drained') || row.m.lost > 0).map((row) => `${row.label} (${row.results.join(', ')}; ${whole(row.m.lost)} lost)`);
+  const notDrained = rows
+    .filter((row) => row.runs === 0 || row.results.some((result) => result !== 'drained') || row.m.lost > 0)
+    .map((row) => `${row.label} (${row.results.join(', ')}; ${whole(row.m.lost)} lost)`);
   const growth = (measure: Measure): string =>
     all
       .map(({ series, rows: seriesRows }) => `${series.title} ${ratio(seriesRows.at(-1)?.m[measure] ?? Number.NaN, seriesRows[0]?.m[measure] ?? Number.NaN)}`)
@@ -345,7 +455,11 @@ export const largeConfig: Scenario = {
     return [
       method(envoy, startup),
       '',
-      `Machine: ${describeMachine().map((line) => line.replace(/^- /, '')).join('; ')}. Load average (1 min, 5 min) at the start of this section: ${loadAtStart[0]?.toFixed(2)}, ${loadAtStart[1]?.toFixed(2)}; at its end: ${loadAtEnd[0]?.toFixed(2)}, ${loadAtEnd[1]?.toFixed(2)}; other sessions shared the 2 cores, so absolute times are inflated and the ratios are what to read.`,
+      `Machine: ${describeMachine()
+        .map((line) => line.replace(/^- /, ''))
+        .join(
+          '; ',
+        )}. Load average (1 min, 5 min) at the start of this section: ${loadAtStart[0]?.toFixed(2)}, ${loadAtStart[1]?.toFixed(2)}; at its end: ${loadAtEnd[0]?.toFixed(2)}, ${loadAtEnd[1]?.toFixed(2)}; other sessions shared the 2 cores, so absolute times are inflated and the ratios are what to read.`,
       '',
       ...measured.flatMap(({ series: each, rows }) => [`### ${each.title}`, '', envoyTable(rows), '', hookTable(rows), '']),
       verdict(measured),
@@ -353,7 +467,7 @@ export const largeConfig: Scenario = {
         ? []
         : ['', '### Through the drop-ins, at the largest sizes', '', dropInMethod(envoy), '', dropInTable(dropIns), '', dropInVerdict(dropIns)]),
       '',
-      'Envoy\'s cost of every other admin endpoint by size (the config dump among them): `node scripts/run-ts.mjs bench/support/large-config-main.ts`.',
+      "Envoy's cost of every other admin endpoint by size (the config dump among them): `node scripts/run-ts.mjs bench/support/large-config-main.ts`.",
     ].join('\n');
   },
 };

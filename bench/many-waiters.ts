@@ -1,14 +1,35 @@
 // 3. Many waiters: 10,000 concurrent `/shutdown/ready` requests held by one manager (the single
 // executable): its extra memory, its CPU time while they wait, and the time to release them all
 // once the ready file appears, written atomically as `shutdown` writes it.
-import { build } from 'esbuild';
+
 import { readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { build } from 'esbuild';
 import { temporaryName } from '../src/handoff/atomic-file.js';
+import {
+  cleanEnv,
+  cpuTimeMs,
+  FORMS,
+  formatMiB,
+  formatMs,
+  type Memory,
+  medianAndSpread,
+  memoryAfter,
+  NODE,
+  openFilesHardLimit,
+  progress,
+  ratio,
+  type Scenario,
+  sleep,
+  spawnTimed,
+  summarize,
+  table,
+  until,
+  withScratch,
+} from './support/harness.js';
 import { type RunningManager, startManager } from './support/manager.js';
-import { type Memory, type Scenario, cleanEnv, cpuTimeMs, formatMiB, formatMs, FORMS, medianAndSpread, memoryAfter, NODE, openFilesHardLimit, progress, ratio, sleep, spawnTimed, summarize, table, until, withScratch } from './support/harness.js';
 import type { WaiterClientSummary } from './support/waiter-client.js';
 
 const WAITERS = 10_000;
@@ -59,9 +80,33 @@ watch(dirname(file), () => {
 /** As shipped; without info lines; with a smaller young generation; bare Node doing nothing else (the floor). */
 const CONFIGURATIONS: readonly Configuration[] = [
   { label: 'manager, defaults', command: FORMS.executable.command, args: [], nodeOptions: '', runs: 3, waiters: WAITERS, logsWaiters: true },
-  { label: 'manager, `--log-level warn`', command: FORMS.executable.command, args: ['--log-level', 'warn'], nodeOptions: '', runs: 2, waiters: WAITERS, logsWaiters: false },
-  { label: 'manager, NODE_OPTIONS=`--max-semi-space-size=1`', command: FORMS.executable.command, args: [], nodeOptions: '--max-semi-space-size=1', runs: 2, waiters: WAITERS, logsWaiters: true },
-  { label: 'baseline: bare Node http server, same watch', command: [NODE, '-e', BARE_NODE_SERVER], args: [], nodeOptions: '', runs: 2, waiters: WAITERS, logsWaiters: false },
+  {
+    label: 'manager, `--log-level warn`',
+    command: FORMS.executable.command,
+    args: ['--log-level', 'warn'],
+    nodeOptions: '',
+    runs: 2,
+    waiters: WAITERS,
+    logsWaiters: false,
+  },
+  {
+    label: 'manager, NODE_OPTIONS=`--max-semi-space-size=1`',
+    command: FORMS.executable.command,
+    args: [],
+    nodeOptions: '--max-semi-space-size=1',
+    runs: 2,
+    waiters: WAITERS,
+    logsWaiters: true,
+  },
+  {
+    label: 'baseline: bare Node http server, same watch',
+    command: [NODE, '-e', BARE_NODE_SERVER],
+    args: [],
+    nodeOptions: '',
+    runs: 2,
+    waiters: WAITERS,
+    logsWaiters: false,
+  },
   { label: 'manager, defaults', command: FORMS.executable.command, args: [], nodeOptions: '', runs: 3, waiters: DEFAULT_MAX_WAITERS, logsWaiters: true },
 ];
 
@@ -84,7 +129,15 @@ interface RoundResult {
 
 async function buildClient(dir: string): Promise<string> {
   const outfile = join(dir, 'waiter-client.cjs');
-  await build({ entryPoints: ['bench/support/waiter-client.ts'], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: ['bench/support/waiter-client.ts'],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   return outfile;
 }
 
@@ -113,12 +166,12 @@ function writeReadyFile(path: string): number {
   return at;
 }
 
-const isRelease = (line: Readonly<Record<string, unknown>>): boolean => line['msg'] === 'drain finished: releasing envoy';
+const isRelease = (line: Readonly<Record<string, unknown>>): boolean => line.msg === 'drain finished: releasing envoy';
 
 /** Every waiter is in: the manager logged the last one, or (log level above info) holds one more open file per waiter. */
 async function allWaiting(manager: RunningManager, { logsWaiters, waiters }: Configuration, filesBefore: number): Promise<void> {
   if (logsWaiters) {
-    await manager.log.waitFor((line) => line['msg'] === 'waiting for the drain to finish' && line['waiting'] === waiters, 60_000, 100);
+    await manager.log.waitFor((line) => line.msg === 'waiting for the drain to finish' && line.waiting === waiters, 60_000, 100);
     return;
   }
   const files = (): number => readdirSync(`/proc/${manager.process.pid}/fd`).length;
@@ -146,10 +199,10 @@ async function round(script: string, configuration: Configuration): Promise<Roun
     const appearedAt = writeReadyFile(manager.readyFile);
     const summaries = await Promise.all(clients.map((client) => client.done));
     // One line per release, with how many waiters it answered.
-    const releases = (): number => manager.log.lines.filter(isRelease).reduce((sum, line) => sum + Number(line['waiters']), 0);
+    const releases = (): number => manager.log.lines.filter(isRelease).reduce((sum, line) => sum + Number(line.waiters), 0);
     if (logsWaiters) await until(() => (manager.log.poll(), releases() >= waiters), { timeoutMs: 30_000, pollMs: 50, what: 'the release log line' });
     const releaseCpuMs = cpuTimeMs(pid) - cpuWaiting;
-    const releaseTimes = manager.log.lines.filter(isRelease).map((line) => Date.parse(String(line['time'])));
+    const releaseTimes = manager.log.lines.filter(isRelease).map((line) => Date.parse(String(line.time)));
     if (releaseTimes.length === 0) releaseTimes.push(Number.NaN);
     return {
       waiters,
@@ -171,7 +224,8 @@ async function round(script: string, configuration: Configuration): Promise<Roun
 async function run(): Promise<string> {
   const limit = openFilesHardLimit();
   // The manager holds one socket per waiter, plus its own few files.
-  if (limit < WAITERS + 100) throw new Error(`the hard limit on open files is ${limit}: ${WAITERS} waiters need more (raise it, e.g. \`ulimit -Hn\` as root with CAP_SYS_RESOURCE)`);
+  if (limit < WAITERS + 100)
+    throw new Error(`the hard limit on open files is ${limit}: ${WAITERS} waiters need more (raise it, e.g. \`ulimit -Hn\` as root with CAP_SYS_RESOURCE)`);
   const results: RoundResult[][] = CONFIGURATIONS.map(() => []);
   await withScratch('waiters', async (dir) => {
     const script = await buildClient(dir);
@@ -182,7 +236,10 @@ async function run(): Promise<string> {
         if (n >= configuration.runs) continue;
         const result = await round(script, configuration);
         results[index]?.push(result);
-        progress('many-waiters', `${configuration.label}, ${configuration.waiters} waiters, run ${n + 1}: ${result.ok} answered 200, last answer ${formatMs(result.clientLastMs)} after the file appeared`);
+        progress(
+          'many-waiters',
+          `${configuration.label}, ${configuration.waiters} waiters, run ${n + 1}: ${result.ok} answered 200, last answer ${formatMs(result.clientLastMs)} after the file appeared`,
+        );
       }
     }
   });
@@ -199,15 +256,33 @@ function report(results: ReadonlyArray<readonly RoundResult[]>): string {
     ['idle, before any waiter: RssAnon', ...cells((r) => r.idle.anonKiB, formatMiB)],
     ['with every waiter in: RSS', ...cells((r) => r.waiting.rssKiB, formatMiB)],
     ['with every waiter in: RssAnon', ...cells((r) => r.waiting.anonKiB, formatMiB)],
-    ['RssAnon with waiters ÷ idle RssAnon (same run)', ...CONFIGURATIONS.map((_, i) => ratio(of(i, (r) => r.waiting.anonKiB).median, of(i, (r) => r.idle.anonKiB).median))],
+    [
+      'RssAnon with waiters ÷ idle RssAnon (same run)',
+      ...CONFIGURATIONS.map((_, i) => ratio(of(i, (r) => r.waiting.anonKiB).median, of(i, (r) => r.idle.anonKiB).median)),
+    ],
     ['extra RssAnon per waiter', ...cells(perWaiter, bytes)],
     ['extra RssAnon per waiter, vs the bare Node baseline', ...CONFIGURATIONS.map((_, i) => ratio(of(i, perWaiter).median, of(BASELINE, perWaiter).median))],
-    [`CPU while they wait (utime+stime over ${CPU_WINDOW_MS / 1000} s)`, ...cells((r) => r.waitCpuMsPerS, (v) => `${v.toFixed(0)} ms/s`)],
+    [
+      `CPU while they wait (utime+stime over ${CPU_WINDOW_MS / 1000} s)`,
+      ...cells(
+        (r) => r.waitCpuMsPerS,
+        (v) => `${v.toFixed(0)} ms/s`,
+      ),
+    ],
     ['file appears → release logged, every answer written (server)', ...cells((r) => r.serverLastMs, formatMs)],
     ['file appears → **last answer received** (clients)', ...cells((r) => r.clientLastMs, formatMs)],
-    ['last answer received, vs the bare Node baseline (same run)', ...CONFIGURATIONS.map((_, i) => ratio(of(i, (r) => r.clientLastMs).median, of(BASELINE, (r) => r.clientLastMs).median))],
+    [
+      'last answer received, vs the bare Node baseline (same run)',
+      ...CONFIGURATIONS.map((_, i) => ratio(of(i, (r) => r.clientLastMs).median, of(BASELINE, (r) => r.clientLastMs).median)),
+    ],
     ["manager's CPU time for the whole release", ...cells((r) => r.releaseCpuMs, formatMs)],
-    ['answered 200', ...cells((r) => r.ok, (v) => v.toFixed(0))],
+    [
+      'answered 200',
+      ...cells(
+        (r) => r.ok,
+        (v) => v.toFixed(0),
+      ),
+    ],
     ['opening the waiters (informational)', ...cells((r) => r.setupMs, formatMs)],
   ];
   const serverLast = of(DEFAULTS, (r) => r.serverLastMs).median;

@@ -5,13 +5,13 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { runSandboxed } from '../test/support/sandbox.js';
 import { ensureEnvoyBinary, envoyVersion } from '../test/support/real-envoy/binary.js';
+import { runSandboxed } from '../test/support/sandbox.js';
+import { EXECUTABLE, formatMiB, formatMs, memoryAfter, NODE, progress, type Scenario, spawnTimed, stopChild, summarize, table } from './support/harness.js';
 import type { PeerFigures, PeerRun } from './support/peer-pod.js';
-import { type Scenario, EXECUTABLE, formatMiB, formatMs, memoryAfter, NODE, progress, spawnTimed, stopChild, summarize, table } from './support/harness.js';
 
 /** PEERS_ROUNDS overrides, for a quick look while iterating. */
-const ROUNDS = Number(process.env['PEERS_ROUNDS'] ?? 3);
+const ROUNDS = Number(process.env.PEERS_ROUNDS ?? 3);
 const IDLE_MS = 10_000;
 /**
  * Start-up transients are not idle cost: V8 finishes some background work a few seconds after the
@@ -50,7 +50,20 @@ const CONTENDERS: readonly (Pick<PeerRun, 'shape' | 'managerPort' | 'readyPath'>
     managerPort: 19002,
     readyPath: '/shutdown/ready',
     manager: (binary) => [binary, 'shutdown-manager', '--port', '19002', '--ready-file', '/tmp/shutdown-ready'],
-    hook: (binary) => [binary, 'shutdown', '--admin-address', '127.0.0.1:19000', '--connections', 'listeners', '--min-drain-duration', '2s', '--drain-timeout', '60s', '--ready-file', '/tmp/shutdown-ready'],
+    hook: (binary) => [
+      binary,
+      'shutdown',
+      '--admin-address',
+      '127.0.0.1:19000',
+      '--connections',
+      'listeners',
+      '--min-drain-duration',
+      '2s',
+      '--drain-timeout',
+      '60s',
+      '--ready-file',
+      '/tmp/shutdown-ready',
+    ],
   },
   {
     who: 'envoy-gateway',
@@ -84,7 +97,12 @@ function contenders(): { present: Contender[]; skipped: string[] } {
       continue;
     }
     const binary = resolve(path);
-    present.push({ who, label, binary, run: (envoyBinary) => ({ ...common, shape, envoyBinary, manager: manager(binary), hook: hook(binary), managerPort, readyPath }) });
+    present.push({
+      who,
+      label,
+      binary,
+      run: (envoyBinary) => ({ ...common, shape, envoyBinary, manager: manager(binary), hook: hook(binary), managerPort, readyPath }),
+    });
   }
   return { present, skipped };
 }
@@ -120,7 +138,11 @@ const ROWS: readonly Row[] = [
   { label: `manager anonymous memory (RssAnon), idle`, pick: (f) => f.idleRssAnonKiB, format: formatMiB },
   { label: '`shutdown` start → first admin request', pick: (f) => f.firstAdminMs, format: formatMs },
   { label: 'manager start → listening', pick: (f) => f.listeningMs, format: formatMs },
-  { label: `manager CPU per 60 s idle (${IDLE_MS / 1_000} s measured, ×${60_000 / IDLE_MS})`, pick: (f) => (f.idleCpuMs * 60_000) / IDLE_MS, format: (v) => `${v.toFixed(2)} ms` },
+  {
+    label: `manager CPU per 60 s idle (${IDLE_MS / 1_000} s measured, ×${60_000 / IDLE_MS})`,
+    pick: (f) => (f.idleCpuMs * 60_000) / IDLE_MS,
+    format: (v) => `${v.toFixed(2)} ms`,
+  },
   { label: '`shutdown` CPU for that drain (user + system)', pick: (f) => f.hookCpuMs, format: formatMs },
   { label: 'admin requests in that drain', pick: (f) => f.adminRequests, format: (v) => v.toFixed(0) },
 ];
@@ -128,7 +150,15 @@ const ROWS: readonly Row[] = [
 async function run(): Promise<string> {
   const { present, skipped } = contenders();
   for (const line of skipped) progress('peers', `skipped: ${line}`);
-  await build({ entryPoints: ['bench/support/peer-pod-main.ts'], outfile: RUNNER, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: ['bench/support/peer-pod-main.ts'],
+    outfile: RUNNER,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   const envoyBinary = await ensureEnvoyBinary();
   const binds = [dirname(envoyBinary), ...present.map((c) => dirname(c.binary))];
   // Each binary read once beforehand: the first run would otherwise pay for reading it from disk.
@@ -167,16 +197,33 @@ async function run(): Promise<string> {
     const ours = median('ours', row.pick);
     const node = yardstick[row.label];
     const nodeCells = node === undefined ? ['—', '—'] : [row.format(node), (ours / node).toFixed(2)];
-    return [row.label, ...present.map((c) => range(c.who, row)), versus(ours, peers.map((c) => median(c.who, row.pick)), row.format), ...nodeCells];
+    return [
+      row.label,
+      ...present.map((c) => range(c.who, row)),
+      versus(
+        ours,
+        peers.map((c) => median(c.who, row.pick)),
+        row.format,
+      ),
+      ...nodeCells,
+    ];
   });
   const sizes = present.map((c) => statSync(c.binary).size);
-  rows.push(['executable on disk', ...sizes.map((size) => `${(size / 1e6).toFixed(0)} MB`), versus(sizes[0] ?? Number.NaN, sizes.slice(1), (size) => `${(size / 1e6).toFixed(0)} MB`), `${(statSync(NODE).size / 1e6).toFixed(0)} MB (unstripped)`, '—']);
+  rows.push([
+    'executable on disk',
+    ...sizes.map((size) => `${(size / 1e6).toFixed(0)} MB`),
+    versus(sizes[0] ?? Number.NaN, sizes.slice(1), (size) => `${(size / 1e6).toFixed(0)} MB`),
+    `${(statSync(NODE).size / 1e6).toFixed(0)} MB (unstripped)`,
+    '—',
+  ]);
   return [
     `Real Envoy ${await envoyVersion()}; each manager and its hook in a user, network and mount namespace of their own (\`unshare -rnm\`, test/support/sandbox.ts) with the peer's fixed ports and paths, the admin API behind a recording pass-through (one loopback hop more for everyone). ${ROUNDS} rounds, the contenders interleaved (order reversed every other round); median (min–max). Per run: start the manager (connect polled every 1 ms until it listens), ${SETTLE_MS / 1_000} s settle (start-up transients: see below), ${IDLE_MS / 1_000} s idle (CPU of all its threads from /proc/<pid>/task/*/schedstat, RssAnon at its end), then four idle keep-alive connections on the user listener, Envoy's preStop GET sent to the manager and the hook started (under \`bash\`, whose \`times\` gives the hook's CPU), the connections closed at 1, 2, 3 and 4 s.`,
     '',
     `Hooks: ours \`shutdown --connections listeners --min-drain-duration 2s --drain-timeout 60s\`; Envoy Gateway \`envoy shutdown --drain-timeout=60s --min-drain-duration=2s\` (its 1 s checks); Contour \`envoy shutdown\` with its defaults (5 s checks, no minimum drain). Managers at their defaults (ours \`--port 19002\`). "ours/best" is our median over the best peer's.`,
     '',
-    skipped.length === 0 ? '' : `**Skipped: ${skipped.join('; ')}.** Set the missing variable to compare with that peer (bench/README.md says how to build it).\n`,
+    skipped.length === 0
+      ? ''
+      : `**Skipped: ${skipped.join('; ')}.** Set the missing variable to compare with that peer (bench/README.md says how to build it).\n`,
     table(['figure', ...present.map((c) => c.label), 'ours/best', 'Node baseline', 'ours/Node'], rows),
     '',
     `"Node baseline", on the Node 24 binary the executable is made from, outside the sandbox, once per round: for memory, a bare \`http.createServer().listen(0)\` after ${(2_000 + IDLE_MS / 4) / 1_000} s; for the hook's start, \`node -e 0\` exec → exit; for listening, the bare server's exec → its first stdout line. Goals: RssAnon ≤ 1.25× the bare server, start → first admin request ≤ 1.2× \`node -e 0\`.`,

@@ -4,7 +4,21 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChartEnvoy } from '../test/support/real-envoy/chart-envoy.js';
-import { type Memory, type Scenario, cleanEnv, EXECUTABLE, formatMiB, formatMs, FORMS, medianAndSpread, memoryAfter, progress, spawnTimed, summarize, table } from './support/harness.js';
+import {
+  cleanEnv,
+  EXECUTABLE,
+  FORMS,
+  formatMiB,
+  formatMs,
+  type Memory,
+  medianAndSpread,
+  memoryAfter,
+  progress,
+  type Scenario,
+  spawnTimed,
+  summarize,
+  table,
+} from './support/harness.js';
 import { startManager } from './support/manager.js';
 
 const ROUNDS = 3;
@@ -51,7 +65,17 @@ export async function install(): Promise<{ ms: number; bytes: number; dir: strin
 async function hookDuringDrain(command: readonly string[]): Promise<Memory> {
   const envoy = await startChartEnvoy();
   try {
-    const hook = spawnTimed([...command, 'shutdown', '--no-ready-file', '--admin-address', envoy.adminAddress, '--connections', 'listeners', '--min-drain-duration', '3s']);
+    const hook = spawnTimed([
+      ...command,
+      'shutdown',
+      '--no-ready-file',
+      '--admin-address',
+      envoy.adminAddress,
+      '--connections',
+      'listeners',
+      '--min-drain-duration',
+      '3s',
+    ]);
     const memory = await memoryAfter(hook.pid, 1_500);
     const exit = await hook.exited;
     if (exit.code !== 0) throw new Error(`the hook exited ${exit.code}: ${exit.stderr}`);
@@ -82,8 +106,9 @@ export const podFootprint: Scenario = {
     }
     const memory = (samples: readonly Memory[]): string =>
       `${medianAndSpread(summarize(samples.map((m) => m.rssKiB)), formatMiB, 'min-max')} RSS, ${medianAndSpread(summarize(samples.map((m) => m.anonKiB)), formatMiB, 'min-max')} RssAnon`;
-    const start = (samples: readonly SidecarSample[]): string => `manager answers /healthz ${medianAndSpread(summarize(samples.map((s) => s.startMs)), formatMs, 'min-max')} after exec`;
-    const disk = `${((summarize(installs.map((i) => i.bytes)).median) / 1_048_576).toFixed(1)} MiB in an emptyDir`;
+    const start = (samples: readonly SidecarSample[]): string =>
+      `manager answers /healthz ${medianAndSpread(summarize(samples.map((s) => s.startMs)), formatMs, 'min-max')} after exec`;
+    const disk = `${(summarize(installs.map((i) => i.bytes)).median / 1_048_576).toFixed(1)} MiB in an emptyDir`;
     return [
       `Per pod, beside Envoy, over ${ROUNDS} rounds (median, min–max). The sidecars are the single executable (\`shutdown-manager\`, native with \`--drain-endpoint\` and a hook token) read ${IDLE_MS / 1000} s after they answer /healthz; \`install\` copies the same executable into a fresh directory on this machine's disk; the drain hook is that installed copy run through its loader (\`shutdown --no-ready-file --connections listeners --min-drain-duration 3s\` against the real Envoy from the chart's bootstrap and flags), read 1.5 s into the drain. RSS includes the executable's file pages, which pods on one node share through the page cache; RssAnon is what each pod really adds.`,
       '',
@@ -91,8 +116,20 @@ export const podFootprint: Scenario = {
         ['mode', 'running beside Envoy', 'idle memory per pod', 'disk per pod', 'start-up work per pod'],
         [
           ['classic sidecar', 'shutdown-manager', memory(classic.map((s) => s.idle)), 'none (the image layer)', start(classic)],
-          ['native sidecar', 'shutdown-manager (init container, restartPolicy Always)', memory(native.map((s) => s.idle)), 'none (the image layer)', start(native)],
-          ['sidecar-less', 'nothing', 'none', disk, `install ${medianAndSpread(summarize(installs.map((i) => i.ms)), formatMs, 'min-max')}, then the init container exits`],
+          [
+            'native sidecar',
+            'shutdown-manager (init container, restartPolicy Always)',
+            memory(native.map((s) => s.idle)),
+            'none (the image layer)',
+            start(native),
+          ],
+          [
+            'sidecar-less',
+            'nothing',
+            'none',
+            disk,
+            `install ${medianAndSpread(summarize(installs.map((i) => i.ms)), formatMs, 'min-max')}, then the init container exits`,
+          ],
         ],
       ),
       '',

@@ -4,8 +4,8 @@
 import { SIDECAR, startEnvoyPod } from '../test/support/envoy-pod.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { startUpstream, type Upstream } from '../test/support/real-envoy/upstream.js';
+import { formatMs, medianAndSpread, progress, type Scenario, summarize, table } from './support/harness.js';
 import { terminateUntilDeprogrammed } from './support/loaded-termination.js';
-import { type Scenario, formatMs, medianAndSpread, progress, summarize, table } from './support/harness.js';
 
 const RUNS = 2;
 const SLOW_LB_MS = 3_000;
@@ -16,7 +16,18 @@ const DEFAULT_MIN_DRAIN = ['--min-drain-duration', '1s'];
 const WORST_CASE_MIN_DRAIN = ['--min-drain-duration', '3500ms'];
 const QUIET = [...DEFAULT_MIN_DRAIN, '--quiet-period', '500ms'];
 /** Every case: live listener counts, the scraper listener ignored, a 1 s check interval scaled to 100 ms. */
-const COMMON = ['--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--check-interval', '100ms', '--drain-timeout', '10s'];
+const COMMON = [
+  '--connections',
+  'listeners',
+  '--ignore-listener',
+  'stats',
+  '--ignore-listener',
+  'ready',
+  '--check-interval',
+  '100ms',
+  '--drain-timeout',
+  '10s',
+];
 /**
  * Steady but not dense traffic: each client pauses between requests, so the pod's connection
  * count touches zero now and then although new connections keep arriving, as on most services
@@ -95,7 +106,11 @@ async function run(): Promise<string> {
     return [
       c.scenario,
       `\`${c.flags.join(' ')}\``,
-      medianAndSpread(of((t) => t.drainMs), formatMs, 'min-max'),
+      medianAndSpread(
+        of((t) => t.drainMs),
+        formatMs,
+        'min-max',
+      ),
       signedMs(of((t) => t.endedVsDeprogrammedMs).median),
       `${runs.map((t) => t.failed).join(', ')}${kinds.length > 0 ? ` (${kinds.join(', ')})` : ''}`,
       of((t) => t.moved).median.toFixed(0),
@@ -105,7 +120,18 @@ async function run(): Promise<string> {
   return [
     `Each row is a pod (the real Envoy ${await envoyVersion()} with the chart's bootstrap and flags, proxying to an upstream, + \`bin/envoy-shutdown-manager\` as the sidecar, hooks wired as the chart wires them) terminated by the kubelet stand-in while the traffic stand-in runs: ${TRAFFIC.http1Clients} HTTP/1.1 keep-alive clients and ${TRAFFIC.http2Clients} HTTP/2 session, each pausing ${TRAFFIC.thinkTimeMs} ms between requests, a client reconnecting through the load balancer every ${TRAFFIC.reconnectEveryMs} ms, and every response during the drain carrying \`Connection: close\` / GOAWAY: new connections keep arriving for as long as the load balancer sends them to this pod, while the connection count touches zero between requests now and then. **Durations are scaled down about 10×**: a 3 s load balancer stands for a 30 s one (AWS NLB), the 1 s minimum drain for Envoy Gateway's 10 s default, the 100 ms check interval for 1 s, the 500 ms quiet period for 5 s. The clients keep going until 0.5 s after the load balancer stopped sending new connections to the pod, even when the pod is gone sooner, so the requests a dead pod still receives are counted. Every case also passes \`${COMMON.join(' ')}\`. ${RUNS} terminations per row, interleaved; drain duration median (min–max), failures per run.`,
     '',
-    table(['scenario', 'flags', 'drain duration', 'drain ended vs LB deprogrammed (median)', 'failed requests (per run)', 'requests moved to the other pod (median)', 'served by the terminating pod after deletion (median)'], rows),
+    table(
+      [
+        'scenario',
+        'flags',
+        'drain duration',
+        'drain ended vs LB deprogrammed (median)',
+        'failed requests (per run)',
+        'requests moved to the other pod (median)',
+        'served by the terminating pod after deletion (median)',
+      ],
+      rows,
+    ),
     '',
     `"Requests moved" are those the other pod served, counted until the pod is gone or 0.5 s past deprogramming, whichever is later (a longer drain shows more). "Drain ended vs LB deprogrammed" is the end of the sidecar's hook minus the moment the load balancer stopped sending new connections to the pod: below zero, Envoy was released (and got SIGTERM) while new connections still arrived, which then fail. \`--quiet-period\` ends the drain only once the counted listeners accepted no new connection for the quiet period, so it follows the real deprogramming delay: past it with a slow load balancer, and well before a worst-case minimum drain with a fast one.`,
   ].join('\n');

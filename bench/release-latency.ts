@@ -2,14 +2,29 @@
 // (b) `/shutdown/ready` answering, with the minimum drain already over. This tool (the single
 // executable, both connection sources, default --check-interval) against the floor: one admin
 // round trip. The peers' real binaries are measured beside ours in peers.ts.
-import { rmSync } from 'node:fs';
+
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { HINT_POLL_MS } from '../src/drain/schedule.js';
 import { statsPath } from '../src/envoy/stats-reader.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
-import { type Scenario, DrainTarget, formatMs, FORMS, medianAndSpread, NODE, progress, ratio, sleep, spawnTimed, stratifiedOffsets, summarize, table } from './support/harness.js';
+import {
+  DrainTarget,
+  FORMS,
+  formatMs,
+  medianAndSpread,
+  NODE,
+  progress,
+  ratio,
+  type Scenario,
+  sleep,
+  spawnTimed,
+  stratifiedOffsets,
+  summarize,
+  table,
+} from './support/harness.js';
 import { awaitReady, type RunningManager, startManager } from './support/manager.js';
 
 /** Short, and over by the time the last connection closes (the end game is what we measure). */
@@ -43,7 +58,7 @@ interface Sample {
   readonly detectMs: number;
 }
 
-const isWaiting = (line: Readonly<Record<string, unknown>>): boolean => line['msg'] === 'waiting for the drain to finish';
+const isWaiting = (line: Readonly<Record<string, unknown>>): boolean => line.msg === 'waiting for the drain to finish';
 
 /**
  * One long-lived Envoy per design, as Envoy is long-lived: its single held connection is opened
@@ -74,7 +89,17 @@ async function runTool(mode: 'listeners' | 'total', offsetMs: number, target: Dr
   const ready = awaitReady(manager.port);
   await manager.log.waitFor(() => manager.log.lines.filter(isWaiting).length > waitersBefore, 5_000, 5);
   const drainCall = target.nextCall('/drain_listeners');
-  const args = ['shutdown', '--admin-address', target.adminAddress, '--ready-file', manager.readyFile, '--connections', mode, '--min-drain-duration', `${MIN_DRAIN_MS}ms`];
+  const args = [
+    'shutdown',
+    '--admin-address',
+    target.adminAddress,
+    '--ready-file',
+    manager.readyFile,
+    '--connections',
+    mode,
+    '--min-drain-duration',
+    `${MIN_DRAIN_MS}ms`,
+  ];
   const shutdown = spawnTimed([...FORMS.executable.command, ...args]);
   const closedAt = await closeAfterMinimumDrain(target, (await drainCall).receivedAt, offsetMs);
   const [exit, answer] = await Promise.all([shutdown.exited, ready]);
@@ -116,7 +141,10 @@ async function measureFloor(): Promise<number[]> {
 
 async function run(): Promise<string> {
   const samples: Record<Design, Sample[]> = { listeners: [], total: [] };
-  const offsets = Object.fromEntries(Object.entries(DESIGNS).map(([design, spec]) => [design, stratifiedOffsets(spec.runs, spec.periodMs)])) as Record<Design, number[]>;
+  const offsets = Object.fromEntries(Object.entries(DESIGNS).map(([design, spec]) => [design, stratifiedOffsets(spec.runs, spec.periodMs)])) as Record<
+    Design,
+    number[]
+  >;
   const targets: Record<Design, DrainTarget> = { listeners: await DrainTarget.start(), total: await DrainTarget.start() };
   const manager = await startManager(FORMS.executable.command);
   try {
@@ -146,9 +174,23 @@ function report(samples: Record<Design, Sample[]>, floor: ReturnType<typeof summ
   const of = (design: Design, key: keyof Sample): ReturnType<typeof summarize> => summarize(samples[design].map((sample) => sample[key]));
   const rows = (Object.keys(DESIGNS) as Design[]).map((design) => {
     const ready = of(design, 'readyMs');
-    return [DESIGNS[design].label, DESIGNS[design].source, String(ready.n), medianAndSpread(of(design, 'exitMs'), formatMs), medianAndSpread(ready, formatMs), ratio(ready.median, floor.median)];
+    return [
+      DESIGNS[design].label,
+      DESIGNS[design].source,
+      String(ready.n),
+      medianAndSpread(of(design, 'exitMs'), formatMs),
+      medianAndSpread(ready, formatMs),
+      ratio(ready.median, floor.median),
+    ];
   });
-  rows.push(['floor: one admin round trip from another process (the usedonly stats read, kept-alive connection)', 'same Envoy, through the same relay', String(floor.n), '—', medianAndSpread(floor, formatMs), '1.00×']);
+  rows.push([
+    'floor: one admin round trip from another process (the usedonly stats read, kept-alive connection)',
+    'same Envoy, through the same relay',
+    String(floor.n),
+    '—',
+    medianAndSpread(floor, formatMs),
+    '1.00×',
+  ]);
   const breakdown = (Object.keys(DESIGNS) as Design[]).map((design) => {
     const detect = of(design, 'detectMs').median;
     return [DESIGNS[design].label, formatMs(detect), formatMs(of(design, 'readyMs').median - detect), formatMs(of(design, 'exitMs').median - detect)];
@@ -160,7 +202,10 @@ function report(samples: Record<Design, Sample[]>, floor: ReturnType<typeof summ
   return [
     `Both processes are the single executable (\`shutdown\` with \`--min-drain-duration ${MIN_DRAIN_MS / 1000}s\` and the default \`--check-interval 1s\`; \`shutdown-manager\` with its defaults), against a real Envoy ${version} with its default 5 s stats flush, its admin API reached through an in-process relay that times each request (the tool and the floor alike). One TCP connection is held on a TCP-proxy listener and closed ${CLOSE_AFTER_MIN_DRAIN_MS} ms plus an offset after the minimum drain ended; offsets are spread evenly over one period of what delays detection (1 s check interval, or the 5 s flush for \`total\`) and shuffled. Time zero is the moment the bench closes the connection (Envoy's live gauge is then polled until it shows it gone); (a) is when this process sees \`shutdown\` exit, (b) when the response headers of a \`GET /shutdown/ready\` sent before the drain arrive. Every timestamp is taken in the bench process (\`performance.now()\`). Runs of the two connection sources are interleaved. Section 9 (peers) measures the same release beside Envoy Gateway's and Contour's real binaries.`,
     '',
-    table(['design', 'connection count from', 'runs', '(a) `shutdown` exits: median (p10–p90)', '(b) `/shutdown/ready` answers: median (p10–p90)', '(b) vs floor'], rows),
+    table(
+      ['design', 'connection count from', 'runs', '(a) `shutdown` exits: median (p10–p90)', '(b) `/shutdown/ready` answers: median (p10–p90)', '(b) vs floor'],
+      rows,
+    ),
     '',
     'Where the time goes (medians, from time zero): the read that saw the drain over, then the answer and the exit.',
     '',

@@ -13,24 +13,41 @@ import { executableSize } from './executable-size.js';
 import { fleetPeers } from './fleet-peers.js';
 import { hostileWaiters } from './hostile-waiters.js';
 import { idleConnections } from './idle-connections.js';
+import { idleMemory } from './idle-memory.js';
 import { imageSize } from './image-size.js';
 import { largeConfig } from './large-config.js';
-import { idleMemory } from './idle-memory.js';
 import { manyWaiters } from './many-waiters.js';
 import { peers } from './peers.js';
 import { podFootprint } from './pod-footprint.js';
 import { quietPeriod } from './quiet-period.js';
 import { releaseLatency } from './release-latency.js';
 import { startup } from './startup.js';
+import { progress, type Scenario } from './support/harness.js';
 import { describeMachine } from './support/machine.js';
 import { RESULTS_FILE, type Section, writeResults } from './support/results-file.js';
-import { type Scenario, progress } from './support/harness.js';
 
-const SCENARIOS: readonly Scenario[] = [releaseLatency, idleMemory, manyWaiters, hostileWaiters, startup, adminLoad, quietPeriod, podFootprint, idleConnections, largeConfig, peers, fleetPeers, executableSize, arm64Emulated, imageSize, dependencies];
+const SCENARIOS: readonly Scenario[] = [
+  releaseLatency,
+  idleMemory,
+  manyWaiters,
+  hostileWaiters,
+  startup,
+  adminLoad,
+  quietPeriod,
+  podFootprint,
+  idleConnections,
+  largeConfig,
+  peers,
+  fleetPeers,
+  executableSize,
+  arm64Emulated,
+  imageSize,
+  dependencies,
+];
 
 /** How a person would type this run again. */
 function commandLine(args: readonly string[]): string {
-  if (process.env['npm_lifecycle_event'] === 'bench') return args.length === 0 ? 'npm run bench' : `npm run bench -- ${args.join(' ')}`;
+  if (process.env.npm_lifecycle_event === 'bench') return args.length === 0 ? 'npm run bench' : `npm run bench -- ${args.join(' ')}`;
   return ['node scripts/run-ts.mjs bench/run.ts', ...args].join(' ');
 }
 
@@ -41,7 +58,8 @@ function parseArgs(args: readonly string[]): { names: string[]; options: Record<
   const options: Record<string, string> = {};
   for (let i = names.length; i < args.length; i += 2) {
     const [flag, value] = [args[i] ?? '', args[i + 1]];
-    if (!flag.startsWith('--') || value === undefined) throw new Error(`options come in pairs after the scenario names (--series clusters): ${args.slice(names.length).join(' ')}`);
+    if (!flag.startsWith('--') || value === undefined)
+      throw new Error(`options come in pairs after the scenario names (--series clusters): ${args.slice(names.length).join(' ')}`);
     options[flag.slice(2)] = value;
   }
   return { names, options };
@@ -57,7 +75,9 @@ async function main(): Promise<void> {
   const selected = names.length === 0 ? SCENARIOS : SCENARIOS.filter((scenario) => names.includes(scenario.name));
   const refused = selected.filter((scenario) => Object.keys(options).some((option) => !(scenario.options ?? []).includes(option)));
   if (refused.length > 0) {
-    console.error(`${refused.map((scenario) => scenario.name).join(', ')} take${refused.length === 1 ? 's' : ''} none of the options ${Object.keys(options).join(', ')}; name only scenarios that do`);
+    console.error(
+      `${refused.map((scenario) => scenario.name).join(', ')} take${refused.length === 1 ? 's' : ''} none of the options ${Object.keys(options).join(', ')}; name only scenarios that do`,
+    );
     process.exit(2);
   }
   const partial = Object.keys(options).length > 0;
@@ -93,9 +113,17 @@ async function main(): Promise<void> {
           'Every figure is a median over several runs with its spread; every comparison is a ratio against a baseline measured in the same run. Each section says how it was measured, and when; `node scripts/run-ts.mjs bench/run.ts <scenario>` re-runs one section (run `npm run package` first) and leaves the others as they are. See bench/README.md.',
         ].join('\n')
       : undefined;
-  writeResults('Benchmark results', header, sections, SCENARIOS.map((scenario) => scenario.name));
+  writeResults(
+    'Benchmark results',
+    header,
+    sections,
+    SCENARIOS.map((scenario) => scenario.name),
+  );
   const quoting = rewriteQuotes();
-  progress('bench', `${RESULTS_FILE} written; ${totalSeconds} s in all; quoted figures ${quoting.length === 0 ? 'unchanged' : `rewritten in ${quoting.join(', ')}`}`);
+  progress(
+    'bench',
+    `${RESULTS_FILE} written; ${totalSeconds} s in all; quoted figures ${quoting.length === 0 ? 'unchanged' : `rewritten in ${quoting.join(', ')}`}`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -6,7 +6,26 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
-import { DrainTarget, EXECUTABLE, FORMS, NODE, type Scenario, type Summary, formatMs, freePort, inRounds, listeningAfter, medianAndSpread, progress, ratio, spawnTimed, table, toFirstAdminCall, wallTime, withTarget } from './support/harness.js';
+import {
+  type DrainTarget,
+  EXECUTABLE,
+  FORMS,
+  formatMs,
+  freePort,
+  inRounds,
+  listeningAfter,
+  medianAndSpread,
+  NODE,
+  progress,
+  ratio,
+  type Scenario,
+  type Summary,
+  spawnTimed,
+  table,
+  toFirstAdminCall,
+  wallTime,
+  withTarget,
+} from './support/harness.js';
 import { buildVariants, type Variants } from './support/startup-variants.js';
 
 const RUNS = 30;
@@ -53,8 +72,14 @@ async function round(target: DrainTarget, variants: Variants, dir: string, n: nu
     baseline: await wallTime([NODE, '-e', '0']),
     helpExecutable: await wallTime([...FORMS.executable.command, 'shutdown', '--help']),
     helpBundle: await wallTime([...FORMS.bundle.command, 'shutdown', '--help']),
-    callExecutable: await toFirstAdminCall([...FORMS.executable.command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile('executable')], target),
-    callBundle: await toFirstAdminCall([...FORMS.bundle.command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile('bundle')], target),
+    callExecutable: await toFirstAdminCall(
+      [...FORMS.executable.command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile('executable')],
+      target,
+    ),
+    callBundle: await toFirstAdminCall(
+      [...FORMS.bundle.command, 'shutdown', '--admin-address', target.adminAddress, '--ready-file', readyFile('bundle')],
+      target,
+    ),
     empty: await wallTime([paths.empty]),
     emptySnapshot: await wallTime([paths.emptySnapshot]),
     httpRequest: await toFirstAdminCall([paths.httpRequest, target.adminAddress], target),
@@ -91,11 +116,21 @@ async function run(): Promise<string> {
     ['single executable that loads `node:http` and sends `POST /healthcheck/fail`', 'exec → request received', cell(s.httpRequest), toBaseline(s.httpRequest)],
     ['**ours**, `shutdown` as a hook runs it (code cache)', 'exec → first admin request received', cell(s.callExecutable), toBaseline(s.callExecutable)],
     ['ours, built without a code cache', 'exec → first admin request received', cell(s.noCodeCache), toBaseline(s.noCodeCache)],
-    ['ours, built with a startup snapshot (CLI modules initialized in it; no code cache)', 'exec → first admin request received', cell(s.snapshot), toBaseline(s.snapshot)],
+    [
+      'ours, built with a startup snapshot (CLI modules initialized in it; no code cache)',
+      'exec → first admin request received',
+      cell(s.snapshot),
+      toBaseline(s.snapshot),
+    ],
   ];
   const listening = [
     ['single executable of a bare `http.createServer().listen(port)`', cell(s.listenBare), '1.00×', toBaseline(s.listenBare)],
-    ['**ours**, `shutdown-manager --port … --ready-file …`', cell(s.listenManager), ratio(s.listenManager.median, s.listenBare.median), toBaseline(s.listenManager)],
+    [
+      '**ours**, `shutdown-manager --port … --ready-file …`',
+      cell(s.listenManager),
+      ratio(s.listenManager.median, s.listenBare.median),
+      toBaseline(s.listenManager),
+    ],
   ];
   const ms = (value: number): string => formatMs(value);
   return [

@@ -1,7 +1,8 @@
 // Bundles the CLI into one CommonJS file: the form Node's single-executable support loads,
 // and the one file bin/envoy-shutdown-manager requires.
-import { build } from 'esbuild';
+
 import { readFile } from 'node:fs/promises';
+import { build } from 'esbuild';
 
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
 

@@ -8,7 +8,7 @@
 //
 //   node scripts/debian.mjs        # installs what is missing, prints nothing when all is there
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -52,7 +52,11 @@ function found(command) {
 }
 
 /** Installs every missing package of `needed` with apt-get; throws one clear line when it cannot. */
-export function ensureDebianPackages({ needed = BUILD_PACKAGES, purpose = 'the build, the image and the release', log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+export function ensureDebianPackages({
+  needed = BUILD_PACKAGES,
+  purpose = 'the build, the image and the release',
+  log = (line) => process.stderr.write(`${line}\n`),
+} = {}) {
   const missing = needed.filter(({ command }) => !found(command));
   if (missing.length === 0) return [];
   const names = missing.map(({ pkg }) => pkg);
@@ -73,7 +77,9 @@ export function ensureDebianPackages({ needed = BUILD_PACKAGES, purpose = 'the b
  * missing, then `apt-get download`); later calls only look.
  */
 export function ensureArm64Sysroot({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  const key = `${Object.entries(ARM64_PACKAGES).map(([name, version]) => `${name}_${version}`).join('+')}+dpkg`.replace(/[^A-Za-z0-9._+-]/g, '_');
+  const key = `${Object.entries(ARM64_PACKAGES)
+    .map(([name, version]) => `${name}_${version}`)
+    .join('+')}+dpkg`.replace(/[^A-Za-z0-9._+-]/g, '_');
   const sysroot = join(SYSROOT_CACHE, key);
   if (['lib/ld-linux-aarch64.so.1', `${SYSROOT_DPKG}/status`, SYSROOT_OS_RELEASE].every((path) => existsSync(join(sysroot, path)))) return sysroot;
   const wanted = Object.entries(ARM64_PACKAGES).map(([name, version]) => `${name}:arm64=${version}`);
@@ -105,12 +111,20 @@ export function unpackDebianPackages(wanted, cache, dest, pin) {
       result = download();
     }
     if (result.status !== 0) {
-      throw new MissingPackagesError(`apt-get download ${wanted.join(' ')} failed: ${lastLines(result.stderr)} (a version Debian no longer carries: bump ${pin})`);
+      throw new MissingPackagesError(
+        `apt-get download ${wanted.join(' ')} failed: ${lastLines(result.stderr)} (a version Debian no longer carries: bump ${pin})`,
+      );
     }
     const root = join(work, 'root');
-    const debs = readdirSync(work).filter((name) => name.endsWith('.deb')).sort();
+    const debs = readdirSync(work)
+      .filter((name) => name.endsWith('.deb'))
+      .sort();
     for (const deb of debs) run('dpkg-deb', ['-x', join(work, deb), root]);
-    recordPackages(debs.map((deb) => join(work, deb)), join(root, SYSROOT_DPKG), work);
+    recordPackages(
+      debs.map((deb) => join(work, deb)),
+      join(root, SYSROOT_DPKG),
+      work,
+    );
     // apt downloads from this machine's Debian release.
     mkdirSync(join(root, 'etc'), { recursive: true });
     writeFileSync(join(root, SYSROOT_OS_RELEASE), readFileSync('/etc/os-release'));
@@ -143,7 +157,11 @@ export function requireRoot(message) {
 }
 
 function aptGet(args) {
-  const result = spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const result = spawnSync('apt-get', args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
   if (result.status !== 0) throw new MissingPackagesError(`apt-get ${args.join(' ')} failed (exit ${result.status}): ${lastLines(result.stderr)}`);
 }
 

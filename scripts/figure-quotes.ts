@@ -31,11 +31,31 @@ export const FIGURES: Readonly<Record<string, Source>> = {
   'release-listeners': { section: 'release-latency', row: 'this tool, `--connections listeners`', column: '(b)', pick: FIRST_DURATION },
   'release-total': { section: 'release-latency', row: 'this tool, `--connections total` (default)', column: '(b)', pick: FIRST_DURATION },
   'peers-release-ours': { section: 'peers', row: 'release latency: last connection closed → preStop GET answered', column: 'ours', pick: FIRST_DURATION },
-  'peers-release-eg': { section: 'peers', row: 'release latency: last connection closed → preStop GET answered', column: 'Envoy Gateway', pick: FIRST_DURATION },
+  'peers-release-eg': {
+    section: 'peers',
+    row: 'release latency: last connection closed → preStop GET answered',
+    column: 'Envoy Gateway',
+    pick: FIRST_DURATION,
+  },
   'peers-release-contour': { section: 'peers', row: 'release latency: last connection closed → preStop GET answered', column: 'Contour', pick: FIRST_DURATION },
-  'waiters-last-answer': { section: 'many-waiters', row: 'file appears → **last answer received** (clients)', column: 'manager, defaults, **10,000', pick: FIRST_DURATION },
-  'waiters-last-answer-bare': { section: 'many-waiters', row: 'file appears → **last answer received** (clients)', column: 'baseline: bare Node', pick: FIRST_DURATION },
-  'waiters-last-answer-ratio': { section: 'many-waiters', row: 'last answer received, vs the bare Node baseline (same run)', column: 'manager, defaults, **10,000', pick: /^([\d.]+×)/ },
+  'waiters-last-answer': {
+    section: 'many-waiters',
+    row: 'file appears → **last answer received** (clients)',
+    column: 'manager, defaults, **10,000',
+    pick: FIRST_DURATION,
+  },
+  'waiters-last-answer-bare': {
+    section: 'many-waiters',
+    row: 'file appears → **last answer received** (clients)',
+    column: 'baseline: bare Node',
+    pick: FIRST_DURATION,
+  },
+  'waiters-last-answer-ratio': {
+    section: 'many-waiters',
+    row: 'last answer received, vs the bare Node baseline (same run)',
+    column: 'manager, defaults, **10,000',
+    pick: /^([\d.]+×)/,
+  },
   'waiter-bytes': { section: 'many-waiters', row: 'extra RssAnon per waiter', column: 'manager, defaults, **10,000', pick: /^([\d,]+ B)/ },
   'fleet-rollout-eg-ratio': { section: 'fleet-peers', row: "Envoy Gateway's pod, ours (drop-in)", column: 'rollout ours/peer', pick: /^([\d.]+)/ },
   'fleet-rollout-contour-ratio': { section: 'fleet-peers', row: "Contour's pod, ours (drop-in)", column: 'rollout ours/peer', pick: /^([\d.]+)/ },
@@ -48,9 +68,24 @@ export const FIGURES: Readonly<Record<string, Source>> = {
   'waiter-bytes-bare': { section: 'many-waiters', row: 'extra RssAnon per waiter', column: 'baseline: bare Node', pick: /^([\d,]+ B)/ },
   'waiters-1000-rss-anon': { section: 'many-waiters', row: 'with every waiter in: RssAnon', column: 'manager, defaults, **1,000', pick: MEDIAN_MIB },
   'startup-hook': { section: 'startup', row: '**ours**, `shutdown` as a hook runs it (code cache)', column: 'median', pick: FIRST_DURATION },
-  'startup-hook-vs-node': { section: 'startup', row: '**ours**, `shutdown` as a hook runs it (code cache)', column: 'ratio to `node -e 0`', pick: /^([\d.]+×)/ },
-  'startup-http-floor-vs-node': { section: 'startup', row: 'single executable that loads `node:http` and sends `POST /healthcheck/fail`', column: 'ratio to `node -e 0`', pick: /^([\d.]+×)/ },
-  'startup-manager-vs-bare': { section: 'startup', row: '**ours**, `shutdown-manager --port … --ready-file …`', column: 'ratio to the bare server', pick: /^([\d.]+×)/ },
+  'startup-hook-vs-node': {
+    section: 'startup',
+    row: '**ours**, `shutdown` as a hook runs it (code cache)',
+    column: 'ratio to `node -e 0`',
+    pick: /^([\d.]+×)/,
+  },
+  'startup-http-floor-vs-node': {
+    section: 'startup',
+    row: 'single executable that loads `node:http` and sends `POST /healthcheck/fail`',
+    column: 'ratio to `node -e 0`',
+    pick: /^([\d.]+×)/,
+  },
+  'startup-manager-vs-bare': {
+    section: 'startup',
+    row: '**ours**, `shutdown-manager --port … --ready-file …`',
+    column: 'ratio to the bare server',
+    pick: /^([\d.]+×)/,
+  },
   'undici-start': { section: 'dependencies', prose: /undici would add ([\d.]+ m?s)/ },
   'undici-memory': { section: 'dependencies', prose: /undici would add [\d.]+ m?s and ([\d.]+ MiB)/ },
   'pino-start': { section: 'dependencies', prose: /; pino ([\d.]+ m?s) and/ },
@@ -64,7 +99,13 @@ export function resultsSection(results: string, name: string): string | undefine
   return start < 0 || end < start ? undefined : results.slice(start, end);
 }
 
-const cells = (line: string): string[] => line.trim().replace(/^\|/, '').replace(/\|$/, '').split(' | ').map((cell) => cell.trim());
+const cells = (line: string): string[] =>
+  line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split(' | ')
+    .map((cell) => cell.trim());
 
 /** The cell of the first table row whose first cell is `row`, under the first header that starts with `column`. */
 export function tableCell(text: string, row: string, column: string): string | undefined {
@@ -92,7 +133,8 @@ export function figure(results: string, name: string): string {
   const section = resultsSection(results, source.section);
   const text = section === undefined ? undefined : 'prose' in source ? section : tableCell(section, source.row, source.column);
   const value = text === undefined ? undefined : ('prose' in source ? source.prose : source.pick).exec(text)?.[1];
-  if (value === undefined) throw new Error(`${RESULTS_PAGE} no longer holds the figure ${name} (section ${source.section}): update FIGURES in scripts/figure-quotes.ts`);
+  if (value === undefined)
+    throw new Error(`${RESULTS_PAGE} no longer holds the figure ${name} (section ${source.section}): update FIGURES in scripts/figure-quotes.ts`);
   return value;
 }
 

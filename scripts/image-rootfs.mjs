@@ -15,7 +15,22 @@
 //   node scripts/image-rootfs.mjs [executable] [directory]    # defaults: dist/envoy-shutdown-manager dist/image/rootfs
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -45,7 +60,8 @@ export const RUNTIME_PACKAGES = ['libc6', 'libgcc-s1', 'libstdc++6'];
 /** Where the image records them, as distroless images do. */
 export const DPKG_STATUS_DIR = 'var/lib/dpkg/status.d';
 
-const PASSWD = 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n';
+const PASSWD =
+  'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n';
 const GROUP = 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n';
 
 export class RootfsError extends Error {}
@@ -87,7 +103,11 @@ function installedRuntime(executable, wrap = (command) => command) {
     const lib = join(work, 'current', 'lib');
     const loaderName = readdirSync(lib).find((name) => name.startsWith('ld-'));
     if (loaderName === undefined) throw new RootfsError(`install laid out no loader in ${lib}`);
-    const libraries = new Map(readdirSync(lib).filter((name) => name !== loaderName).map((name) => [name, join(lib, name)]));
+    const libraries = new Map(
+      readdirSync(lib)
+        .filter((name) => name !== loaderName)
+        .map((name) => [name, join(lib, name)]),
+    );
     return { loader: { name: loaderName, path: join(lib, loaderName) }, libraries, cleanup: () => rmSync(work, { recursive: true, force: true }) };
   } catch (error) {
     rmSync(work, { recursive: true, force: true });
@@ -146,19 +166,31 @@ export function recordDebianPackages(into, libDir, { root, arch }) {
     const query = spawnSync('dpkg-query', [`--admindir=${admindir}`, '--status', `${name}:${arch}`], { encoding: 'utf8' });
     const md5sums = join(admindir, 'info', `${name}:${arch}.md5sums`);
     if (query.error !== undefined || query.status !== 0 || !existsSync(md5sums)) {
-      throw new RootfsError(`dpkg in ${admindir} does not know ${name}:${arch} (${query.error?.message ?? query.stderr.trim()}): the image's libraries must come from Debian's packages`);
+      throw new RootfsError(
+        `dpkg in ${admindir} does not know ${name}:${arch} (${query.error?.message ?? query.stderr.trim()}): the image's libraries must come from Debian's packages`,
+      );
     }
-    const sums = new Set(readFileSync(md5sums, 'utf8').split('\n').map((line) => line.split(' ')[0]));
+    const sums = new Set(
+      readFileSync(md5sums, 'utf8')
+        .split('\n')
+        .map((line) => line.split(' ')[0]),
+    );
     // The package's own fields: its state and conffiles on the machine that laid the image out are not the image's.
-    const control = query.stdout.replace(/^Status: .*\n/m, '').replace(/^Conffiles:\n(?: .*\n)*/m, '').trimEnd();
+    const control = query.stdout
+      .replace(/^Status: .*\n/m, '')
+      .replace(/^Conffiles:\n(?: .*\n)*/m, '')
+      .trimEnd();
     return { name, control, sums, files: [] };
   });
   for (const name of readdirSync(join(into, libDir)).sort()) {
     const path = join(libDir, name);
     if (!lstatSync(join(into, path)).isFile()) continue;
-    const md5 = createHash('md5').update(readFileSync(join(into, path))).digest('hex');
+    const md5 = createHash('md5')
+      .update(readFileSync(join(into, path)))
+      .digest('hex');
     const owner = packages.find((pkg) => pkg.sums.has(md5));
-    if (owner === undefined) throw new RootfsError(`/${path} is no file of ${RUNTIME_PACKAGES.map((name) => `${name}:${arch}`).join(', ')} as dpkg in ${admindir} records them`);
+    if (owner === undefined)
+      throw new RootfsError(`/${path} is no file of ${RUNTIME_PACKAGES.map((name) => `${name}:${arch}`).join(', ')} as dpkg in ${admindir} records them`);
     owner.files.push(`${md5}  ${path}\n`);
   }
   const dir = join(into, DPKG_STATUS_DIR);
@@ -174,9 +206,12 @@ export function recordDebianPackages(into, libDir, { root, arch }) {
 /** The release's identity from a Debian os-release, named for what this image is: no Debian system, Debian's libraries. */
 export function osRelease(debian) {
   const field = (name) => new RegExp(`^${name}=(.*)$`, 'm').exec(debian)?.[1];
-  if (field('ID') !== 'debian' || field('VERSION_ID') === undefined) throw new RootfsError(`the libraries' system is no Debian release: its os-release says ID=${field('ID')}, VERSION_ID=${field('VERSION_ID')}`);
+  if (field('ID') !== 'debian' || field('VERSION_ID') === undefined)
+    throw new RootfsError(`the libraries' system is no Debian release: its os-release says ID=${field('ID')}, VERSION_ID=${field('VERSION_ID')}`);
   const pretty = (field('PRETTY_NAME') ?? '').replace(/^"|"$/g, '');
-  const keep = ['NAME', 'ID', 'VERSION_ID', 'VERSION', 'VERSION_CODENAME'].filter((name) => field(name) !== undefined).map((name) => `${name}=${field(name)}\n`);
+  const keep = ['NAME', 'ID', 'VERSION_ID', 'VERSION', 'VERSION_CODENAME']
+    .filter((name) => field(name) !== undefined)
+    .map((name) => `${name}=${field(name)}\n`);
   return `PRETTY_NAME="envoy-shutdown-manager (libraries from ${pretty})"\n${keep.join('')}`;
 }
 
@@ -188,10 +223,17 @@ export function osRelease(debian) {
  */
 export function managerRootfs(executable, into, { emulate, system = '/' } = {}) {
   const machine = elfMachine(executable);
-  if (machine === EM_AARCH64 && emulate === undefined) throw new RootfsError(`${executable} is an arm64 executable: its install must run under emulation (scripts/image.mjs passes one)`);
+  if (machine === EM_AARCH64 && emulate === undefined)
+    throw new RootfsError(`${executable} is an arm64 executable: its install must run under emulation (scripts/image.mjs passes one)`);
   const runtime = installedRuntime(executable, machine === EM_AARCH64 ? emulate : undefined);
   try {
-    layoutRootfs(into, { binaries: [{ from: executable, to: IMAGE_EXECUTABLE }], libraries: runtime.libraries, loader: runtime.loader, interpreter: elfInterpreter(executable), machine });
+    layoutRootfs(into, {
+      binaries: [{ from: executable, to: IMAGE_EXECUTABLE }],
+      libraries: runtime.libraries,
+      loader: runtime.loader,
+      interpreter: elfInterpreter(executable),
+      machine,
+    });
     mkdirSync(join(into, 'bin'), { mode: 0o755 });
     for (const [link, target] of Object.entries(PEER_LINKS)) symlinkSync(target, join(into, link));
     recordDebianPackages(into, LIB_DIRS.get(machine).slice(1), { root: system, arch: DEBIAN_ARCHES.get(machine) });

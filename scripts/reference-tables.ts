@@ -1,7 +1,8 @@
 // The generated parts of docs/reference.md: each command's options table, rendered from its
 // option table in src/cli/. `generated` puts them in place; the docs test fails on any drift.
-import { MANAGER_SETTINGS } from '../src/manager/manager-settings.js';
+
 import { optionsMarkdown, SHUTDOWN_OPTIONS } from '../src/cli/shutdown-options.js';
+import { MANAGER_SETTINGS } from '../src/manager/manager-settings.js';
 
 export const REFERENCE_PAGE = 'docs/reference.md';
 const TABLE_HEADER = '| flag | default | environment variable | meaning |';

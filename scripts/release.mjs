@@ -13,15 +13,15 @@
 // same bytes. Needs the executables first (`npm run release` packages both).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseDocument } from 'yaml';
-import { ImageError, PLATFORMS, buildIndex } from './image.mjs';
+import { buildIndex, ImageError, PLATFORMS } from './image.mjs';
 import { RootfsError } from './image-rootfs.mjs';
 import { PodmanError, podman } from './podman.mjs';
-import { SbomError, ensureSyft, sbomName, writeSbom } from './sbom.mjs';
+import { ensureSyft, SbomError, sbomName, writeSbom } from './sbom.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const RELEASE_DIR = 'dist/release';
@@ -57,7 +57,9 @@ export async function release({ out = join(ROOT, RELEASE_DIR), log = (line) => c
     mkdirSync(out, { recursive: true });
 
     const layout = join(work, 'oci');
-    podman(['manifest', 'push', '--all', '--format', 'oci', '--remove-signatures', '--quiet', index.name, `oci:${layout}:${IMAGE_REF}:${version}`], { timeoutMs: 600_000 });
+    podman(['manifest', 'push', '--all', '--format', 'oci', '--remove-signatures', '--quiet', index.name, `oci:${layout}:${IMAGE_REF}:${version}`], {
+      timeoutMs: 600_000,
+    });
     const digest = indexDigest(layout);
     const archive = `envoy-shutdown-manager-${version}.oci.tar`;
     reproducibleTar(layout, join(out, archive), epoch);
@@ -72,8 +74,16 @@ export async function release({ out = join(ROOT, RELEASE_DIR), log = (line) => c
     });
 
     const files = [archive, chart, ...sboms];
-    writeFileSync(join(out, 'SHA256SUMS'), files.sort().map((name) => `${sha256(join(out, name))}  ${name}\n`).join(''));
-    log(`${RELEASE_DIR}: ${[...files, 'SHA256SUMS'].join(', ')}; index ${digest} (linux/amd64, linux/arm64), SOURCE_DATE_EPOCH=${epoch}, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    writeFileSync(
+      join(out, 'SHA256SUMS'),
+      files
+        .sort()
+        .map((name) => `${sha256(join(out, name))}  ${name}\n`)
+        .join(''),
+    );
+    log(
+      `${RELEASE_DIR}: ${[...files, 'SHA256SUMS'].join(', ')}; index ${digest} (linux/amd64, linux/arm64), SOURCE_DATE_EPOCH=${epoch}, ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
     return { files: [...files, 'SHA256SUMS'], digest, platforms, epoch };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -110,7 +120,12 @@ function packageChart({ version, digest, epoch, work, out }) {
   writeFileSync(valuesPath, String(values));
   const packaged = join(work, 'helm');
   const home = join(work, 'helm-home');
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HELM_CACHE_HOME: join(home, 'cache'),
+    HELM_CONFIG_HOME: join(home, 'config'),
+    HELM_DATA_HOME: join(home, 'data'),
+  };
   const helm = spawnSync(join(ROOT, HELM), ['package', copy, '--app-version', version, '--destination', packaged], { encoding: 'utf8', env });
   if (helm.status !== 0) throw new ReleaseError(`helm package failed (exit ${helm.status}): ${helm.stderr}${helm.stdout}`);
   const [tgz] = readdirSync(packaged);
@@ -127,8 +142,19 @@ function packageChart({ version, digest, epoch, work, out }) {
 function reproducibleTar(dir, file, epoch, { gzip = false } = {}) {
   const entries = readdirSync(dir).sort();
   const args = [
-    '--sort=name', `--mtime=@${epoch}`, '--owner=0', '--group=0', '--numeric-owner', '--mode=u+rw,go+r,go-w,a+X',
-    '--format=posix', '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime', '-C', dir, '-cf', '-', ...entries,
+    '--sort=name',
+    `--mtime=@${epoch}`,
+    '--owner=0',
+    '--group=0',
+    '--numeric-owner',
+    '--mode=u+rw,go+r,go-w,a+X',
+    '--format=posix',
+    '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime',
+    '-C',
+    dir,
+    '-cf',
+    '-',
+    ...entries,
   ];
   const tar = spawnSync('tar', args, { maxBuffer: 1024 * 1024 * 1024 });
   if (tar.status !== 0) throw new ReleaseError(`tar failed: ${tar.stderr}`);
@@ -151,7 +177,16 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   try {
     await release();
   } catch (error) {
-    if (!(error instanceof ReleaseError || error instanceof ImageError || error instanceof PodmanError || error instanceof RootfsError || error instanceof SbomError)) throw error;
+    if (
+      !(
+        error instanceof ReleaseError ||
+        error instanceof ImageError ||
+        error instanceof PodmanError ||
+        error instanceof RootfsError ||
+        error instanceof SbomError
+      )
+    )
+      throw error;
     console.error(`release: ${error.message}`);
     process.exit(1);
   }

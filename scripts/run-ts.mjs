@@ -1,9 +1,10 @@
 // Runs a TypeScript entry point (the demo, a benchmark) without a TypeScript runtime: esbuild
 // bundles it to a temporary CommonJS file, which node then runs with the remaining arguments.
-import { build } from 'esbuild';
+
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { build } from 'esbuild';
 
 const [entry, ...args] = process.argv.slice(2);
 if (entry === undefined) {

@@ -33,7 +33,8 @@ export class SbomError extends Error {}
 export function ensureSyft({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
   if (existsSync(SYFT_BIN)) return SYFT_BIN;
   const go = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (go.error !== undefined || go.status !== 0) throw new SbomError(`go is not installed: the release's SBOM is made by ${SYFT_MODULE}@${SYFT_VERSION}, built with it (${go.error?.message ?? go.stderr})`);
+  if (go.error !== undefined || go.status !== 0)
+    throw new SbomError(`go is not installed: the release's SBOM is made by ${SYFT_MODULE}@${SYFT_VERSION}, built with it (${go.error?.message ?? go.stderr})`);
   log(`building ${SYFT_MODULE}@${SYFT_VERSION} into ${SYFT_DIR} (once per machine; minutes when Go's caches are cold)`);
   const started = Date.now();
   // syft's own releases stamp their version at link time; without it the SBOMs would name "[not provided]".
@@ -43,7 +44,10 @@ export function ensureSyft({ log = (line) => process.stderr.write(`${line}\n`) }
     env: { ...process.env, GOBIN: SYFT_DIR, CGO_ENABLED: '0', GOFLAGS: '-trimpath' },
     timeout: BUILD_TIMEOUT_MS,
   });
-  if (result.status !== 0 || !existsSync(SYFT_BIN)) throw new SbomError(`go install ${SYFT_MODULE}@${SYFT_VERSION} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr ?? '').slice(-1_000)}`);
+  if (result.status !== 0 || !existsSync(SYFT_BIN))
+    throw new SbomError(
+      `go install ${SYFT_MODULE}@${SYFT_VERSION} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr ?? '').slice(-1_000)}`,
+    );
   log(`${SYFT_BIN}: built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return SYFT_BIN;
 }
@@ -61,11 +65,24 @@ export function sbomName(version, arch) {
 export function writeSbom({ syft, archive, arch, name, version, manifestDigest, epoch, file, tmp }) {
   const result = spawnSync(
     syft,
-    ['scan', `oci-archive:${archive}`, '--platform', `linux/${arch}`, '--source-name', name, '--source-version', version, '--output', 'cyclonedx-json', '--quiet'],
+    [
+      'scan',
+      `oci-archive:${archive}`,
+      '--platform',
+      `linux/${arch}`,
+      '--source-name',
+      name,
+      '--source-version',
+      version,
+      '--output',
+      'cyclonedx-json',
+      '--quiet',
+    ],
     // No update check, no network: the archive is all it reads.
     { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, timeout: 600_000, env: { ...process.env, TMPDIR: tmp, SYFT_CHECK_FOR_APP_UPDATE: 'false' } },
   );
-  if (result.status !== 0) throw new SbomError(`syft scan of linux/${arch} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr ?? '').slice(-1_000)}`);
+  if (result.status !== 0)
+    throw new SbomError(`syft scan of linux/${arch} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr ?? '').slice(-1_000)}`);
   let bom;
   try {
     bom = JSON.parse(result.stdout);
@@ -80,7 +97,11 @@ export function reproducibleBom(bom, { manifestDigest, epoch }) {
   if (bom?.bomFormat !== 'CycloneDX' || typeof bom.serialNumber !== 'string' || typeof bom.metadata?.timestamp !== 'string') {
     throw new SbomError('syft wrote no CycloneDX document with a serialNumber and a metadata.timestamp');
   }
-  return { ...bom, serialNumber: `urn:uuid:${derivedUuid(`${manifestDigest} ${SYFT_MODULE}@${SYFT_VERSION}`)}`, metadata: { ...bom.metadata, timestamp: new Date(epoch * 1000).toISOString().replace(/\.000Z$/, 'Z') } };
+  return {
+    ...bom,
+    serialNumber: `urn:uuid:${derivedUuid(`${manifestDigest} ${SYFT_MODULE}@${SYFT_VERSION}`)}`,
+    metadata: { ...bom.metadata, timestamp: new Date(epoch * 1000).toISOString().replace(/\.000Z$/, 'Z') },
+  };
 }
 
 /** A name-based UUID (RFC 9562 version 8, SHA-256 of `name`): the same name, the same UUID. */

@@ -2,9 +2,10 @@
 // the closed-output guard come first; the CLI (commander and every command) loads after them.
 // Each command loads its own modules when it runs (dynamic imports, kept in the one bundle file):
 // a preStop hook's start-up pays only for what its first admin request needs.
-import { captureTerminationSignals } from './shared/signals.js';
-import { endOutputQuietlyWhenClosed } from './shared/output.js';
+
 import { dispatch } from './dropin/dispatch.js';
+import { endOutputQuietlyWhenClosed } from './shared/output.js';
+import { captureTerminationSignals } from './shared/signals.js';
 
 captureTerminationSignals();
 endOutputQuietlyWhenClosed();

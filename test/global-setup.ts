@@ -5,21 +5,22 @@
 // whenever it is missing or older. The container tests' images
 // are built here too (podman's layer cache makes an unchanged rebuild take about 2 s), and whatever
 // containers, pods and volumes this run labelled are removed when it ends.
-import { build } from 'esbuild';
+
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import type { TestProject } from 'vitest/node';
+import { ensureHey } from './fleet/support/hey.js';
 import { buildTestImages } from './image/support/images.js';
 import { removeRun } from './image/support/podman-run.js';
-import { packagePaths } from './support/package/paths.js';
-import { ensureEnvoyBinary } from './support/real-envoy/binary.js';
-import { aioquicPython } from './support/protocols/h3.js';
-import { prometheusPython } from './support/prometheus.js';
-import { ensureSystemPackages } from './support/system-packages.js';
-import { ensureHey } from './fleet/support/hey.js';
 import { ensureKubeApiserver, ensureKubeControllerManager } from './support/kube/binary.js';
+import { packagePaths } from './support/package/paths.js';
+import { prometheusPython } from './support/prometheus.js';
+import { aioquicPython } from './support/protocols/h3.js';
+import { ensureEnvoyBinary } from './support/real-envoy/binary.js';
 import { ensureSyft } from './support/syft.js';
+import { ensureSystemPackages } from './support/system-packages.js';
 
 const SUPPORT = 'test/support';
 
@@ -80,7 +81,10 @@ export async function buildFixtures(): Promise<void> {
 export async function packageIfStale(): Promise<void> {
   const { BUNDLE, EXECUTABLE, ARM64_EXECUTABLE } = await packagePaths();
   const stale = (path: string): boolean => !existsSync(path) || statSync(path).mtimeMs < statSync(BUNDLE).mtimeMs;
-  for (const [arch, executable] of [['x64', EXECUTABLE], ['arm64', ARM64_EXECUTABLE]] as const) {
+  for (const [arch, executable] of [
+    ['x64', EXECUTABLE],
+    ['arm64', ARM64_EXECUTABLE],
+  ] as const) {
     if (!stale(executable)) continue;
     const result = spawnSync(process.execPath, ['scripts/package.mjs', `--arch=${arch}`], { stdio: 'inherit' });
     if (result.status !== 0) throw new Error(`node scripts/package.mjs --arch=${arch} failed (exit ${result.status ?? result.signal})`);

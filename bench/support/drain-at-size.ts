@@ -7,27 +7,43 @@
 // wait4 at its exit).
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
-import { Agent as HttpAgent, createServer, request as httpRequest, type ServerResponse } from 'node:http';
+import { createServer, Agent as HttpAgent, request as httpRequest, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Bootstrap } from '../../test/support/chart/bootstrap.js';
-import { type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
 import { freePort } from '../../test/support/ports.js';
-import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
+import { type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
+import { get, type RealEnvoy, startRealEnvoy } from '../../test/support/real-envoy/process.js';
 import { replayCost } from '../../test/support/real-envoy/read-cost.js';
-import { readRusage, type Rusage, underWait4 } from '../../test/support/rusage.js';
+import { type Rusage, readRusage, underWait4 } from '../../test/support/rusage.js';
 import { isStatsRead } from '../../test/support/stats-reads.js';
 import { cpuOver, IDLE_WINDOW_MS, PEER_POLLS, pollAsPeer, shareAbove } from './envoy-share.js';
-import { EXECUTABLE, cleanEnv, openFilesHardLimit, sleep, spawnTimed } from './processes.js';
+import { cleanEnv, EXECUTABLE, openFilesHardLimit, sleep, spawnTimed } from './processes.js';
 import { readMemory } from './procfs.js';
 import { summarize } from './stats.js';
-import { bootstrapFor, trafficFor, type Target, type Workload } from './workloads.js';
+import { bootstrapFor, type Target, trafficFor, type Workload } from './workloads.js';
 
 /** The drain under test: the chart's defaults (charts/envoy-shutdown-manager/values.yaml, `shutdown`) as flags. */
-export const HOOK_ARGS = ['--connections', 'listeners', '--min-drain-duration', '10s', '--quiet-period', '5s', '--ignore-idle-connections', '--exit-at-connections', '0', '--check-interval', '1s', '--admin-timeout', '2s', '--drain-timeout', '60s'] as const;
+export const HOOK_ARGS = [
+  '--connections',
+  'listeners',
+  '--min-drain-duration',
+  '10s',
+  '--quiet-period',
+  '5s',
+  '--ignore-idle-connections',
+  '--exit-at-connections',
+  '0',
+  '--check-interval',
+  '1s',
+  '--admin-timeout',
+  '2s',
+  '--drain-timeout',
+  '60s',
+] as const;
 /** The busy connection's response is released this long after the drain began: past the minimum drain and the quiet period. */
 export const CLOSE_AFTER_MS = 11_000;
 
@@ -122,7 +138,16 @@ function client(port: number, tls: boolean): Client {
   const agent = tls ? new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }) : new HttpAgent({ keepAlive: true });
   const send = ({ path, host }: Target, close: boolean): Promise<{ status: number; closedAt: Promise<number> }> =>
     new Promise((resolve, reject) => {
-      const options = { host: '127.0.0.1', port, path, headers: { host, ...(close ? { connection: 'close' } : {}) }, servername: host, rejectUnauthorized: false, agent: close ? false : agent, timeout: 60_000 };
+      const options = {
+        host: '127.0.0.1',
+        port,
+        path,
+        headers: { host, ...(close ? { connection: 'close' } : {}) },
+        servername: host,
+        rejectUnauthorized: false,
+        agent: close ? false : agent,
+        timeout: 60_000,
+      };
       const req = (tls ? httpsRequest : httpRequest)(options, (res) => {
         const closedAt = new Promise<number>((done) => res.socket.once('close', () => done(Date.now())));
         res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, closedAt }));
@@ -143,7 +168,20 @@ function client(port: number, tls: boolean): Client {
 
 /** h2load holding `clients` connections, each idle after one request, for at most `holdS` (Debian's nghttp2-client; prlimit raises its descriptor limit). */
 function idleH2load(url: string, clients: number, http1: boolean, logFile: string, holdS: number): { stop(): Promise<void> } {
-  const args = [`--nofile=${clients + 256}`, 'h2load', ...(http1 ? ['--h1'] : []), '-c', String(clients), '-D', String(holdS), '--rps', '0.001', '--log-file', logFile, url];
+  const args = [
+    `--nofile=${clients + 256}`,
+    'h2load',
+    ...(http1 ? ['--h1'] : []),
+    '-c',
+    String(clients),
+    '-D',
+    String(holdS),
+    '--rps',
+    '0.001',
+    '--log-file',
+    logFile,
+    url,
+  ];
   const child = spawn('prlimit', args, { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()).once('error', () => resolve()));
   return {
@@ -156,7 +194,9 @@ function idleH2load(url: string, clients: number, http1: boolean, logFile: strin
 
 function logRows(file: string): number {
   try {
-    return readFileSync(file, 'utf8').split('\n').filter((row) => row !== '').length;
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((row) => row !== '').length;
   } catch {
     return 0;
   }
@@ -198,9 +238,13 @@ async function statusUsage(tap: AdminTap, dir: string): Promise<HookUsage & { re
   for (let n = 0; n < STATUS_RUNS; n += 1) {
     const before = tap.calls.length;
     const usageFile = join(dir, `status-usage-${n}.json`);
-    const status = spawnTimed(underWait4(usageFile, [EXECUTABLE, 'status', '--admin-address', tap.adminAddress, '--ready-file', join(dir, 'ready'), ...STATUS_ARGS]), { env: cleanEnv() });
+    const status = spawnTimed(
+      underWait4(usageFile, [EXECUTABLE, 'status', '--admin-address', tap.adminAddress, '--ready-file', join(dir, 'ready'), ...STATUS_ARGS]),
+      { env: cleanEnv() },
+    );
     const reads = (): number => tap.calls.slice(before).filter(isStatsRead).length;
-    for (const deadline = performance.now() + 60_000; reads() < STATUS_READS && status.child.exitCode === null && performance.now() < deadline; ) await sleep(20);
+    for (const deadline = performance.now() + 60_000; reads() < STATUS_READS && status.child.exitCode === null && performance.now() < deadline; )
+      await sleep(20);
     status.child.kill('SIGINT');
     const exit = await status.exited;
     if (exit.code !== 0) throw new Error(`status exited ${exit.code ?? exit.signal}: ${exit.stderr.slice(-2_000)}`);
@@ -242,7 +286,11 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
         const h2load = idleH2load(`http://127.0.0.1:${port}${traffic.idle.path}`, run.clients, run.http1, run.log, 300);
         cleanups.push(() => h2load.stop());
       }
-      await waitFor(`${workload.idle} idle connections from h2load`, 180_000, async () => runs.every((run) => logRows(run.log) >= run.clients) && (await activeConnections(envoy)) >= workload.idle);
+      await waitFor(
+        `${workload.idle} idle connections from h2load`,
+        180_000,
+        async () => runs.every((run) => logRows(run.log) >= run.clients) && (await activeConnections(envoy)) >= workload.idle,
+      );
     } else {
       const pooled = client(port, traffic.tls);
       cleanups.push(() => pooled.close());
@@ -266,7 +314,10 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
     const busy = client(port, traffic.tls).busy(traffic.busy);
     // Its failure is reported where it is awaited, or by the wait for it to be held.
     let busyFailed: Error | undefined;
-    busy.catch((error: Error) => (busyFailed = new Error(`the busy request failed ${(performance.now() - busySentAt).toFixed(0)} ms after it was sent: ${error.message}`)));
+    busy.catch(
+      (error: Error) =>
+        (busyFailed = new Error(`the busy request failed ${(performance.now() - busySentAt).toFixed(0)} ms after it was sent: ${error.message}`)),
+    );
     await Promise.race([backend.held, busy.then(() => Promise.reject(new Error('the busy request was answered before the backend held it')))]);
     await waitFor('every connection counted', 30_000, async () => (await activeConnections(envoy)) >= idleCount + 2);
 
@@ -280,7 +331,9 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
     const load = loadavg()[0] ?? Number.NaN;
     let answered = { status: 0, closedAt: 0 };
     const drain = await cpuOver(pid, async () => {
-      const hook = spawnTimed(underWait4(usageFile, [EXECUTABLE, 'shutdown', '--admin-address', tap.adminAddress, '--ready-file', readyFile, ...HOOK_ARGS]), { env: cleanEnv() });
+      const hook = spawnTimed(underWait4(usageFile, [EXECUTABLE, 'shutdown', '--admin-address', tap.adminAddress, '--ready-file', readyFile, ...HOOK_ARGS]), {
+        env: cleanEnv(),
+      });
       await drainStarted;
       await sleep(drainAt + CLOSE_AFTER_MS - performance.now());
       backend.release();

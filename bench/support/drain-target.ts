@@ -6,10 +6,10 @@ import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Bootstrap } from '../../test/support/chart/bootstrap.js';
-import { get, startRealEnvoy, type RealEnvoy } from '../../test/support/real-envoy/process.js';
 import { type AdminCall, type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
-import { sleep } from './processes.js';
+import { get, type RealEnvoy, startRealEnvoy } from '../../test/support/real-envoy/process.js';
 import { isStatsRead } from '../../test/support/stats-reads.js';
+import { sleep } from './processes.js';
 
 export const TARGET_LISTENER = 'ingress';
 const ACTIVE_GAUGE = `listener.${TARGET_LISTENER}.downstream_cx_active`;
@@ -128,7 +128,14 @@ function bootstrap(sinkPort: number): Bootstrap {
           drain_type: 'MODIFY_ONLY',
           address: loopback(0),
           filter_chains: [
-            { filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: 'hold', cluster: 'sink' } }] },
+            {
+              filters: [
+                {
+                  name: 'envoy.filters.network.tcp_proxy',
+                  typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: 'hold', cluster: 'sink' },
+                },
+              ],
+            },
           ],
         },
       ],

@@ -3,9 +3,10 @@
 // sandboxed pod the drop-in test runs (test/dropin/support/large-config-pod.ts): what the hook
 // logged at its end, whether the idle pool outlived it, the scraper's answers, the admin reads the
 // hook made, and what one of them cost Envoy (replayed inside the pod once the hook exited).
-import { build } from 'esbuild';
+
 import { resolve } from 'node:path';
-import { drainLargePod, logged, type Hook } from '../../test/dropin/support/large-config-pod.js';
+import { build } from 'esbuild';
+import { drainLargePod, type Hook, logged } from '../../test/dropin/support/large-config-pod.js';
 import type { LargeConfigSize } from '../../test/support/large-config/expand.js';
 import type { ReadCost } from '../../test/support/real-envoy/read-cost.js';
 import { isStatsRead } from '../../test/support/stats-reads.js';
@@ -36,7 +37,15 @@ export interface DropInDrain {
 
 /** Bundles the pod runner (test/support/dropin-pod-main.ts) for the bench. */
 export async function buildDropInRunner(): Promise<void> {
-  await build({ entryPoints: ['test/support/dropin-pod-main.ts'], outfile: RUNNER, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: ['test/support/dropin-pod-main.ts'],
+    outfile: RUNNER,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
 }
 
 /** One drain through `hook` at `size`. */
@@ -46,9 +55,9 @@ export async function drainThroughHook(hook: Hook, size: LargeConfigSize): Promi
   const statuses = seen.scraped?.statuses ?? [];
   const exitCode = seen.hook?.exitCode ?? null;
   return {
-    result: typeof finished?.['result'] === 'string' ? finished['result'] : `no "shutdown finished" line (exit ${exitCode})`,
+    result: typeof finished?.result === 'string' ? finished.result : `no "shutdown finished" line (exit ${exitCode})`,
     exitCode,
-    drainMs: typeof finished?.['elapsedMs'] === 'number' ? finished['elapsedMs'] : Number.NaN,
+    drainMs: typeof finished?.elapsedMs === 'number' ? finished.elapsedMs : Number.NaN,
     idlePoolOpen: seen.idlePoolOpenAtHookExit ?? [],
     scrapesSent: statuses.length,
     scrapesLost: statuses.filter((status) => status !== 200).length,

@@ -38,7 +38,15 @@ export function sections(elf: Buffer): Section[] {
   const shnum = elf.readUInt16LE(0x3c);
   const headers = Array.from({ length: shnum }, (_, index) => {
     const at = shoff + index * shentsize;
-    return { nameAt: elf.readUInt32LE(at), type: elf.readUInt32LE(at + 4), flags: u64(elf, at + 8), addr: u64(elf, at + 16), offset: u64(elf, at + 24), size: u64(elf, at + 32), link: elf.readUInt32LE(at + 40) };
+    return {
+      nameAt: elf.readUInt32LE(at),
+      type: elf.readUInt32LE(at + 4),
+      flags: u64(elf, at + 8),
+      addr: u64(elf, at + 16),
+      offset: u64(elf, at + 24),
+      size: u64(elf, at + 32),
+      link: elf.readUInt32LE(at + 40),
+    };
   });
   const names = headers[elf.readUInt16LE(0x3e)];
   return headers.map((h) => ({

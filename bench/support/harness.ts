@@ -32,7 +32,10 @@ export interface Rounds {
  * `runs` rounds of `round`, each measuring every row once, so that the rows of one round share
  * the machine's load of the moment; the warm-up rounds' figures are dropped. Summaries per row.
  */
-export async function inRounds<K extends string>({ runs, warmUp, scenario }: Rounds, round: (n: number) => Promise<Record<K, number>>): Promise<Record<K, Summary>> {
+export async function inRounds<K extends string>(
+  { runs, warmUp, scenario }: Rounds,
+  round: (n: number) => Promise<Record<K, number>>,
+): Promise<Record<K, Summary>> {
   const samples = new Map<K, number[]>();
   for (let n = -warmUp; n < runs; n += 1) {
     const measured = await round(n + warmUp);
@@ -71,7 +74,8 @@ export async function listeningAfter(child: TimedChild, port: number, { pollMs =
   for (;;) {
     const at = await connectsAt(port);
     if (at !== undefined) return at - child.startedAt;
-    if (child.child.exitCode !== null || performance.now() > deadline) throw new Error(`pid ${child.pid} never listened on ${port}: ${(await child.exited).stderr}`);
+    if (child.child.exitCode !== null || performance.now() > deadline)
+      throw new Error(`pid ${child.pid} never listened on ${port}: ${(await child.exited).stderr}`);
     await sleep(pollMs);
   }
 }

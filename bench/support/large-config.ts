@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { largeBootstrap, onLoopback, type LargeConfigSize } from '../../test/support/large-config/expand.js';
+import { type LargeConfigSize, largeBootstrap, onLoopback } from '../../test/support/large-config/expand.js';
 import { testCertificate } from '../../test/support/peer-fixtures/certificate.js';
 import type { PeerName } from '../../test/support/peer-fixtures/fixtures.js';
 import { ensureEnvoyBinary } from '../../test/support/real-envoy/binary.js';
@@ -69,7 +69,11 @@ async function withEnvoy<T>(bootstrap: object, use: (pid: number, admin: string,
   writeFileSync(config, JSON.stringify(bootstrap));
   const startedAt = performance.now();
   // The access logs name /dev/stdout: a file it can open, not a pipe.
-  const child = spawn(binary, ['--config-path', config, '--admin-address-path', adminFile, '--use-dynamic-base-id', '--concurrency', '2', '--log-level', 'error'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    binary,
+    ['--config-path', config, '--admin-address-path', adminFile, '--use-dynamic-base-id', '--concurrency', '2', '--log-level', 'error'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4_000)));
   let exited = false;

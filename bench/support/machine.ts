@@ -1,6 +1,7 @@
 // The machine a run happened on, for the head of RESULTS.md.
-import { cpus, loadavg, release, totalmem } from 'node:os';
+
 import { statSync } from 'node:fs';
+import { cpus, loadavg, release, totalmem } from 'node:os';
 import { EXECUTABLE, NODE, nodeVersion } from './processes.js';
 
 export function describeMachine(): string[] {

@@ -6,7 +6,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type SpawnOptions, type TimedChild, sleep, spawnTimed, stopChild, until } from './processes.js';
+import { type SpawnOptions, sleep, spawnTimed, stopChild, type TimedChild, until } from './processes.js';
 
 export type LogLine = Readonly<Record<string, unknown>>;
 
@@ -87,7 +87,11 @@ function healthy(port: number): Promise<boolean> {
  * Starts the manager with its ready file in a fresh directory. Ready once /healthz answers, so
  * whatever the log level; the port is chosen here for the same reason.
  */
-export async function startManager(command: readonly string[], args: readonly string[] = [], options: Omit<SpawnOptions, 'stdout'> = {}): Promise<RunningManager> {
+export async function startManager(
+  command: readonly string[],
+  args: readonly string[] = [],
+  options: Omit<SpawnOptions, 'stdout'> = {},
+): Promise<RunningManager> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-manager-'));
   const readyFile = join(dir, 'shutdown-ready');
   const logPath = join(dir, 'manager.log');
@@ -102,7 +106,8 @@ export async function startManager(command: readonly string[], args: readonly st
   try {
     const deadline = performance.now() + 30_000;
     while (!(await healthy(port))) {
-      if (running.child.exitCode !== null || running.child.signalCode !== null) throw new Error(`shutdown-manager exited (${(await running.exited).code}): ${(await running.exited).stderr}`);
+      if (running.child.exitCode !== null || running.child.signalCode !== null)
+        throw new Error(`shutdown-manager exited (${(await running.exited).code}): ${(await running.exited).stderr}`);
       if (performance.now() > deadline) throw new Error('shutdown-manager did not answer /healthz within 30 s');
       await sleep(10);
     }

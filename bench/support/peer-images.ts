@@ -55,7 +55,9 @@ export async function peerManagerImage(peer: PeerManager, binary: string): Promi
     chmodSync(join(context, 'rootfs', 'tmp'), 0o1777);
     writeFileSync(join(context, 'Containerfile'), `FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/local/bin:/bin\nENTRYPOINT ["${IN_IMAGE[peer]}"]\n`);
     const iidfile = join(context, 'iid');
-    podman(['build', '--pull=never', '--network', 'none', '--quiet', '--iidfile', iidfile, '-t', tag, '-f', join(context, 'Containerfile'), context], { timeoutMs: 300_000 });
+    podman(['build', '--pull=never', '--network', 'none', '--quiet', '--iidfile', iidfile, '-t', tag, '-f', join(context, 'Containerfile'), context], {
+      timeoutMs: 300_000,
+    });
     return readFileSync(iidfile, 'utf8').trim();
   } finally {
     rmSync(context, { recursive: true, force: true });
@@ -66,6 +68,9 @@ function sha256(path: string): Promise<string> {
   if (!existsSync(path)) return Promise.reject(new Error(`no such binary: ${path}`));
   return new Promise((done, fail) => {
     const hash = createHash('sha256');
-    createReadStream(path).on('data', (chunk) => hash.update(chunk)).on('end', () => done(hash.digest('hex'))).on('error', fail);
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('end', () => done(hash.digest('hex')))
+      .on('error', fail);
   });
 }

@@ -4,12 +4,12 @@
 // closed one by one while the hook runs, Envoy's preStop GET held by the manager. The admin API
 // sits behind a recording tap (one extra loopback hop for everyone alike).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../../test/support/peer-fixtures/pod-bootstraps.js';
-import { startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
+import { CONTOUR_REAL_ADMIN_SOCKET, contourBootstrap, EG_REAL_ADMIN_PORT, egBootstrap } from '../../test/support/peer-fixtures/pod-bootstraps.js';
 import { bounded, idleConnection, portOpen, until } from '../../test/support/pod-probes.js';
+import { startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
 
 export interface PeerRun {
   /** Which pod shape (bootstrap, admin address, user port) the pair expects. */
@@ -46,12 +46,31 @@ const BOUND_MS = 60_000;
 export async function runPeerPod(run: PeerRun): Promise<PeerFigures> {
   const eg = run.shape === 'envoy-gateway';
   writeFileSync('/tmp/envoy.json', JSON.stringify(eg ? egBootstrap('127.0.0.1') : contourBootstrap()));
-  const envoy = spawn(run.envoyBinary, ['--config-path', '/tmp/envoy.json', '--disable-hot-restart', '--concurrency', '1', '--log-level', 'warning', '--drain-strategy', 'immediate', '--drain-time-s', '60'], { stdio: 'ignore' });
+  const envoy = spawn(
+    run.envoyBinary,
+    [
+      '--config-path',
+      '/tmp/envoy.json',
+      '--disable-hot-restart',
+      '--concurrency',
+      '1',
+      '--log-level',
+      'warning',
+      '--drain-strategy',
+      'immediate',
+      '--drain-time-s',
+      '60',
+    ],
+    { stdio: 'ignore' },
+  );
   const children: ChildProcess[] = [envoy];
   const userPort = eg ? 10080 : 8080;
   try {
     await until(() => portOpen(userPort), 'envoy listening', 20);
-    const tap = await startAdminTap(eg ? `127.0.0.1:${EG_REAL_ADMIN_PORT}` : `unix:${CONTOUR_REAL_ADMIN_SOCKET}`, eg ? '127.0.0.1:19000' : 'unix:/admin/admin.sock');
+    const tap = await startAdminTap(
+      eg ? `127.0.0.1:${EG_REAL_ADMIN_PORT}` : `unix:${CONTOUR_REAL_ADMIN_SOCKET}`,
+      eg ? '127.0.0.1:19000' : 'unix:/admin/admin.sock',
+    );
 
     const managerStart = performance.now();
     const manager = start(run.manager, children);
@@ -128,4 +147,3 @@ function httpGet(port: number, path: string): Promise<{ status: number; at: numb
     req.end();
   });
 }
-

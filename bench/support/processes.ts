@@ -1,7 +1,6 @@
 // The programs the benchmarks run, and timed child processes. Every child runs on the Node 24
 // binary the executable is built from, whichever node runs the bench itself.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -21,7 +20,7 @@ export const FORMS: Readonly<Record<Form, { readonly label: string; readonly com
 
 /** As in the image: nothing but a PATH (and whatever the caller adds, e.g. NODE_OPTIONS). */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...extra };
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...extra };
 }
 
 /** The hard limit on open files that a child may raise its soft limit to (without CAP_SYS_RESOURCE, no higher). */

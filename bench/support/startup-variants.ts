@@ -52,7 +52,18 @@ export async function buildVariants(): Promise<Variants> {
       return make(name, main, options);
     };
     const snapshotMain = join(dir, 'snapshot-main.cjs');
-    await build({ entryPoints: ['bench/support/snapshot-main.ts'], outfile: snapshotMain, bundle: true, platform: 'node', format: 'cjs', target: 'node20', minifySyntax: true, minifyWhitespace: true, define: { __VERSION__: '"bench"' }, logLevel: 'warning' });
+    await build({
+      entryPoints: ['bench/support/snapshot-main.ts'],
+      outfile: snapshotMain,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      minifySyntax: true,
+      minifyWhitespace: true,
+      define: { __VERSION__: '"bench"' },
+      logLevel: 'warning',
+    });
     const paths: Record<Variant, string> = {
       empty: probe('empty'),
       emptySnapshot: probe('emptySnapshot', { snapshot: true, codeCache: false }),

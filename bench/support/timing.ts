@@ -1,6 +1,6 @@
 // Timings of child processes shared by the start-up benches: exec to exit, exec to the first admin
 // request a relay in front of Envoy receives, and whether a port takes connections yet.
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { DrainTarget } from './drain-target.js';
 import { spawnTimed } from './processes.js';
@@ -17,7 +17,10 @@ export async function wallTime(command: readonly string[]): Promise<number> {
 export async function toFirstAdminCall(command: readonly string[], target: DrainTarget): Promise<number> {
   const firstCall = target.nextCall('/healthcheck/fail');
   const child = spawnTimed(command);
-  const call = await Promise.race([firstCall, child.exited.then((exit) => Promise.reject(new Error(`${command.join(' ')} exited first (${exit.code}): ${exit.stderr}`)))]);
+  const call = await Promise.race([
+    firstCall,
+    child.exited.then((exit) => Promise.reject(new Error(`${command.join(' ')} exited first (${exit.code}): ${exit.stderr}`))),
+  ]);
   child.child.kill('SIGKILL');
   await child.exited;
   return call.receivedAt - child.startedAt;

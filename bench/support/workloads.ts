@@ -2,7 +2,7 @@
 // listeners, its `http` listener with a route and a cluster per backend, Contour's `ingress_http`
 // with many virtual hosts, or idle client connections on EG's `http` listener. For each: the
 // bootstrap (the peer's fixture grown at run time, on loopback) and where the bench's traffic goes.
-import { hostname, largeBootstrap, onLoopback, type LargeConfigSize } from '../../test/support/large-config/expand.js';
+import { hostname, type LargeConfigSize, largeBootstrap, onLoopback } from '../../test/support/large-config/expand.js';
 import { contourVirtualHosts, egBackends, servicePath } from '../../test/support/large-config/routes.js';
 import { testCertificate } from '../../test/support/peer-fixtures/certificate.js';
 import { peerFixture } from '../../test/support/peer-fixtures/fixtures.js';
@@ -55,11 +55,27 @@ export function trafficFor(workload: Workload): Traffic {
   const egHttp = { listener: 'default/eg/http', statsListener: EG_STATS_LISTENER, tls: false };
   switch (workload.kind) {
     case 'config':
-      return { listener: 'default/eg/https', statsListener: EG_STATS_LISTENER, tls: true, idle: { host: hostname(0, 0), path: '/' }, busy: { host: hostname(0, workload.size.chainsPerListener - 1), path: '/hold' } };
+      return {
+        listener: 'default/eg/https',
+        statsListener: EG_STATS_LISTENER,
+        tls: true,
+        idle: { host: hostname(0, 0), path: '/' },
+        busy: { host: hostname(0, workload.size.chainsPerListener - 1), path: '/hold' },
+      };
     case 'clusters':
-      return { ...egHttp, idle: { host: 'www.example.com', path: `${servicePath(0)}/` }, busy: { host: 'www.example.com', path: `${servicePath(workload.clusters - 1)}/hold` } };
+      return {
+        ...egHttp,
+        idle: { host: 'www.example.com', path: `${servicePath(0)}/` },
+        busy: { host: 'www.example.com', path: `${servicePath(workload.clusters - 1)}/hold` },
+      };
     case 'virtual-hosts':
-      return { listener: 'ingress_http', statsListener: 'stats-health', tls: false, idle: { host: hostname(0, 0), path: '/' }, busy: { host: hostname(0, workload.hosts - 1), path: '/hold' } };
+      return {
+        listener: 'ingress_http',
+        statsListener: 'stats-health',
+        tls: false,
+        idle: { host: hostname(0, 0), path: '/' },
+        busy: { host: hostname(0, workload.hosts - 1), path: '/hold' },
+      };
     case 'connections':
       return { ...egHttp, idle: { host: 'www.example.com', path: '/' }, busy: { host: 'www.example.com', path: '/hold' } };
   }

@@ -1,9 +1,10 @@
 // Flags that contradict each other or do nothing in the chosen mode: refused rather than silently
 // ignored. Values in the environment are shared by every command of a container, so an unused one
 // gets a warning line instead.
-import { ENV } from './config.js';
+
 import { UsageError } from '../shared/errors.js';
 import type { OptionSource } from '../shared/option-spec.js';
+import { ENV } from './config.js';
 
 export interface ShutdownFlags {
   readonly dryRun?: boolean | undefined;

@@ -108,7 +108,8 @@ Exit codes:
 } as const;
 
 export const INSTALL_HELP = {
-  description: "Lay out a self-contained copy of this executable in <dir>: the executable, its dynamic loader and exactly the shared libraries it links (read from its ELF headers). Run through that loader, the copy needs nothing from the container it runs in: no shell, no libc, no /proc. Sidecar-less mode uses it to run the drain in Envoy's own preStop hook.",
+  description:
+    "Lay out a self-contained copy of this executable in <dir>: the executable, its dynamic loader and exactly the shared libraries it links (read from its ELF headers). Run through that loader, the copy needs nothing from the container it runs in: no shell, no libc, no /proc. Sidecar-less mode uses it to run the drain in Envoy's own preStop hook.",
   after: `
 Layout:
   <dir>/current -> v-<version>-<hash>        switched atomically once the copy is proven to run

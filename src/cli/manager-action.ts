@@ -1,9 +1,10 @@
 // What `shutdown-manager` does once commander (program.ts) parsed its command line: the config, the
 // logger, then the manager until a signal.
-import type { ParsedCommand } from '../shared/option-spec.js';
+
 import type { ManagerOptions } from '../manager/manager-settings.js';
 import { processEnv } from '../shared/environment.js';
 import { createLogger } from '../shared/log.js';
+import type { ParsedCommand } from '../shared/option-spec.js';
 import { onTerminationSignal } from '../shared/signals.js';
 
 export async function managerAction(parsed: ParsedCommand<ManagerOptions>): Promise<number> {

@@ -1,17 +1,17 @@
 // Commander's wiring of every command: flags and environment variables to typed configs, each
 // subcommand to one call.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { GLOBAL_OPTIONS, type GlobalOptions } from './config.js';
-import { ExitCode, UsageError } from '../shared/errors.js';
-import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
-import { interruptSignal, shutdownAction, type ParsedShutdown } from './shutdown-action.js';
-import { managerAction } from './manager-action.js';
 import { MANAGER_SETTINGS, type ManagerOptions } from '../manager/manager-settings.js';
+import { ExitCode, UsageError } from '../shared/errors.js';
 import { defaultValue, type OptionSource, type OptionSpec, type OptionTable, type ParsedCommand } from '../shared/option-spec.js';
-import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
-import { STATUS_OPTIONS, type StatusValues } from './status-options.js';
 import { onTerminationSignal, signalExitCode } from '../shared/signals.js';
 import { VERSION } from '../shared/version.js';
+import { GLOBAL_OPTIONS, type GlobalOptions } from './config.js';
+import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
+import { managerAction } from './manager-action.js';
+import { interruptSignal, type ParsedShutdown, shutdownAction } from './shutdown-action.js';
+import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
+import { STATUS_OPTIONS, type StatusValues } from './status-options.js';
 
 /** Parses `argv` with commander and runs its command; resolves to the exit code. */
 export async function runProgram(argv: readonly string[]): Promise<number> {
@@ -112,11 +112,21 @@ function fromSpec(spec: OptionSpec): Option {
   switch (spec.kind) {
     case 'value':
       // No fallback: no value unless given (the manager's --host), the default only described.
-      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(defaultValue(spec), spec.fallback ?? spec.defaultDoc);
+      return new Option(spec.flags, spec.help)
+        .env(spec.env ?? '')
+        .argParser(parse)
+        .default(defaultValue(spec), spec.fallback ?? spec.defaultDoc);
     case 'switch':
-      return new Option(`${spec.flags} [boolean]`, spec.help).env(spec.env ?? '').preset('true').argParser(parse).default(defaultValue(spec));
+      return new Option(`${spec.flags} [boolean]`, spec.help)
+        .env(spec.env ?? '')
+        .preset('true')
+        .argParser(parse)
+        .default(defaultValue(spec));
     case 'list':
-      return new Option(spec.flags, spec.help).env(spec.env ?? '').argParser(parse).default(defaultValue(spec), spec.defaultDoc);
+      return new Option(spec.flags, spec.help)
+        .env(spec.env ?? '')
+        .argParser(parse)
+        .default(defaultValue(spec), spec.defaultDoc);
     case 'choice': {
       const option = new Option(spec.flags, spec.help).choices(spec.choices ?? []).default(defaultValue(spec));
       return spec.env === undefined ? option : option.env(spec.env);

@@ -1,14 +1,14 @@
 // What `shutdown` does once commander (program.ts) parsed its command line: the flag checks, the
 // config, then the drain or the dry run.
 import { environmentOnly, shutdownConfig } from '../drain/drain-config.js';
-import { processEnv } from '../shared/environment.js';
-import { checkShutdownFlags } from './flag-checks.js';
-import { hookLogMirror } from '../shared/hook-log.js';
-import { attributeOf, type OptionSpec, type ParsedCommand } from '../shared/option-spec.js';
-import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import type { OptionSources } from '../drain/dry-run.js';
+import { processEnv } from '../shared/environment.js';
+import { hookLogMirror } from '../shared/hook-log.js';
 import { createLogger } from '../shared/log.js';
+import { attributeOf, type OptionSpec, type ParsedCommand } from '../shared/option-spec.js';
 import { onTerminationSignal } from '../shared/signals.js';
+import { checkShutdownFlags } from './flag-checks.js';
+import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 
 export type ParsedShutdown = ParsedCommand<ShutdownValues>;
 

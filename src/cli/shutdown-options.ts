@@ -1,8 +1,8 @@
 // `shutdown`'s options: the drain's settings (drain/drain-config.ts, each with its flag, variable,
 // default and help) and the two that only the command line has, --dry-run and --output.
 import { DRAIN_SETTINGS } from '../drain/drain-config.js';
-import { OUTPUT_FORMATS } from '../shared/output-format.js';
 import type { OptionSpec, OptionValues } from '../shared/option-spec.js';
+import { OUTPUT_FORMATS } from '../shared/output-format.js';
 
 export const SHUTDOWN_OPTIONS = {
   ...DRAIN_SETTINGS,

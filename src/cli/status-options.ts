@@ -1,8 +1,8 @@
 // The table of `status`'s options: where `status` reads what `shutdown` or the manager reads, the
 // option is their own row, so all take the same variable.
 import { MANAGER_SETTINGS } from '../manager/manager-settings.js';
-import { STATUS_SETTINGS } from '../status/status-config.js';
 import type { OptionSpec, OptionValues } from '../shared/option-spec.js';
+import { STATUS_SETTINGS } from '../status/status-config.js';
 import { SHUTDOWN_OPTIONS } from './shutdown-options.js';
 
 const SHUTDOWN = SHUTDOWN_OPTIONS;

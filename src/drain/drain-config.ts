@@ -3,16 +3,17 @@
 // docs/reference.md's table and the native-sidecar drain's reading of the environment all follow;
 // then the checked `ShutdownConfig` with its cross-setting rules. Values are validated here,
 // before any I/O.
-import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
+
 import { formatAdminAddress, parseAdminAddress } from '../envoy/address.js';
 import type { EnvoyConnection } from '../envoy/envoy-control.js';
-import type { DrainOptions } from './drain.js';
 import { parseConnectionSource } from '../envoy/envoy-control.js';
+import { DEFAULT_READY_FILE } from '../handoff/ready-file.js';
 import { formatDuration, parseDuration } from '../shared/duration.js';
 import { ENVIRONMENT } from '../shared/environment.js';
 import { UsageError } from '../shared/errors.js';
-import { defaultValue, valuesFromEnv, type OptionSpec, type OptionValues } from '../shared/option-spec.js';
+import { defaultValue, type OptionSpec, type OptionValues, valuesFromEnv } from '../shared/option-spec.js';
 import { collectListenerNames, parseBoolean, parseCount, parseOptionalReadyFile, parsePositiveDuration } from '../shared/parsers.js';
+import type { DrainOptions } from './drain.js';
 
 /** Each of `shutdown`'s settings; durations parse to milliseconds. Adding one is a row here, its behaviour and its test. */
 export const DRAIN_SETTINGS = {
@@ -221,9 +222,14 @@ export function describeShutdownConfig(config: ShutdownConfig): Record<string, s
   for (const [key, spec] of Object.entries(DRAIN_SETTINGS)) {
     if (spec.kind === 'negation') continue;
     const value: unknown = config[key as keyof ShutdownConfig];
-    described[key] = 'show' in spec ? spec.show(value as never) : typeof value === 'number' || Array.isArray(value) ? (value as number | readonly string[]) : String(value ?? 'none');
+    described[key] =
+      'show' in spec
+        ? spec.show(value as never)
+        : typeof value === 'number' || Array.isArray(value)
+          ? (value as number | readonly string[])
+          : String(value ?? 'none');
   }
-  if (config.ignoreConnectionManagers !== undefined) described['ignoreConnectionManagers'] = [...config.ignoreConnectionManagers];
+  if (config.ignoreConnectionManagers !== undefined) described.ignoreConnectionManagers = [...config.ignoreConnectionManagers];
   return described;
 }
 

@@ -4,11 +4,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConnectionSource, EnvoyControl } from '../envoy/envoy-control.js';
 import type { SocketWatch } from '../envoy/socket-watch.js';
+import type { DrainResult } from '../handoff/drain-result.js';
 import { AdminError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import type { DrainResult } from '../handoff/drain-result.js';
 import { type DrainPolicy, startGiveUpMs, startRetryDelayMs } from './policy.js';
-import { INITIAL_STATE, decide, observe, type DrainLogLine } from './progress.js';
+import { type DrainLogLine, decide, INITIAL_STATE, observe } from './progress.js';
 import { Reads } from './reads.js';
 import { nextRead, type ReadReason } from './schedule.js';
 
@@ -46,7 +46,9 @@ export async function runDrain(options: DrainOptions, deps: DrainDeps): Promise<
   if (notStarted !== undefined) return notStarted;
   deps.log.info({ elapsedMs: Math.round(tally.elapsed()) }, 'graceful drain started');
   const lateHealthCheck =
-    options.healthCheckFailureDelayMs === 0 ? undefined : scheduleLateHealthCheck(options.healthCheckFailureDelayMs - tally.elapsed(), options.adminTimeoutMs, deps.envoy, deps.log);
+    options.healthCheckFailureDelayMs === 0
+      ? undefined
+      : scheduleLateHealthCheck(options.healthCheckFailureDelayMs - tally.elapsed(), options.adminTimeoutMs, deps.envoy, deps.log);
   try {
     return await pollUntilDrained(options, deps, tally);
   } finally {
@@ -171,15 +173,18 @@ async function withRetries(
 function scheduleLateHealthCheck(delayMs: number, adminTimeoutMs: number, envoy: EnvoyControl, log: Logger): { cancel(): Promise<void> } {
   const controller = new AbortController();
   let inFlight: Promise<void> | undefined;
-  const timer = setTimeout(() => {
-    const by = { at: Date.now() + startGiveUpMs(adminTimeoutMs), now: Date.now };
-    inFlight = withRetries('fail health check', (s, t) => envoy.failHealthCheck(s, t), log, controller.signal, by).then(
-      () => log.info('health check failed after the configured delay'),
-      (error: unknown) => {
-        if (!controller.signal.aborted) log.error({ err: errorMessage(error) }, 'could not fail health check');
-      },
-    );
-  }, Math.max(0, delayMs));
+  const timer = setTimeout(
+    () => {
+      const by = { at: Date.now() + startGiveUpMs(adminTimeoutMs), now: Date.now };
+      inFlight = withRetries('fail health check', (s, t) => envoy.failHealthCheck(s, t), log, controller.signal, by).then(
+        () => log.info('health check failed after the configured delay'),
+        (error: unknown) => {
+          if (!controller.signal.aborted) log.error({ err: errorMessage(error) }, 'could not fail health check');
+        },
+      );
+    },
+    Math.max(0, delayMs),
+  );
   return {
     async cancel() {
       clearTimeout(timer);

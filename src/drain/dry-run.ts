@@ -1,14 +1,15 @@
 // `shutdown --dry-run`: what a drain would do with the effective configuration, and where Envoy
 // stands now. Reads only: nothing is sent to Envoy but GETs, and no file is left behind (the
 // ready file directory gets the real run's own check, which creates and removes a probe file).
-import { checkReadyFileDirectory } from '../handoff/ready-file.js';
-import { describeShutdownConfig, envoyConnection, type ShutdownConfig } from './drain-config.js';
-import { formatDuration } from '../shared/duration.js';
+
 import { GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH, withEnvoy } from '../envoy/envoy-control.js';
+import { checkReadyFileDirectory } from '../handoff/ready-file.js';
+import { formatDuration } from '../shared/duration.js';
 import { ExitCode } from '../shared/errors.js';
+import type { OutputFormat } from '../shared/output-format.js';
 import { formatStatus } from '../status/format.js';
 import { gatherStatus, type StatusReport } from '../status/status.js';
-import type { OutputFormat } from '../shared/output-format.js';
+import { describeShutdownConfig, envoyConnection, type ShutdownConfig } from './drain-config.js';
 
 /** Where each option's value came from: `flag`, `env NAME` or `default`. */
 export type OptionSources = Readonly<Record<string, string>>;
@@ -30,7 +31,12 @@ export async function runDryRun(config: ShutdownConfig, sources: OptionSources, 
     dryRun: true,
     options: Object.fromEntries(Object.entries(described).map(([key, value]) => [key, { value, source: sources[key] ?? 'default' }])),
     plan: plan(config),
-    readyFileDirectoryWritable: config.readyFile === undefined || (await checkReadyFileDirectory(config.readyFile).then(() => true, () => false)),
+    readyFileDirectoryWritable:
+      config.readyFile === undefined ||
+      (await checkReadyFileDirectory(config.readyFile).then(
+        () => true,
+        () => false,
+      )),
     now,
   };
   process.stdout.write(output === 'json' ? `${JSON.stringify(report)}\n` : `${formatDryRun(report)}\n`);
@@ -56,19 +62,25 @@ export function plan(config: ShutdownConfig): string[] {
 }
 
 function formatDryRun(report: DryRunReport): string {
-  const options = Object.entries(report.options).map(([key, { value, source }]) => `  ${key.padEnd(24)} ${String(Array.isArray(value) ? value.join(',') || '-' : value).padEnd(28)} ${source}`);
+  const options = Object.entries(report.options).map(
+    ([key, { value, source }]) => `  ${key.padEnd(24)} ${String(Array.isArray(value) ? value.join(',') || '-' : value).padEnd(28)} ${source}`,
+  );
   const steps = report.plan.map((step, index) => `  ${index + 1}. ${step}`);
   const writable = report.readyFileDirectoryWritable ? '' : '\nwarning: the ready file directory is not writable: a real run would exit 2';
-  return [
-    'dry run: nothing is sent to Envoy but reads, and no ready file is written (the writability check leaves none behind)',
-    '',
-    'options',
-    ...options,
-    '',
-    'would',
-    ...steps,
-    '',
-    'now',
-    ...formatStatus(report.now).split('\n').map((line) => `  ${line}`),
-  ].join('\n') + writable;
+  return (
+    [
+      'dry run: nothing is sent to Envoy but reads, and no ready file is written (the writability check leaves none behind)',
+      '',
+      'options',
+      ...options,
+      '',
+      'would',
+      ...steps,
+      '',
+      'now',
+      ...formatStatus(report.now)
+        .split('\n')
+        .map((line) => `  ${line}`),
+    ].join('\n') + writable
+  );
 }

@@ -3,8 +3,8 @@
 // for, so the loop only fetches, observes, logs and sleeps, and tests drive a whole drain
 // reading by reading without a clock or a socket.
 import type { ConnectionReading, ConnectionSource } from '../envoy/envoy-control.js';
-import type { DrainResult } from '../handoff/drain-result.js';
 import { describePairing, type Pairing } from '../envoy/pairing.js';
+import type { DrainResult } from '../handoff/drain-result.js';
 import { countToDecideOn, inFlight, liveConnections, requestsReceived } from './count.js';
 import { type DrainPolicy, decideDrain, earliestFinishMs, envoyGone, newConnectionsBetween } from './policy.js';
 
@@ -84,7 +84,11 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
   if (counts.read.path !== state.readPath) {
     const why = counts.read.textBecause === undefined ? {} : { why: counts.read.textBecause };
     const read = `GET ${counts.read.path.slice(0, counts.read.path.indexOf('filter='))}filter=…`;
-    events.push({ level: 'info', fields: { read, envoyMs: Number(counts.read.priceMs.toFixed(2)), ...why, elapsedMs }, msg: "reading envoy's stats with this request: what it costs envoy's main thread, at most" });
+    events.push({
+      level: 'info',
+      fields: { read, envoyMs: Number(counts.read.priceMs.toFixed(2)), ...why, elapsedMs },
+      msg: "reading envoy's stats with this request: what it costs envoy's main thread, at most",
+    });
   }
   const flushBaselineS = state.flushBaselineS ?? counts.uptimeS;
   const arrivals = options.quietPeriodMs > 0 ? noteArrivals(options, state, reading) : undefined;
@@ -96,14 +100,22 @@ export function observe(options: ProgressOptions, state: DrainState, reading: Re
   const idleIgnored = options.ignoreIdleConnections && reading.elapsedMs >= earliestFinishMs(options, lastNewConnectionMs);
   const connections = countToDecideOn(counts, { source: options.connections, flushBaselineS, idleIgnored });
   if (idleIgnored && !said.has('idle')) {
-    events.push({ level: 'info', fields: { connections: counts.connections, inFlight: inFlight(counts) ?? null, elapsedMs }, msg: 'no request for the quiet period: counting only connections with a request in flight' });
+    events.push({
+      level: 'info',
+      fields: { connections: counts.connections, inFlight: inFlight(counts) ?? null, elapsedMs },
+      msg: 'no request for the quiet period: counting only connections with a request in flight',
+    });
     said.add('idle');
   }
   let unconfirmed: number | undefined;
   if (connections === undefined && counts.uptimeS !== undefined) {
     unconfirmed = Math.max(counts.connections, liveConnections(counts));
     if (!said.has('flush-wait')) {
-      events.push({ level: 'info', fields: { totalConnections: counts.connections, uptimeS: counts.uptimeS, elapsedMs }, msg: 'waiting for a stats flush after the drain began: server.total_connections is older' });
+      events.push({
+        level: 'info',
+        fields: { totalConnections: counts.connections, uptimeS: counts.uptimeS, elapsedMs },
+        msg: 'waiting for a stats flush after the drain began: server.total_connections is older',
+      });
       said.add('flush-wait');
     }
   }
@@ -150,14 +162,23 @@ function noteArrivals(
   const freshRequests = received === undefined ? 0 : newConnectionsBetween(state.requests, received);
   const requests = received ?? state.requests;
   if (freshConnections === 0 && freshRequests === 0) return { lastNewConnectionMs: state.lastNewConnectionMs, accepted, requests };
-  const fields = { newConnections: freshConnections, ...(options.ignoreIdleConnections ? { newRequests: freshRequests } : {}), elapsedMs: Math.round(elapsedMs) };
+  const fields = {
+    newConnections: freshConnections,
+    ...(options.ignoreIdleConnections ? { newRequests: freshRequests } : {}),
+    elapsedMs: Math.round(elapsedMs),
+  };
   const msg = freshConnections > 0 ? 'new connections arrived: quiet period restarted' : 'new requests arrived: quiet period restarted';
   return { lastNewConnectionMs: elapsedMs, accepted, requests, restarted: { level: 'info', fields, msg } };
 }
 
 function pairingEvent(pairing: Pairing, elapsedMs: number): DrainLogLine {
-  if (pairing.unknown !== undefined) return { level: 'warn', fields: { why: pairing.unknown, elapsedMs }, msg: "listeners' connection managers unknown: every connection counts as busy" };
-  return { level: 'info', fields: { listeners: describePairing(pairing).listeners, elapsedMs }, msg: "listeners paired with their connection managers from envoy's stats" };
+  if (pairing.unknown !== undefined)
+    return { level: 'warn', fields: { why: pairing.unknown, elapsedMs }, msg: "listeners' connection managers unknown: every connection counts as busy" };
+  return {
+    level: 'info',
+    fields: { listeners: describePairing(pairing).listeners, elapsedMs },
+    msg: "listeners paired with their connection managers from envoy's stats",
+  };
 }
 
 /** Whether the drain is over at `elapsedMs`, with the milestone and progress lines due now. */
@@ -165,7 +186,11 @@ export function decide(options: ProgressOptions, state: DrainState, elapsedMs: n
   const { connections } = state;
   const fields = { connections, elapsedMs: Math.round(elapsedMs) };
   if (envoyGone(state.refusedReads)) {
-    const event: DrainLogLine = { level: 'error', fields: { err: state.lastError, elapsedMs: fields.elapsedMs, refusedReads: state.refusedReads }, msg: 'envoy is gone: its admin API refuses or drops every connection, so its connections are closed too' };
+    const event: DrainLogLine = {
+      level: 'error',
+      fields: { err: state.lastError, elapsedMs: fields.elapsedMs, refusedReads: state.refusedReads },
+      msg: 'envoy is gone: its admin API refuses or drops every connection, so its connections are closed too',
+    };
     return { decision: { kind: 'done', reason: 'envoy-unreachable' }, state: { ...state, events: [event] } };
   }
   const events: DrainLogLine[] = [];
@@ -175,7 +200,11 @@ export function decide(options: ProgressOptions, state: DrainState, elapsedMs: n
     said.add('minimum');
   }
   if (options.quietPeriodMs > 0 && !said.has('quiet') && elapsedMs >= state.lastNewConnectionMs + options.quietPeriodMs) {
-    events.push({ level: 'info', fields: { ...fields, quietForMs: Math.round(elapsedMs - state.lastNewConnectionMs) }, msg: 'quiet period reached: no new connections' });
+    events.push({
+      level: 'info',
+      fields: { ...fields, quietForMs: Math.round(elapsedMs - state.lastNewConnectionMs) },
+      msg: 'quiet period reached: no new connections',
+    });
     said.add('quiet');
   }
   const verdict = decideDrain(options, { elapsedMs, connections, lastNewConnectionMs: state.lastNewConnectionMs, refusedReads: state.refusedReads });
@@ -191,7 +220,11 @@ export function decide(options: ProgressOptions, state: DrainState, elapsedMs: n
   if (connections !== undefined || state.unconfirmed !== undefined) {
     // One progress line per check interval; the faster end-game reads only at debug level.
     if (elapsedMs - lastProgressAt >= options.checkIntervalMs) {
-      events.push({ level: 'info', fields: connections === undefined ? { ...fields, connections: state.unconfirmed, statsFlushPending: true } : fields, msg: 'draining' });
+      events.push({
+        level: 'info',
+        fields: connections === undefined ? { ...fields, connections: state.unconfirmed, statsFlushPending: true } : fields,
+        msg: 'draining',
+      });
       lastProgressAt = elapsedMs;
     } else {
       events.push({ level: 'debug', fields, msg: 'connections read' });

@@ -65,7 +65,8 @@ export class Reads {
     if (watch === undefined || next.watch === undefined) this.#baseline = undefined;
     else if (this.#baseline === undefined) {
       this.#baseline = watch.sample();
-      if (this.#baseline !== undefined) this.#deps.log.debug({ sockets: this.#baseline, elapsedMs: Math.round(this.#elapsed()) }, 'watching the socket count for a closed connection');
+      if (this.#baseline !== undefined)
+        this.#deps.log.debug({ sockets: this.#baseline, elapsedMs: Math.round(this.#elapsed()) }, 'watching the socket count for a closed connection');
     }
     try {
       if (watch === undefined || next.watch === undefined || this.#baseline === undefined) {

@@ -1,16 +1,17 @@
 // `envoy-shutdown-manager shutdown`: the drain as one call, from a validated config to an exit code.
-import { drainOptions, envoyConnection, describeShutdownConfig, type ShutdownConfig } from './drain-config.js';
-import { formatDuration } from '../shared/duration.js';
+
 import { withEnvoy } from '../envoy/envoy-control.js';
-import { DEFAULT_SOCKET_COUNTS_DIR, createSocketWatch } from '../envoy/socket-watch.js';
-import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
-import type { Logger } from '../shared/log.js';
-import { checkReadyFileDirectory, checkReadyFileReplaceable, removeReadyFile, writeReadyFile } from '../handoff/ready-file.js';
+import { createSocketWatch, DEFAULT_SOCKET_COUNTS_DIR } from '../envoy/socket-watch.js';
 import type { DrainResult } from '../handoff/drain-result.js';
-import { runDrain } from './drain.js';
-import { removeDrainState, writeDrainState, type DrainInProgress } from '../handoff/drain-state.js';
+import { type DrainInProgress, removeDrainState, writeDrainState } from '../handoff/drain-state.js';
 import { waitForEnvoyPrestop } from '../handoff/envoy-prestop.js';
+import { checkReadyFileDirectory, checkReadyFileReplaceable, removeReadyFile, writeReadyFile } from '../handoff/ready-file.js';
+import { formatDuration } from '../shared/duration.js';
+import { ExitCode, errorMessage, exitCodeFor, UsageError } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
 import { ownIdentity } from '../shared/process-identity.js';
+import { runDrain } from './drain.js';
+import { describeShutdownConfig, drainOptions, envoyConnection, type ShutdownConfig } from './drain-config.js';
 
 const EXIT_CODES: Readonly<Record<DrainResult, ExitCode>> = {
   drained: ExitCode.Drained,
@@ -89,7 +90,9 @@ async function drainAndReport(config: ShutdownConfig, log: Logger, signal: Abort
   log.info(describeShutdownConfig(config), 'shutdown started');
   // The live listener gauges follow each close at once, so a hint of one is worth a read; a `total` gauge waits for a flush.
   const sockets = config.connections === 'listeners' ? createSocketWatch(config.socketCountsDir ?? DEFAULT_SOCKET_COUNTS_DIR) : undefined;
-  const outcome = await withEnvoy(envoyConnection(config), config.quietPeriod > 0 ? 'required' : 'no', (envoy) => runDrain(drainOptions(config), { envoy, log, signal, ...(sockets === undefined ? {} : { sockets }) }));
+  const outcome = await withEnvoy(envoyConnection(config), config.quietPeriod > 0 ? 'required' : 'no', (envoy) =>
+    runDrain(drainOptions(config), { envoy, log, signal, ...(sockets === undefined ? {} : { sockets }) }),
+  );
   if (outcome.result === 'interrupted') {
     log.warn(
       { connections: outcome.connections, elapsedMs: outcome.elapsedMs },
@@ -107,7 +110,11 @@ async function drainAndReport(config: ShutdownConfig, log: Logger, signal: Abort
       return { result: 'ready-file-failed', exitCode: exitCodeFor(error), fields: { drain: outcome.result, connections: outcome.connections } };
     }
   }
-  return { result: outcome.result, exitCode, fields: { connections: outcome.connections, elapsedMs: outcome.elapsedMs, finishedAt: report.finishedAt, readyFile: config.readyFile ?? 'none' } };
+  return {
+    result: outcome.result,
+    exitCode,
+    fields: { connections: outcome.connections, elapsedMs: outcome.elapsedMs, finishedAt: report.finishedAt, readyFile: config.readyFile ?? 'none' },
+  };
 }
 
 /**

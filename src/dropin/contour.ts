@@ -2,21 +2,21 @@
 // the same flags, defaults, port, paths and exit code, run by our manager and drain.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaultShutdownOptions, environmentOnly, type ShutdownConfig } from '../drain/drain-config.js';
-import { processEnv } from '../shared/environment.js';
-import { runShutdown } from '../drain/shutdown-command.js';
 import { FAST_READ_INTERVAL_MS } from '../drain/schedule.js';
-import { formatDuration } from '../shared/duration.js';
+import { runShutdown } from '../drain/shutdown-command.js';
 import { parseAdminAddress } from '../envoy/address.js';
-import { ExitCode, UsageError } from '../shared/errors.js';
-import { createLogger, type LogFormat, type Logger } from '../shared/log.js';
+import { ADMIN_SCOPE } from '../envoy/stat-names.js';
 import { runManager } from '../manager/manager-command.js';
 import type { ManagerConfig } from '../manager/manager-config.js';
 import { MANAGER_SETTINGS } from '../manager/manager-settings.js';
-import { defaultOf, parseListenPort, parseReadyFile } from '../shared/parsers.js';
-import { ADMIN_SCOPE } from '../envoy/stat-names.js';
+import { formatDuration } from '../shared/duration.js';
+import { processEnv } from '../shared/environment.js';
+import { ExitCode, UsageError } from '../shared/errors.js';
 import { hookLogMirror } from '../shared/hook-log.js';
+import { createLogger, type LogFormat, type Logger } from '../shared/log.js';
+import { defaultOf, parseListenPort, parseReadyFile } from '../shared/parsers.js';
 import { onTerminationSignal } from '../shared/signals.js';
-import { durationFlag, intFlag, stringFlag, type FlagValues } from './go-flags.js';
+import { durationFlag, type FlagValues, intFlag, stringFlag } from './go-flags.js';
 import { dropinIdlePolicy } from './idle.js';
 import type { Peer } from './peer.js';
 

@@ -2,18 +2,18 @@
 // them: the same flags, defaults, port, paths and exit codes, run by our manager and drain.
 import { connect } from 'node:net';
 import { defaultShutdownOptions, environmentOnly, type ShutdownConfig } from '../drain/drain-config.js';
-import { processEnv } from '../shared/environment.js';
-import { defaultOf } from '../shared/parsers.js';
 import { runShutdown } from '../drain/shutdown-command.js';
 import type { AdminAddress } from '../envoy/address.js';
-import { ExitCode } from '../shared/errors.js';
-import { createLogger } from '../shared/log.js';
 import { runManager } from '../manager/manager-command.js';
 import type { ManagerConfig } from '../manager/manager-config.js';
 import { MANAGER_SETTINGS } from '../manager/manager-settings.js';
+import { processEnv } from '../shared/environment.js';
+import { ExitCode } from '../shared/errors.js';
 import { hookLogMirror } from '../shared/hook-log.js';
+import { createLogger } from '../shared/log.js';
+import { defaultOf } from '../shared/parsers.js';
 import { onTerminationSignal } from '../shared/signals.js';
-import { durationFlag, intFlag, type FlagValues } from './go-flags.js';
+import { durationFlag, type FlagValues, intFlag } from './go-flags.js';
 import { dropinIdlePolicy } from './idle.js';
 import type { Peer } from './peer.js';
 

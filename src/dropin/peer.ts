@@ -1,8 +1,8 @@
 // The command tree a peer's CLI exposes for its shutdown manager, and how this executable answers
 // it: `<peer> [global flags] envoy shutdown-manager|shutdown [flags]` runs our manager or drain
 // configured as the peer would be; the peer's other commands exit 2 with one line saying so.
-import { UsageError, errorMessage } from '../shared/errors.js';
-import { parseFlags, type FlagSpecs, type FlagValues } from './go-flags.js';
+import { errorMessage, UsageError } from '../shared/errors.js';
+import { type FlagSpecs, type FlagValues, parseFlags } from './go-flags.js';
 
 /** What an unprovided command exits with: the usage code of our own CLI. */
 export const NOT_PROVIDED_EXIT = 2;
@@ -78,7 +78,7 @@ function splitLeadingGlobals(args: readonly string[], globals: FlagSpecs): { lea
   let i = 0;
   while (i < args.length) {
     const arg = args[i] as string;
-    const name = arg.startsWith('--') ? arg.slice(2).split('=', 1)[0] ?? '' : '';
+    const name = arg.startsWith('--') ? (arg.slice(2).split('=', 1)[0] ?? '') : '';
     if (globals[name] === undefined) break;
     const takesNext = !arg.includes('=');
     leading.push(...args.slice(i, i + (takesNext ? 2 : 1)));
@@ -93,6 +93,8 @@ function usage(peer: Peer): string {
 }
 
 function commandUsage(peer: Peer, name: PeerCommandName): string {
-  const flags = Object.entries({ ...peer.commands[name].flags, ...peer.globalFlags }).map(([flag, spec]) => `  --${flag} ${spec.kind} (default ${JSON.stringify(spec.fallback)})`);
+  const flags = Object.entries({ ...peer.commands[name].flags, ...peer.globalFlags }).map(
+    ([flag, spec]) => `  --${flag} ${spec.kind} (default ${JSON.stringify(spec.fallback)})`,
+  );
   return `Usage: ${peer.name} envoy ${name} [flags]\n\n${peer.commands[name].summary}\n\nFlags (as ${peer.project} spells them):\n${flags.join('\n')}\n`;
 }

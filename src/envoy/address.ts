@@ -3,9 +3,7 @@
 import { isIP } from 'node:net';
 import { UsageError } from '../shared/errors.js';
 
-export type AdminAddress =
-  | { readonly kind: 'tcp'; readonly host: string; readonly port: number }
-  | { readonly kind: 'unix'; readonly path: string };
+export type AdminAddress = { readonly kind: 'tcp'; readonly host: string; readonly port: number } | { readonly kind: 'unix'; readonly path: string };
 
 const FORMS = 'host:port, [v6]:port, http://host:port or unix:/path';
 
@@ -41,7 +39,9 @@ function unixAddress(path: string, original: string): AdminAddress {
   // Envoy spells Linux's abstract namespace with a leading "@"; the kernel wants a NUL byte.
   if (path.startsWith('@')) {
     if (!reachesAbstractSockets(process.versions.node)) {
-      throw new UsageError(`invalid admin address "${original}": an abstract socket needs Node ${ABSTRACT_SOCKET_NODE_MAJOR} or newer (the single executable's); Node ${process.versions.node} cannot reach Envoy's`);
+      throw new UsageError(
+        `invalid admin address "${original}": an abstract socket needs Node ${ABSTRACT_SOCKET_NODE_MAJOR} or newer (the single executable's); Node ${process.versions.node} cannot reach Envoy's`,
+      );
     }
     return { kind: 'unix', path: `\0${path.slice(1)}` };
   }
@@ -91,9 +91,7 @@ function loopbackHost(host: string, original: string): string {
     throw new UsageError(`invalid admin address "${original}": use an IP literal (127.0.0.1, [::1]) or localhost, not a host name`);
   }
   if (!isLoopback(host, family)) {
-    throw new UsageError(
-      `admin address "${original}" is not loopback: Envoy's admin API must only listen on 127.0.0.1, [::1] or a Unix socket`,
-    );
+    throw new UsageError(`admin address "${original}" is not loopback: Envoy's admin API must only listen on 127.0.0.1, [::1] or a Unix socket`);
   }
   return host;
 }

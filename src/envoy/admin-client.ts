@@ -3,7 +3,7 @@
 // bounded in time (--admin-timeout) and in size (MAX_ADMIN_BODY_BYTES).
 // Node's own http client: a hook's start-up reaches its first admin call without loading an HTTP
 // library (undici cost about 45 ms of a 65 ms start).
-import { Agent, request, type IncomingMessage } from 'node:http';
+import { Agent, type IncomingMessage, request } from 'node:http';
 import { AdminError, errorMessage } from '../shared/errors.js';
 import { collectGarbage } from '../shared/gc.js';
 import { type AdminAddress, formatAdminAddress } from './address.js';
@@ -61,8 +61,13 @@ export async function createAdminClient(options: AdminClientOptions): Promise<En
   const target = address.kind === 'unix' ? { socketPath: address.path, host: 'localhost' } : { host: address.host, port: address.port };
   const where = formatAdminAddress(address);
   const bound = (callTimeoutMs: number | undefined): number => Math.max(1, Math.min(timeoutMs, callTimeoutMs ?? timeoutMs));
-  const call = (method: 'GET' | 'POST', path: string, signal: AbortSignal | undefined, callTimeoutMs: number | undefined, lines?: LineReader): Promise<string> =>
-    callAdmin({ agent, ...target }, where, { method, path, lines }, bound(callTimeoutMs), signal);
+  const call = (
+    method: 'GET' | 'POST',
+    path: string,
+    signal: AbortSignal | undefined,
+    callTimeoutMs: number | undefined,
+    lines?: LineReader,
+  ): Promise<string> => callAdmin({ agent, ...target }, where, { method, path, lines }, bound(callTimeoutMs), signal);
   return {
     post: (path, signal, callTimeoutMs) => call('POST', path, signal, callTimeoutMs),
     get: (path, signal, callTimeoutMs) => call('GET', path, signal, callTimeoutMs),
@@ -109,7 +114,12 @@ async function callAdmin(target: Target, where: string, { method, path, lines }:
     const code = (error as { code?: unknown }).code;
     const gone = status === 0 && typeof code === 'string' && GONE_CODES.has(code);
     if (error instanceof AdminError) throw error;
-    throw new AdminError(gone ? 'ESM_ADMIN_UNREACHABLE' : 'ESM_ADMIN_BAD_RESPONSE', `${what} failed${status === 0 ? '' : ` after its status line (${status})`}: ${errorMessage(error)}`, false, { cause: error });
+    throw new AdminError(
+      gone ? 'ESM_ADMIN_UNREACHABLE' : 'ESM_ADMIN_BAD_RESPONSE',
+      `${what} failed${status === 0 ? '' : ` after its status line (${status})`}: ${errorMessage(error)}`,
+      false,
+      { cause: error },
+    );
   }
   if (status !== 200) {
     const firstLine = body.text.split('\n', 1)[0]?.slice(0, 120) ?? '';

@@ -4,9 +4,9 @@
 // listener stat at all (a stats_matcher may have dropped them: the count is unknown, never 0) and a
 // listener whose connections no pairing stat explains.
 import { AdminError } from '../shared/errors.js';
-import { AMBIGUOUS } from './stats-answer.js';
-import { LISTENER_STATS_HINT, listenerStatName, TOTAL_CONNECTIONS_STAT, type StatRecord } from './stat-names.js';
 import type { HttpCounts, ListenerCounts, Pairing } from './pairing.js';
+import { LISTENER_STATS_HINT, listenerStatName, type StatRecord, TOTAL_CONNECTIONS_STAT } from './stat-names.js';
+import { AMBIGUOUS } from './stats-answer.js';
 
 /** One read's records, grouped. */
 export interface StatsTable {
@@ -90,7 +90,10 @@ export function pairingOf(table: StatsTable, full: boolean): Pairing {
     byStatName.set(name, { connectionManagers: managers, ...(unreadable === undefined ? {} : { unreadable }) });
   }
   const unknown = full && table.http.size > 0 && table.pairs.size === 0 ? NO_LISTENER_HTTP_STATS : undefined;
-  const key = JSON.stringify([unknown ?? '', ...[...byStatName].map(([name, serves]) => [name, [...serves.connectionManagers].sort(), serves.unreadable ?? '']).sort()]);
+  const key = JSON.stringify([
+    unknown ?? '',
+    ...[...byStatName].map(([name, serves]) => [name, [...serves.connectionManagers].sort(), serves.unreadable ?? '']).sort(),
+  ]);
   return { topology: { byStatName }, key, ...(unknown === undefined ? {} : { unknown }) };
 }
 
@@ -124,14 +127,18 @@ export function sumOf(counted: ReadonlyMap<string, ListenerCounts>, key: 'active
   let total = 0;
   for (const [listener, counts] of counted) {
     const value = counts[key];
-    if (value === undefined) throw malformed(`/stats has no ${listenerStatName(listener, key === 'active' ? 'cx_active' : 'cx_total')} ${key === 'active' ? 'gauge' : 'counter'}: ${LISTENER_STATS_HINT}`);
+    if (value === undefined)
+      throw malformed(
+        `/stats has no ${listenerStatName(listener, key === 'active' ? 'cx_active' : 'cx_total')} ${key === 'active' ? 'gauge' : 'counter'}: ${LISTENER_STATS_HINT}`,
+      );
     total += value;
   }
   return total;
 }
 
 export function totalConnections(table: StatsTable): number {
-  if (table.totalConnections === undefined) throw malformed(`/stats has no ${TOTAL_CONNECTIONS_STAT} gauge: if the bootstrap has a stats_config.stats_matcher, let it through`);
+  if (table.totalConnections === undefined)
+    throw malformed(`/stats has no ${TOTAL_CONNECTIONS_STAT} gauge: if the bootstrap has a stats_config.stats_matcher, let it through`);
   return table.totalConnections;
 }
 

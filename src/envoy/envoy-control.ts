@@ -3,9 +3,9 @@ import { AdminError, UsageError } from '../shared/errors.js';
 import { quote } from '../shared/parsers.js';
 import type { AdminAddress } from './address.js';
 import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
-import { countedListeners, fullReadWanted, pairingOf, sumOf, tableOf, totalConnections, withFull, type StatsTable } from './connections.js';
-import { ignoredListeners, type HttpCounts, type IgnoreRules, type ListenerCounts, type Pairing } from './pairing.js';
-import { StatsReader, type ReadKind } from './stats-reader.js';
+import { countedListeners, fullReadWanted, pairingOf, type StatsTable, sumOf, tableOf, totalConnections, withFull } from './connections.js';
+import { type HttpCounts, type IgnoreRules, ignoredListeners, type ListenerCounts, type Pairing } from './pairing.js';
+import { type ReadKind, StatsReader } from './stats-reader.js';
 
 export const HEALTHCHECK_FAIL_PATH = '/healthcheck/fail';
 export const SERVER_INFO_PATH = '/server_info';

@@ -136,7 +136,11 @@ function groups(listeners: readonly string[], topology: ListenerTopology): Group
   const result: Group[] = [];
   for (const name of listeners) {
     const serves = topology.byStatName.get(name);
-    const own: Group = { listeners: [name], connectionManagers: new Set(serves?.connectionManagers), known: serves !== undefined && serves.unreadable === undefined };
+    const own: Group = {
+      listeners: [name],
+      connectionManagers: new Set(serves?.connectionManagers),
+      known: serves !== undefined && serves.unreadable === undefined,
+    };
     // Merge every group already holding one of this listener's connection managers into this one.
     const joined = new Set<Group>();
     for (const prefix of own.connectionManagers) {
@@ -163,7 +167,10 @@ export interface PairingReport {
 export function describePairing(pairing: Pairing): PairingReport {
   const listeners = [...pairing.topology.byStatName].map(([name, serves]) => [
     name,
-    { connectionManagers: [...serves.connectionManagers], ...(serves.connectionManagers.size === 0 || serves.unreadable !== undefined ? { notHttp: true as const } : {}) },
+    {
+      connectionManagers: [...serves.connectionManagers],
+      ...(serves.connectionManagers.size === 0 || serves.unreadable !== undefined ? { notHttp: true as const } : {}),
+    },
   ]);
   return { listeners: Object.fromEntries(listeners) };
 }

@@ -61,7 +61,10 @@ export interface SeriesShape {
 
 /** Series name → what it says and the labels it has, no more and no fewer. */
 export const SERIES: ReadonlyMap<string, SeriesShape> = new Map(
-  STATS.map(({ kind, name, series }) => [series, { kind, labels: [...(name.includes('{l}') ? [LISTENER_LABEL] : []), ...(name.includes('{m}') ? [MANAGER_LABEL] : [])] }]),
+  STATS.map(({ kind, name, series }) => [
+    series,
+    { kind, labels: [...(name.includes('{l}') ? [LISTENER_LABEL] : []), ...(name.includes('{m}') ? [MANAGER_LABEL] : [])] },
+  ]),
 );
 
 /**
@@ -107,7 +110,8 @@ export function listenerStatName(listener: string, kind: 'cx_active' | 'cx_total
 }
 
 /** What to tell a person whose Envoy does not export the listener stats (a stats_matcher in the bootstrap). */
-export const LISTENER_STATS_HINT = 'if the bootstrap has a stats_config.stats_matcher, let ^listener\\..*\\.downstream_cx_(active|total)$ through; or use --connections total';
+export const LISTENER_STATS_HINT =
+  'if the bootstrap has a stats_config.stats_matcher, let ^listener\\..*\\.downstream_cx_(active|total)$ through; or use --connections total';
 
 /**
  * One segment (no dot) that is anything but `literal` followed by digits only, as a regular

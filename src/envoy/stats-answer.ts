@@ -125,7 +125,8 @@ class TextAnswer implements StatsAnswer {
     if (stat === undefined) return; // a stat no count reads
     const value = parseCount(line.slice(at + 2), name);
     if (stat.kind === 'rq_completed') this.#pairs.push({ middle: stat.captured, value });
-    else if (stat.kind !== 'cx_active' && stat.kind !== 'cx_total') this.#records.add(stat.kind, '', stat.captured, value); // a manager's, or the server's ('')
+    else if (stat.kind !== 'cx_active' && stat.kind !== 'cx_total')
+      this.#records.add(stat.kind, '', stat.captured, value); // a manager's, or the server's ('')
     else if (!PER_THREAD_COPY.test(stat.captured)) this.#records.add(stat.kind, stat.captured, '', value);
   }
 

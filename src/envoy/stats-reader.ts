@@ -13,8 +13,8 @@
 //   (a listener's own stat_prefix, say) sends every read to the text /stats.
 import { performance } from 'node:perf_hooks';
 import type { EnvoyAdmin } from './admin-client.js';
-import { statsAnswer, type StatsFormat } from './stats-answer.js';
-import { statsFilter, type StatRecord, type StatsWanted } from './stat-names.js';
+import { type StatRecord, type StatsWanted, statsFilter } from './stat-names.js';
+import { type StatsFormat, statsAnswer } from './stats-answer.js';
 
 export type ReadKind = 'used' | 'full';
 
@@ -44,7 +44,11 @@ export function statsPath(format: StatsFormat, kind: ReadKind, wanted: StatsWant
  * read also pays for its connection and its own warm-up, and at 20,000 filter chains a text read
  * costs Envoy hundreds of times a Prometheus one.
  */
-export function formatToUse(prices: ReadonlyMap<string, { readonly ms: number; readonly reads: number }>, kind: ReadKind, prometheusUnreadable: boolean): StatsFormat {
+export function formatToUse(
+  prices: ReadonlyMap<string, { readonly ms: number; readonly reads: number }>,
+  kind: ReadKind,
+  prometheusUnreadable: boolean,
+): StatsFormat {
   if (prometheusUnreadable) return 'text';
   const prometheus = prices.get(`prometheus ${kind}`);
   const text = prices.get(`text ${kind}`)?.ms;
@@ -82,7 +86,8 @@ export class StatsReader {
       const priceMs = Math.min(performance.now() - startedAt, before?.ms ?? Number.POSITIVE_INFINITY);
       this.#prices.set(key, { ms: priceMs, reads: (before?.reads ?? 0) + 1 });
       const read = answer.finish();
-      if ('records' in read) return { records: read.records, kind, path, priceMs, ...(this.#textBecause === undefined ? {} : { textBecause: this.#textBecause }) };
+      if ('records' in read)
+        return { records: read.records, kind, path, priceMs, ...(this.#textBecause === undefined ? {} : { textBecause: this.#textBecause }) };
       this.#textBecause = read.unreadable;
     }
   }

@@ -2,7 +2,7 @@
 // cost the single executable start-up time and memory for two requests per pod lifetime). Each is
 // one attempt, one deadline over the whole exchange, its answer read only up to a bound.
 import type { IncomingMessage } from 'node:http';
-import { request, type RequestOptions } from 'node:https';
+import { type RequestOptions, request } from 'node:https';
 import { join } from 'node:path';
 import { readSmallFile } from '../handoff/small-file.js';
 import { errorMessage } from '../shared/errors.js';
@@ -27,7 +27,14 @@ export type CreateOutcome =
   | { readonly ok: false; readonly status: number | undefined; readonly why: string };
 
 export async function createEvent(target: EventsTarget, event: KubeEvent, timeoutMs = EVENT_TIMEOUT_MS): Promise<CreateOutcome> {
-  const answer = await apiRequest(target, 'POST', `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`, JSON.stringify(event), MAX_ANSWER_BYTES, timeoutMs);
+  const answer = await apiRequest(
+    target,
+    'POST',
+    `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`,
+    JSON.stringify(event),
+    MAX_ANSWER_BYTES,
+    timeoutMs,
+  );
   if ('why' in answer) return { ok: false, status: undefined, why: answer.why };
   if (answer.status === 201 || answer.status === 200) return { ok: true, status: answer.status };
   return { ok: false, status: answer.status, why: statusReason(answer.body) };
@@ -40,7 +47,14 @@ export async function createEvent(target: EventsTarget, event: KubeEvent, timeou
  */
 export async function podDisruption(target: EventsTarget, timeoutMs = POD_READ_TIMEOUT_MS): Promise<string | undefined> {
   const { namespace, name } = target.pod;
-  const answer = await apiRequest(target, 'GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`, undefined, MAX_POD_BYTES, timeoutMs);
+  const answer = await apiRequest(
+    target,
+    'GET',
+    `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`,
+    undefined,
+    MAX_POD_BYTES,
+    timeoutMs,
+  );
   if ('why' in answer || answer.status !== 200 || !answer.complete) return undefined;
   return disruptionReason(answer.body);
 }
@@ -50,8 +64,8 @@ export function disruptionReason(podJson: string): string | undefined {
   try {
     const pod = JSON.parse(podJson) as { status?: { conditions?: unknown } };
     const conditions = Array.isArray(pod.status?.conditions) ? (pod.status.conditions as Array<Record<string, unknown>>) : [];
-    const condition = conditions.find((c) => c['type'] === 'DisruptionTarget' && c['status'] === 'True');
-    const reason = condition?.['reason'];
+    const condition = conditions.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+    const reason = condition?.reason;
     return typeof reason === 'string' && /^[A-Za-z][A-Za-z0-9]{0,127}$/.test(reason) ? reason : undefined;
   } catch {
     return undefined;
@@ -61,8 +75,18 @@ export function disruptionReason(podJson: string): string | undefined {
 type ApiAnswer = { readonly status: number; readonly body: string; readonly complete: boolean } | { readonly why: string };
 
 /** One request with the pod's token and CA; the answer's body up to `maxBytes` (`complete`: nothing was left unread). */
-async function apiRequest(target: EventsTarget, method: 'GET' | 'POST', path: string, body: string | undefined, maxBytes: number, timeoutMs: number): Promise<ApiAnswer> {
-  const [token, ca] = await Promise.all([readSmallFile(join(target.serviceAccountDir, 'token'), MAX_TOKEN_BYTES), readSmallFile(join(target.serviceAccountDir, 'ca.crt'), MAX_CA_BYTES)]);
+async function apiRequest(
+  target: EventsTarget,
+  method: 'GET' | 'POST',
+  path: string,
+  body: string | undefined,
+  maxBytes: number,
+  timeoutMs: number,
+): Promise<ApiAnswer> {
+  const [token, ca] = await Promise.all([
+    readSmallFile(join(target.serviceAccountDir, 'token'), MAX_TOKEN_BYTES),
+    readSmallFile(join(target.serviceAccountDir, 'ca.crt'), MAX_CA_BYTES),
+  ]);
   if (typeof token !== 'object' || token.text.trim() === '') return { why: `service-account token unreadable in ${target.serviceAccountDir}` };
   if (typeof ca !== 'object') return { why: `ca.crt unreadable in ${target.serviceAccountDir}` };
   return new Promise((resolve) => {
@@ -115,7 +139,8 @@ function readAnswer(answer: IncomingMessage, maxBytes: number, done: (answer: Ap
       answer.destroy();
     }
   });
-  const ended = (): void => done({ status: answer.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'), complete: complete && answer.complete });
+  const ended = (): void =>
+    done({ status: answer.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'), complete: complete && answer.complete });
   answer.on('end', ended);
   answer.on('close', ended);
   answer.on('error', () => undefined);

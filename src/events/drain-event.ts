@@ -1,6 +1,6 @@
 // What a drain's Event on the pod says: type, reason and message, from the drain's report. Pure.
-import { isDrainResult, type DrainResult } from '../handoff/drain-result.js';
-import { releaseDelay, type ReadyReport } from '../handoff/ready-file.js';
+import { type DrainResult, isDrainResult } from '../handoff/drain-result.js';
+import { type ReadyReport, releaseDelay } from '../handoff/ready-file.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -30,7 +30,8 @@ function describe(report: ReadyReport | 'unreadable', releasedAt: number): Drain
     return { type: 'Warning', reason: 'EnvoyDrainUnreported', message: `Envoy released: the ready file reports an unknown result, ${released}` };
   }
   const took = `after ${seconds(report.elapsedMs)}`;
-  const left = report.connections === null ? 'connection count unknown' : `${report.connections} ${report.connections === 1 ? 'connection' : 'connections'} left`;
+  const left =
+    report.connections === null ? 'connection count unknown' : `${report.connections} ${report.connections === 1 ? 'connection' : 'connections'} left`;
   return EVENTS[report.result]({ report, took, left, released });
 }
 
@@ -46,13 +47,25 @@ interface EventFacts {
 
 /** Each result's Event. */
 const EVENTS: Readonly<Record<DrainResult, (facts: EventFacts) => DrainEvent>> = {
-  drained: ({ report, left, released }) => ({ type: 'Normal', reason: 'EnvoyDrained', message: `drained in ${seconds(report.elapsedMs)}, ${left}, ${released}` }),
+  drained: ({ report, left, released }) => ({
+    type: 'Normal',
+    reason: 'EnvoyDrained',
+    message: `drained in ${seconds(report.elapsedMs)}, ${left}, ${released}`,
+  }),
   // Unknown is not zero: a timeout without a count is its own reason, so an alert can tell them apart.
   timeout: ({ report, took, left, released }) =>
     report.connections === null
-      ? { type: 'Warning', reason: 'EnvoyDrainUnknownCount', message: `drain timed out ${took} with the connection count unknown (unknown is not zero), ${released}` }
+      ? {
+          type: 'Warning',
+          reason: 'EnvoyDrainUnknownCount',
+          message: `drain timed out ${took} with the connection count unknown (unknown is not zero), ${released}`,
+        }
       : { type: 'Warning', reason: 'EnvoyDrainTimeout', message: `drain timed out ${took}, ${left}, ${released}` },
-  'envoy-unreachable': ({ took, left, released }) => ({ type: 'Warning', reason: 'EnvoyUnreachable', message: `Envoy's admin API unreachable ${took}: no drain (or Envoy exited during it), ${left}, ${released}` }),
+  'envoy-unreachable': ({ took, left, released }) => ({
+    type: 'Warning',
+    reason: 'EnvoyUnreachable',
+    message: `Envoy's admin API unreachable ${took}: no drain (or Envoy exited during it), ${left}, ${released}`,
+  }),
 };
 
 function releaseLine(report: ReadyReport, releasedAt: number): string {

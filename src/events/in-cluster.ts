@@ -9,7 +9,6 @@ import { UsageError } from '../shared/errors.js';
 /** Where kubelet mounts the pod's service-account token, CA and namespace. */
 export const DEFAULT_SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-
 export interface PodRef {
   readonly name: string;
   readonly namespace: string;
@@ -39,7 +38,8 @@ export function eventsSetup(env: NodeJS.ProcessEnv): EventsSetup {
   const serviceAccountDir = env[ENVIRONMENT.serviceAccountDir] || DEFAULT_SERVICE_ACCOUNT_DIR;
   if (!existsSync(join(serviceAccountDir, 'token'))) return { kind: 'off', why: `no service-account token in ${serviceAccountDir}` };
   const port = Number(portText);
-  if (!/^\d{1,5}$/.test(portText) || port < 1 || port > 65535) throw new UsageError(`${ENVIRONMENT.kubernetesServicePort}: not a port: ${JSON.stringify(portText)}`);
+  if (!/^\d{1,5}$/.test(portText) || port < 1 || port > 65535)
+    throw new UsageError(`${ENVIRONMENT.kubernetesServicePort}: not a port: ${JSON.stringify(portText)}`);
   const required = (name: string, pattern: RegExp): string => {
     const value = env[name];
     if (value === undefined || value === '') throw new UsageError(`--events needs ${name} (the chart sets it from the downward API)`);

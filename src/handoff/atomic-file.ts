@@ -38,6 +38,8 @@ export function writeFileAtomicallySync(path: string, content: string): void {
  * start-up milliseconds.
  */
 export function temporaryName(path: string): string {
-  const suffix = Math.floor(Math.random() * 2 ** 32).toString(16).padStart(8, '0');
+  const suffix = Math.floor(Math.random() * 2 ** 32)
+    .toString(16)
+    .padStart(8, '0');
   return join(dirname(path), `.${basename(path)}.${process.pid}.${suffix}.tmp`);
 }

@@ -2,9 +2,10 @@
 // the manager learns from it that a drain has started. Removed when the drain ends. The file names
 // its process by pid and start time: a file whose process is gone (killed mid-drain), or whose pid
 // now belongs to another process, is a drain that ended without finishing, never a running one.
+
+import { type ProcessIdentity, processState } from '../shared/process-identity.js';
 import { writeFileAtomicallySync } from './atomic-file.js';
 import { fsCalls } from './fs-calls.js';
-import { processState, type ProcessIdentity } from '../shared/process-identity.js';
 import { readSmallFile } from './small-file.js';
 
 export interface DrainInProgress {

@@ -1,9 +1,9 @@
 // Directories the tool must write into (the ready file's, the install target) are checked before
 // any other work, by creating and removing a file: a mode, a read-only mount or SELinux all say no
 // the same way.
-import { rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
-import { temporaryName } from './atomic-file.js';
+import { rmSync, type Stats, statSync, writeFileSync } from 'node:fs';
 import { UsageError } from '../shared/errors.js';
+import { temporaryName } from './atomic-file.js';
 
 /**
  * `what` names the directory in messages, e.g. "ready file directory". Synchronous calls: a check

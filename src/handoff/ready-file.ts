@@ -2,11 +2,11 @@
 // hook when it appears.
 import { closeSync, lstatSync, openSync, readSync, rmSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
+import { errorMessage, ShutdownManagerError, UsageError } from '../shared/errors.js';
 import { writeFileAtomicallySync } from './atomic-file.js';
-import { assertWritableDirectory } from './fs-checks.js';
-import { ShutdownManagerError, UsageError, errorMessage } from '../shared/errors.js';
-import { readSmallFile } from './small-file.js';
 import type { DrainResult } from './drain-result.js';
+import { assertWritableDirectory } from './fs-checks.js';
+import { readSmallFile } from './small-file.js';
 
 /** Where the file lives unless --ready-file says otherwise (an emptyDir shared by both containers). */
 export const DEFAULT_READY_FILE = '/tmp/shutdown-ready';

@@ -27,7 +27,6 @@ const DT_STRTAB = 5n;
 const DT_RPATH = 15n;
 const DT_RUNPATH = 29n;
 
-
 interface Segment {
   readonly type: number;
   readonly offset: number;

@@ -12,7 +12,7 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, rename, rm, stat, symlink } f
 import { basename, join } from 'node:path';
 import { isSea } from 'node:sea';
 import { assertWritableDirectory } from '../handoff/fs-checks.js';
-import { ExitCode, InstallError, UsageError, errorMessage } from '../shared/errors.js';
+import { ExitCode, errorMessage, InstallError, UsageError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import { findRuntimeFiles, type RuntimeFiles } from './libraries.js';
 
@@ -29,7 +29,10 @@ export interface InstallConfig {
 }
 
 export function installConfig(dir: string, mountPath: string | undefined): InstallConfig {
-  for (const [what, path] of [['install directory', dir], ['--mount-path', mountPath ?? dir]] as const) {
+  for (const [what, path] of [
+    ['install directory', dir],
+    ['--mount-path', mountPath ?? dir],
+  ] as const) {
     if (!path.startsWith('/')) throw new UsageError(`${what} "${path}" must be an absolute path`);
   }
   return { dir, mountPath: mountPath ?? dir };
@@ -78,7 +81,9 @@ export async function runInstall(config: InstallConfig, write: (line: string) =>
     return ExitCode.InstallFailed;
   }
   const libraries = [...runtime.libraries.keys()].filter((soname) => soname !== runtime.loader.name);
-  write(`installed ${EXECUTABLE_NAME} ${VERSION} into ${join(config.dir, version)}: the executable, ${runtime.loader.name} and ${libraries.length} libraries (${libraries.join(', ')})`);
+  write(
+    `installed ${EXECUTABLE_NAME} ${VERSION} into ${join(config.dir, version)}: the executable, ${runtime.loader.name} and ${libraries.length} libraries (${libraries.join(', ')})`,
+  );
   write(`verified: ${hookCommand(config.dir, runtime.loader.name).join(' ')} --version printed ${VERSION}`);
   write(`preStop exec command (mounted at ${config.mountPath}), followed by shutdown and its flags:`);
   write(JSON.stringify([...hookCommand(config.mountPath, runtime.loader.name), 'shutdown']));
@@ -113,7 +118,8 @@ function verify(root: string, loaderName: string): string | undefined {
   const [loader, ...args] = commandIn(root, loaderName) as [string, ...string[]];
   const result = spawnSync(loader, [...args, '--version'], { env: {}, encoding: 'utf8', timeout: 30_000 });
   if (result.error !== undefined) return errorMessage(result.error);
-  if (result.status !== 0 || result.stdout.trim() !== VERSION) return `exit ${result.status ?? result.signal}: ${(result.stderr || result.stdout).trim().split('\n')[0] ?? ''}`;
+  if (result.status !== 0 || result.stdout.trim() !== VERSION)
+    return `exit ${result.status ?? result.signal}: ${(result.stderr || result.stdout).trim().split('\n')[0] ?? ''}`;
   return undefined;
 }
 
@@ -136,6 +142,9 @@ async function isDirectory(path: string): Promise<boolean> {
 function sha256(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
-    createReadStream(path).on('data', (chunk) => hash.update(chunk)).on('error', reject).on('end', () => resolve(hash.digest('hex')));
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolve(hash.digest('hex')));
   });
 }

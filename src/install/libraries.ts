@@ -3,7 +3,7 @@
 import { open, realpath, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ElfError } from '../shared/errors.js';
-import { EM_AARCH64, EM_X86_64, readElfDependencies, type ElfDependencies } from './elf.js';
+import { type ElfDependencies, EM_AARCH64, EM_X86_64, readElfDependencies } from './elf.js';
 
 /** The loader's default search path on Debian-style systems (distroless included), by ELF machine. */
 export const DEFAULT_LIBRARY_DIRS: ReadonlyMap<number, readonly string[]> = new Map([
@@ -37,7 +37,11 @@ export async function findRuntimeFiles(executable: string, searchDirs?: readonly
   const dirs = searchDirs ?? DEFAULT_LIBRARY_DIRS.get(root.machine);
   if (dirs === undefined) throw new ElfError(`${executable} is neither an x86-64 nor an arm64 executable`);
   const libraries = new Map<string, string>();
-  const pending: Array<{ soname: string; from: string; runpath: string | undefined }> = root.needed.map((soname) => ({ soname, from: executable, runpath: root.runpath }));
+  const pending: Array<{ soname: string; from: string; runpath: string | undefined }> = root.needed.map((soname) => ({
+    soname,
+    from: executable,
+    runpath: root.runpath,
+  }));
   while (pending.length > 0) {
     const { soname, from, runpath } = pending.shift()!;
     if (libraries.has(soname)) continue;
@@ -54,7 +58,13 @@ async function locate(soname: string, machine: number, runpathDirs: readonly str
     const candidate = join(dir, soname);
     const info = await stat(candidate).catch(() => undefined);
     // The loader skips files of the wrong class or machine; so do we.
-    if (info?.isFile() === true && (await elfDependencies(candidate).then((d) => d.machine === machine, () => false))) {
+    if (
+      info?.isFile() === true &&
+      (await elfDependencies(candidate).then(
+        (d) => d.machine === machine,
+        () => false,
+      ))
+    ) {
       return realpath(candidate);
     }
   }

@@ -1,8 +1,8 @@
 // What the manager answers, built once and written to each response with the fewest calls: a
 // release of ten thousand waiters serializes its body and headers once, not ten thousand times.
 import type { ServerResponse } from 'node:http';
-import { formatDuration } from '../shared/duration.js';
 import { UNKNOWN_RESULT } from '../handoff/drain-result.js';
+import { formatDuration } from '../shared/duration.js';
 import type { NoDrain } from './drain-watchdog.js';
 import type { ReadyContent } from './ready-watch.js';
 

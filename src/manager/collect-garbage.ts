@@ -12,7 +12,6 @@ export const CROWD = 100;
 /** How long no waiter may end before the crowd counts as gone. */
 export const SETTLE_MS = 1_000;
 
-
 /** What a collection left, for its log line. */
 export interface Collected {
   /** Waiters that ended since the last collection. */

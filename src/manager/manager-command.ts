@@ -1,17 +1,17 @@
 // `envoy-shutdown-manager shutdown-manager`: the sidecar's long-running process.
 import type { Server } from 'node:http';
 import type { ShutdownConfig } from '../drain/drain-config.js';
-import type { ManagerConfig } from './manager-config.js';
-import { formatDuration } from '../shared/duration.js';
 import { clearEnvoyPrestop, recordEnvoyPrestop } from '../handoff/envoy-prestop.js';
-import { ExitCode, UsageError, errorMessage, exitCodeFor } from '../shared/errors.js';
-import type { Logger } from '../shared/log.js';
 import { checkReadyFileDirectory, checkReadyFileReplaceable, readReadyReport, removeReadyFile } from '../handoff/ready-file.js';
+import { formatDuration } from '../shared/duration.js';
+import { ExitCode, errorMessage, exitCodeFor, UsageError } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
 import { DrainWatchdog } from './drain-watchdog.js';
 import { hookTokenCheck } from './hook-token.js';
+import type { ManagerConfig } from './manager-config.js';
+import type { ReadyContent } from './ready-watch.js';
 import { ReadyWatch } from './ready-watch.js';
 import { createManagerServer, type DrainRunner, type ManagerServer } from './server.js';
-import type { ReadyContent } from './ready-watch.js';
 
 export async function runManager(config: ManagerConfig, log: Logger, stop: Promise<NodeJS.Signals>): Promise<ExitCode> {
   await checkReadyFileDirectory(config.readyFile);

@@ -1,14 +1,14 @@
 // The manager's configuration from its settings (manager-settings.ts), checked against the
 // drain's where both are known.
-import { DRAIN_SETTINGS, shutdownConfigFromEnv, type ShutdownConfig } from '../drain/drain-config.js';
+import { DRAIN_SETTINGS, type ShutdownConfig, shutdownConfigFromEnv } from '../drain/drain-config.js';
+import { type EventsSetup, eventsSetup } from '../events/in-cluster.js';
 import { formatDuration, parseDuration } from '../shared/duration.js';
+import { ENVIRONMENT } from '../shared/environment.js';
 import { UsageError } from '../shared/errors.js';
 import { fromEnv } from '../shared/parsers.js';
 import { parseHookToken } from './hook-token.js';
 import type { ManagerOptions } from './manager-settings.js';
-import { ENVIRONMENT } from '../shared/environment.js';
 import type { Endpoints } from './server.js';
-import { eventsSetup, type EventsSetup } from '../events/in-cluster.js';
 
 export interface ManagerConfig {
   /** Undefined: every interface, IPv4 and IPv6. */
@@ -30,7 +30,6 @@ export interface ManagerConfig {
   readonly events?: EventsSetup;
 }
 
-
 /**
  * `env` is the container's environment: when it also sets the drain timeout (the chart passes
  * the same variables to both commands), a ready timeout that would cut the drain short is refused
@@ -42,7 +41,9 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv): 
   if (drainTimeoutText !== undefined) {
     const drainTimeoutMs = fromEnv(drainTimeoutEnv, drainTimeoutText, parseDuration);
     if (options.readyTimeout <= drainTimeoutMs) {
-      throw new UsageError(`--ready-timeout (${formatDuration(options.readyTimeout)}) must be longer than the drain timeout ${drainTimeoutEnv}=${drainTimeoutText}`);
+      throw new UsageError(
+        `--ready-timeout (${formatDuration(options.readyTimeout)}) must be longer than the drain timeout ${drainTimeoutEnv}=${drainTimeoutText}`,
+      );
     }
   }
   const tokenText = env[ENVIRONMENT.hookToken];

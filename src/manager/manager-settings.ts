@@ -10,8 +10,24 @@ import { parseBoolean, parseHost, parseListenPort, parseMaxWaiters, parsePositiv
 /** Each setting; durations parse to milliseconds. */
 export const MANAGER_SETTINGS = {
   /** The port Envoy's preStop httpGet calls; Envoy Gateway's choice, kept so manifests carry over. */
-  port: { flags: '--port <port>', kind: 'value', env: 'ENVOY_SHUTDOWN_PORT', fallback: '19002', parse: parseListenPort, help: 'port for /shutdown/ready and /healthz (0: a free port, logged)', doc: 'Port for the endpoints below (`0`: any free port, logged).' },
-  host: { flags: '--host <address>', kind: 'value', env: 'ENVOY_SHUTDOWN_HOST', parse: parseHost, defaultDoc: 'all interfaces, IPv4 and IPv6', help: 'IP address to listen on', doc: 'IP address to listen on. kubelet calls the hook on the pod IP, so not loopback.' },
+  port: {
+    flags: '--port <port>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_PORT',
+    fallback: '19002',
+    parse: parseListenPort,
+    help: 'port for /shutdown/ready and /healthz (0: a free port, logged)',
+    doc: 'Port for the endpoints below (`0`: any free port, logged).',
+  },
+  host: {
+    flags: '--host <address>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_HOST',
+    parse: parseHost,
+    defaultDoc: 'all interfaces, IPv4 and IPv6',
+    help: 'IP address to listen on',
+    doc: 'IP address to listen on. kubelet calls the hook on the pod IP, so not loopback.',
+  },
   readyTimeout: {
     flags: '--ready-timeout <duration>',
     kind: 'value',
@@ -21,8 +37,24 @@ export const MANAGER_SETTINGS = {
     help: "answer 500 after this long without a ready file; must exceed shutdown's --drain-timeout and stay below terminationGracePeriodSeconds",
     doc: "Answer 500 after this long without a ready file. Must exceed `shutdown`'s `--drain-timeout`: when `ENVOY_SHUTDOWN_DRAIN_TIMEOUT` is set, a shorter value is refused at start.",
   },
-  readyFile: { flags: '--ready-file <path>', kind: 'value', env: DRAIN_SETTINGS.readyFile.env, fallback: DEFAULT_READY_FILE, parse: parseReadyFile, help: 'the file shutdown writes when the drain ends', doc: 'The file `shutdown` writes.' },
-  maxWaiters: { flags: '--max-waiters <n>', kind: 'value', env: 'ENVOY_SHUTDOWN_MAX_WAITERS', fallback: '1000', parse: parseMaxWaiters, help: 'concurrent /shutdown/ready requests; more get 503', doc: 'Concurrent `/shutdown/ready` requests; more get 503. kubelet sends one per termination.' },
+  readyFile: {
+    flags: '--ready-file <path>',
+    kind: 'value',
+    env: DRAIN_SETTINGS.readyFile.env,
+    fallback: DEFAULT_READY_FILE,
+    parse: parseReadyFile,
+    help: 'the file shutdown writes when the drain ends',
+    doc: 'The file `shutdown` writes.',
+  },
+  maxWaiters: {
+    flags: '--max-waiters <n>',
+    kind: 'value',
+    env: 'ENVOY_SHUTDOWN_MAX_WAITERS',
+    fallback: '1000',
+    parse: parseMaxWaiters,
+    help: 'concurrent /shutdown/ready requests; more get 503',
+    doc: 'Concurrent `/shutdown/ready` requests; more get 503. kubelet sends one per termination.',
+  },
   requestTimeout: {
     flags: '--request-timeout <duration>',
     kind: 'value',

@@ -33,7 +33,9 @@ interface LastDrain {
 
 export class ManagerMetrics {
   /** By `endpoint code`. */
-  readonly #handshakes = new Map<string, number>(Object.entries(HANDSHAKES).flatMap(([endpoint, codes]) => codes.map((code) => [`${endpoint} ${code}`, 0] as const)));
+  readonly #handshakes = new Map<string, number>(
+    Object.entries(HANDSHAKES).flatMap(([endpoint, codes]) => codes.map((code) => [`${endpoint} ${code}`, 0] as const)),
+  );
   #readyFileReleases = 0;
   readonly #drains = new Map<string, number>(RESULTS.map((result) => [result, 0]));
   /** By result: every drain that reported how long it took. */
@@ -79,7 +81,12 @@ export class ManagerMetrics {
   /** The exposition, with `waiting` read from the server at the scrape. */
   render(waiting: number): string {
     const lines: string[] = [];
-    const family = (name: string, type: 'counter' | 'gauge' | 'histogram', help: string, samples: ReadonlyArray<readonly [labels: string, value: number]>): void => {
+    const family = (
+      name: string,
+      type: 'counter' | 'gauge' | 'histogram',
+      help: string,
+      samples: ReadonlyArray<readonly [labels: string, value: number]>,
+    ): void => {
       lines.push(`# HELP ${PREFIX}_${name} ${help}`, `# TYPE ${PREFIX}_${name} ${type}`);
       // A histogram's samples carry their own suffix (_bucket, _sum, _count) before their labels.
       for (const [labels, value] of samples) lines.push(`${PREFIX}_${name}${labels} ${formatValue(value)}`);
@@ -87,7 +94,7 @@ export class ManagerMetrics {
     family(
       'handshakes_total',
       'counter',
-      "Envoy preStop requests answered: endpoint ready (/shutdown/ready) or drain (/shutdown/drain), by HTTP status.",
+      'Envoy preStop requests answered: endpoint ready (/shutdown/ready) or drain (/shutdown/drain), by HTTP status.',
       [...this.#handshakes].map(([key, count]) => {
         const [endpoint, code] = key.split(' ');
         return [`{endpoint="${endpoint ?? ''}",code="${code ?? ''}"}`, count] as const;
@@ -95,15 +102,38 @@ export class ManagerMetrics {
     );
     family('waiters', 'gauge', '/shutdown/ready requests held open now.', [['', waiting]]);
     family('ready_file_releases_total', 'counter', 'Times the ready file appeared and released the waiting requests.', [['', this.#readyFileReleases]]);
-    family('drains_total', 'counter', 'Drains whose end released Envoy, by the result they reported (unknown: the ready file held no report).', [...this.#drains].map(([result, count]) => [`{result="${result}"}`, count] as const));
-    family('unknown_count_timeouts_total', 'counter', 'Drains that timed out with the connection count unknown (unknown is not zero); also counted in drains_total{result="timeout"}.', [['', this.#unknownCountTimeouts]]);
-    family('drain_duration_seconds', 'histogram', 'How long each drain took, by its result.', [...this.#durations].flatMap(([result, histogram]) => histogram.samples(`result="${result}"`)));
-    family('released_after_last_connection_seconds', 'histogram', "How long Envoy was held after a completed drain's last connection was seen closed, until its release.", this.#heldAfterLastConnection.samples(''));
+    family(
+      'drains_total',
+      'counter',
+      'Drains whose end released Envoy, by the result they reported (unknown: the ready file held no report).',
+      [...this.#drains].map(([result, count]) => [`{result="${result}"}`, count] as const),
+    );
+    family(
+      'unknown_count_timeouts_total',
+      'counter',
+      'Drains that timed out with the connection count unknown (unknown is not zero); also counted in drains_total{result="timeout"}.',
+      [['', this.#unknownCountTimeouts]],
+    );
+    family(
+      'drain_duration_seconds',
+      'histogram',
+      'How long each drain took, by its result.',
+      [...this.#durations].flatMap(([result, histogram]) => histogram.samples(`result="${result}"`)),
+    );
+    family(
+      'released_after_last_connection_seconds',
+      'histogram',
+      "How long Envoy was held after a completed drain's last connection was seen closed, until its release.",
+      this.#heldAfterLastConnection.samples(''),
+    );
     const last = this.#last;
     if (last !== undefined) {
       family('last_drain_duration_seconds', 'gauge', 'How long the last drain took.', [['', last.elapsedMs / 1000]]);
-      family('last_drain_connections', 'gauge', 'Connections left when the last drain ended (NaN: the count was unknown, which is not zero).', [['', last.connections ?? Number.NaN]]);
-      if (last.finishedAtMs !== undefined) family('last_drain_end_timestamp_seconds', 'gauge', 'When the last drain ended, in seconds since the epoch.', [['', last.finishedAtMs / 1000]]);
+      family('last_drain_connections', 'gauge', 'Connections left when the last drain ended (NaN: the count was unknown, which is not zero).', [
+        ['', last.connections ?? Number.NaN],
+      ]);
+      if (last.finishedAtMs !== undefined)
+        family('last_drain_end_timestamp_seconds', 'gauge', 'When the last drain ended, in seconds since the epoch.', [['', last.finishedAtMs / 1000]]);
     }
     return `${lines.join('\n')}\n`;
   }

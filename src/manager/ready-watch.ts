@@ -3,7 +3,7 @@
 // someone waits. Releasing N waiters costs one read of the file, not N.
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { readReadyReport, type ReadyReport } from '../handoff/ready-file.js';
+import { type ReadyReport, readReadyReport } from '../handoff/ready-file.js';
 
 /** What a released waiter learns: the report, or that the file exists but is not one. */
 export type ReadyContent = ReadyReport | 'unreadable';

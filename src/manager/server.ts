@@ -8,7 +8,7 @@ import { collectAfterCrowds } from './collect-garbage.js';
 import type { DrainWatchdog } from './drain-watchdog.js';
 import type { HookTokenCheck } from './hook-token.js';
 import { LogSummary } from './log-summary.js';
-import { METRICS_CONTENT_TYPE, ManagerMetrics } from './metrics.js';
+import { ManagerMetrics, METRICS_CONTENT_TYPE } from './metrics.js';
 import type { ReadyContent, ReadyWatch } from './ready-watch.js';
 import { cutSlowRequests } from './slow-requests.js';
 import { Waiters } from './waiters.js';
@@ -234,7 +234,12 @@ export function requestPath(target: string): string {
 }
 
 /** `answered` is told once the answer, Envoy's release, is written. */
-async function drainFor(response: ServerResponse, runDrain: DrainRunner, log: Logger, answered: (status: number, content: ReadyContent | undefined) => void): Promise<void> {
+async function drainFor(
+  response: ServerResponse,
+  runDrain: DrainRunner,
+  log: Logger,
+  answered: (status: number, content: ReadyContent | undefined) => void,
+): Promise<void> {
   log.info('drain requested by the pod hook');
   const { ok, report, content } = await runDrain();
   // kubelet only records the status: a 5xx leaves a FailedPreStopHook event for a timeout or an unreachable Envoy.

@@ -4,7 +4,7 @@
 // its answer once and logs one line. Nothing of a waiter that went away stays behind.
 import type { ServerResponse } from 'node:http';
 import { formatDuration } from '../shared/duration.js';
-import { type Answer, STOPPING_ANSWER, describe, noDrainAnswer, readyAnswer, timeoutAnswer, write } from './answers.js';
+import { type Answer, describe, noDrainAnswer, readyAnswer, STOPPING_ANSWER, timeoutAnswer, write } from './answers.js';
 import type { DrainWatchdog, NoDrain } from './drain-watchdog.js';
 import type { LogSummary } from './log-summary.js';
 import type { ReadyContent, ReadyWatch } from './ready-watch.js';

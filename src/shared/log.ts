@@ -114,10 +114,12 @@ export function toText(jsonLine: string): string {
   } catch {
     return jsonLine;
   }
-  const level = String(entry['level'] ?? '').toUpperCase().padEnd(5);
-  const component = typeof entry['component'] === 'string' ? `${entry['component']}: ` : '';
+  const level = String(entry.level ?? '')
+    .toUpperCase()
+    .padEnd(5);
+  const component = typeof entry.component === 'string' ? `${entry.component}: ` : '';
   const fields = Object.entries(entry)
     .filter(([key]) => !TEXT_SKIP.has(key))
     .map(([key, value]) => `${key}=${typeof value === 'string' && !/\s/.test(value) ? value : JSON.stringify(value)}`);
-  return `${String(entry['time'] ?? '')} ${level} ${component}${String(entry['msg'] ?? '')}${fields.length > 0 ? ` ${fields.join(' ')}` : ''}\n`;
+  return `${String(entry.time ?? '')} ${level} ${component}${String(entry.msg ?? '')}${fields.length > 0 ? ` ${fields.join(' ')}` : ''}\n`;
 }

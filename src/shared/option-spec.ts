@@ -2,8 +2,9 @@
 // status/status-config.ts), the values a parse of it yields, typed from the table itself, and what
 // follows from a table alone: the values from the environment, the defaults, the variables' names.
 // Commander (cli/program.ts) hands the actions these values without a cast.
-import { fromEnv } from './parsers.js';
+
 import type { LogFormat, LogLevel } from './log.js';
+import { fromEnv } from './parsers.js';
 
 /**
  * `value`: takes an argument, parsed by `parse`; `switch`: a boolean that an environment variable

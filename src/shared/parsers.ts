@@ -40,7 +40,9 @@ export function parseReadyFile(text: string): string {
   const name = names.at(-1) ?? '';
   if (name === '' || name === '.' || name === '..') throw new UsageError(`ready file ${quote(text)} must name a file`);
   if (names.some((part) => Buffer.byteLength(part) > NAME_MAX) || Buffer.byteLength(name) + LONGEST_SUFFIX > NAME_MAX) {
-    throw new UsageError(`ready file ${quote(text)}: its file name must be at most ${NAME_MAX - LONGEST_SUFFIX} bytes (and every directory name at most ${NAME_MAX})`);
+    throw new UsageError(
+      `ready file ${quote(text)}: its file name must be at most ${NAME_MAX - LONGEST_SUFFIX} bytes (and every directory name at most ${NAME_MAX})`,
+    );
   }
   if (Buffer.byteLength(text) + LONGEST_SUFFIX > PATH_MAX) throw new UsageError(`ready file path is too long: at most ${PATH_MAX - LONGEST_SUFFIX} bytes`);
   if (text.includes('\0')) throw new UsageError('ready file path must not contain a NUL byte');

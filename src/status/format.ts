@@ -1,13 +1,16 @@
 // The status report as text for a person. Pure.
-import { formatDuration } from '../shared/duration.js';
+
 import type { PairingReport } from '../envoy/pairing.js';
+import { formatDuration } from '../shared/duration.js';
 import type { StatusReport } from './status.js';
 
 export function formatStatus(report: StatusReport): string {
   const rows: Array<[string, string]> = [['envoy', envoyLine(report)]];
   if (report.connections !== null) rows.push(['connections', connectionsLine(report.connections)]);
-  if (report.connections !== null && 'pairing' in report.connections && report.connections.pairing !== undefined) rows.push(['served by', pairingLine(report.connections.pairing)]);
-  if (report.newConnections !== null) rows.push(['new', `${report.newConnections.count} in the last ${formatDuration(roundTo(report.newConnections.intervalMs))}`]);
+  if (report.connections !== null && 'pairing' in report.connections && report.connections.pairing !== undefined)
+    rows.push(['served by', pairingLine(report.connections.pairing)]);
+  if (report.newConnections !== null)
+    rows.push(['new', `${report.newConnections.count} in the last ${formatDuration(roundTo(report.newConnections.intervalMs))}`]);
   rows.push(['drain', drainLine(report.drain)]);
   rows.push(['last drain', lastDrainLine(report.lastDrain)]);
   return rows.map(([label, value]) => `${label.padEnd(12)} ${value}`).join('\n');
@@ -27,7 +30,9 @@ function connectionsLine(connections: NonNullable<StatusReport['connections']>):
 }
 
 function pairingLine(pairing: PairingReport): string {
-  const listeners = Object.entries(pairing.listeners).map(([name, serves]) => `${name} -> ${[...serves.connectionManagers, ...(serves.notHttp === true ? ['(not HTTP)'] : [])].join(' + ') || '(nothing)'}`);
+  const listeners = Object.entries(pairing.listeners).map(
+    ([name, serves]) => `${name} -> ${[...serves.connectionManagers, ...(serves.notHttp === true ? ['(not HTTP)'] : [])].join(' + ') || '(nothing)'}`,
+  );
   return listeners.join(', ') || 'no listeners';
 }
 

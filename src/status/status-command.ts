@@ -1,11 +1,16 @@
 // Runs `status` once, or every interval with --watch until interrupted.
-import type { StatusConfig } from './status-config.js';
+
 import { withEnvoy } from '../envoy/envoy-control.js';
 import { ExitCode } from '../shared/errors.js';
 import { formatStatus } from './format.js';
-import { gatherStatus, type Baseline } from './status.js';
+import { type Baseline, gatherStatus } from './status.js';
+import type { StatusConfig } from './status-config.js';
 
-export async function runStatus(config: StatusConfig, signal: AbortSignal, write: (text: string) => void = (text) => process.stdout.write(text)): Promise<ExitCode> {
+export async function runStatus(
+  config: StatusConfig,
+  signal: AbortSignal,
+  write: (text: string) => void = (text) => process.stdout.write(text),
+): Promise<ExitCode> {
   let ok = true;
   try {
     // Requests are read too: the report says which connections carry one, and which manager serves which listener.

@@ -1,17 +1,19 @@
 // `envoy-shutdown-manager status`: where Envoy and its drain stand, for an operator.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UNKNOWN_RESULT } from '../handoff/drain-result.js';
-import { readDrainState, type DrainInProgress, type DrainStateReading } from '../handoff/drain-state.js';
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import type { ConnectionReading, EnvoyControl } from '../envoy/envoy-control.js';
 import type { ListenerCounts } from '../envoy/pairing.js';
-import { describePairing, pairedReading, type PairingReport } from '../envoy/pairing.js';
+import { describePairing, type PairingReport, pairedReading } from '../envoy/pairing.js';
+import { UNKNOWN_RESULT } from '../handoff/drain-result.js';
+import { type DrainInProgress, type DrainStateReading, readDrainState } from '../handoff/drain-state.js';
+import { type ReadyReport, readReadyReport } from '../handoff/ready-file.js';
 import { errorMessage } from '../shared/errors.js';
-import { readReadyReport, type ReadyReport } from '../handoff/ready-file.js';
 
 export interface StatusReport {
   readonly at: string;
-  readonly envoy: { readonly reachable: true; readonly state: string; readonly healthCheck: 'passing' | 'failing' } | { readonly reachable: false; readonly error: string };
+  readonly envoy:
+    | { readonly reachable: true; readonly state: string; readonly healthCheck: 'passing' | 'failing' }
+    | { readonly reachable: false; readonly error: string };
   /**
    * Counted as `shutdown` would count them, with the per-listener split when known. `total: null`
    * with `error`: Envoy answered, but not with a count (a `shutdown` would wait to its timeout).
@@ -48,7 +50,12 @@ export interface Baseline {
   readonly at: number;
 }
 
-export async function gatherStatus(from: StatusSource, baseline: Baseline | undefined, intervalMs: number, signal: AbortSignal): Promise<{ report: StatusReport; baseline: Baseline | undefined }> {
+export async function gatherStatus(
+  from: StatusSource,
+  baseline: Baseline | undefined,
+  intervalMs: number,
+  signal: AbortSignal,
+): Promise<{ report: StatusReport; baseline: Baseline | undefined }> {
   const { readyFile } = from;
   const [drainState, lastDrain] = readyFile === undefined ? [undefined, undefined] : await Promise.all([readDrainState(readyFile), readReadyReport(readyFile)]);
   let envoy: StatusReport['envoy'] | undefined;

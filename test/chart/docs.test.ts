@@ -22,7 +22,7 @@ interface SchemaNode {
 }
 
 describe('chart documentation', () => {
-  it('describes every value in values.yaml with a `# --` comment (its own or a parent\'s)', () => {
+  it("describes every value in values.yaml with a `# --` comment (its own or a parent's)", () => {
     expect(keys.length).toBeGreaterThan(50);
     expect(keys.filter((key) => key.leaf && !key.covered).map((key) => key.path)).toEqual([]);
     expect(keys.find((key) => key.path === 'shutdown.drainTimeout')?.described).toBe(true);
@@ -41,7 +41,11 @@ describe('chart documentation', () => {
     const schema = JSON.parse(read('values.schema.json')) as SchemaNode;
     expect(schema.additionalProperties).toBe(false);
     const topLevel = keys.filter((key) => !key.path.includes('.')).map((key) => key.path);
-    expect(Object.keys(schema.properties ?? {}).filter((key) => key !== 'global').sort()).toEqual([...topLevel].sort());
+    expect(
+      Object.keys(schema.properties ?? {})
+        .filter((key) => key !== 'global')
+        .sort(),
+    ).toEqual([...topLevel].sort());
     for (const section of ['shutdown', 'admin', 'shutdownManager', 'envoy', 'hookToken', 'sidecarless']) {
       const node = schema.properties?.[section];
       expect(node?.additionalProperties, section).toBe(false);
@@ -52,7 +56,12 @@ describe('chart documentation', () => {
 
   it.each([
     { mode: 'the classic sidecar', options: {}, logs: '-c shutdown-manager', drain: '-c shutdown-manager -- envoy-shutdown-manager shutdown' },
-    { mode: 'the native sidecar', options: { set: ['nativeSidecar=true'], kubeVersion: '1.29.0' }, logs: '-c shutdown-manager', drain: '-c shutdown-manager -- envoy-shutdown-manager shutdown' },
+    {
+      mode: 'the native sidecar',
+      options: { set: ['nativeSidecar=true'], kubeVersion: '1.29.0' },
+      logs: '-c shutdown-manager',
+      drain: '-c shutdown-manager -- envoy-shutdown-manager shutdown',
+    },
     {
       mode: 'sidecar-less mode',
       options: { set: ['mode=sidecarless'] },
@@ -63,7 +72,8 @@ describe('chart documentation', () => {
       mode: 'sidecar-less mode from an image volume',
       options: { set: ['mode=sidecarless', 'sidecarless.source=imageVolume'], kubeVersion: '1.33.0' },
       logs: '-c envoy',
-      drain: '-c envoy -- /esm/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path /esm/lib/x86_64-linux-gnu:/esm/usr/lib/x86_64-linux-gnu /esm/usr/local/bin/envoy-shutdown-manager shutdown --no-ready-file',
+      drain:
+        '-c envoy -- /esm/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path /esm/lib/x86_64-linux-gnu:/esm/usr/lib/x86_64-linux-gnu /esm/usr/local/bin/envoy-shutdown-manager shutdown --no-ready-file',
     },
   ])('tells in NOTES.txt, in $mode, how to watch a drain and how to run one by hand, in a few lines', async ({ mode, options, logs, drain }) => {
     const notes = await renderNotes(options);

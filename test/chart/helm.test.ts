@@ -59,7 +59,12 @@ describe('values validation', () => {
         clusters: [{ name: 'envoy-admin' }],
         bootstrapExtra: { admin: {} },
         envoy: { ports: [{ name: 'ready', containerPort: 8080 }] },
-        shutdownManager: { extraEnv: [{ name: 'ENVOY_SHUTDOWN_QUIET_PERIOD', value: '1s' }, { name: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP', value: 'true' }] },
+        shutdownManager: {
+          extraEnv: [
+            { name: 'ENVOY_SHUTDOWN_QUIET_PERIOD', value: '1s' },
+            { name: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP', value: 'true' },
+          ],
+        },
         podDisruptionBudget: { enabled: true, minAvailable: 2, maxUnavailable: 1 },
         autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 },
       },
@@ -76,7 +81,7 @@ describe('values validation', () => {
       'shutdown.adminTimeout (31 s) must be shorter than shutdown.drainTimeout (30 s)',
       'hookToken: set value or existingSecret, not both',
       'shutdownManager.extraEnv[0]: ENVOY_SHUTDOWN_QUIET_PERIOD is set by the chart from its values',
-      'shutdownManager.extraEnv[1]: ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP belongs on the preStop hook\'s command only',
+      "shutdownManager.extraEnv[1]: ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP belongs on the preStop hook's command only",
       'statsListener.port (19003) is already used by readinessListener.port',
       'listeners[0] (stats): stat prefix "stats" is the chart\'s own',
       'listeners[0] (stats): port 19002 is already used by shutdownManager.port',
@@ -120,7 +125,10 @@ describe('values validation', () => {
   });
 
   it('checks native mode against the grace period and the Kubernetes version, not against the ready timeout', async () => {
-    const old = await helmTemplate({ kubeVersion: '1.28.9', values: { nativeSidecar: true, shutdown: { drainTimeout: 60, terminationGracePeriodSeconds: 60 } } });
+    const old = await helmTemplate({
+      kubeVersion: '1.28.9',
+      values: { nativeSidecar: true, shutdown: { drainTimeout: 60, terminationGracePeriodSeconds: 60 } },
+    });
     expect(old.code).not.toBe(0);
     expect(old.stderr).toContain('(2 problems)');
     expect(old.stderr).toContain('shutdown.terminationGracePeriodSeconds (60 s) must be longer than shutdown.drainTimeout (60 s): with nativeSidecar');
@@ -152,7 +160,11 @@ describe('values validation', () => {
     expect(adminPort.code).toBe(0);
     // The capability makes a privileged port possible again.
     const capable = await helmTemplate({
-      values: { hostNetwork: true, readinessListener: { port: 80 }, envoy: { securityContext: { runAsNonRoot: true, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] } } } },
+      values: {
+        hostNetwork: true,
+        readinessListener: { port: 80 },
+        envoy: { securityContext: { runAsNonRoot: true, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] } } },
+      },
     });
     expect(capable.stderr).toBe('');
     expect(capable.code).toBe(0);

@@ -7,7 +7,7 @@
 // then reports the Pod's phase as kubelet would once the status check exited 0.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CASES, SIDECARLESS_CASES } from '../support/chart/cases.js';
-import { CHART_DIR, RELEASE, helm, helmWithValues, type RenderOptions } from '../support/chart/helm.js';
+import { CHART_DIR, helm, helmWithValues, RELEASE, type RenderOptions } from '../support/chart/helm.js';
 import { releaseManifest } from '../support/chart/release.js';
 import { type ApiServer, startApiServer } from '../support/kube/api-server.js';
 import { kubeVersion } from '../support/kube/binary.js';
@@ -36,7 +36,7 @@ const INSTALLS: readonly Install[] = [
   { name: 'events, native sidecar', set: ['events.enabled=true', 'nativeSidecar=true'] },
 ];
 
-const usesHostNetwork = (install: Install): boolean => install.values?.['hostNetwork'] === true || (install.set ?? []).includes('hostNetwork=true');
+const usesHostNetwork = (install: Install): boolean => install.values?.hostNetwork === true || (install.set ?? []).includes('hostNetwork=true');
 
 let server: ApiServer;
 let namespaces = 0;
@@ -67,7 +67,10 @@ async function workloadOf(install: Install, namespace: string): Promise<Workload
 
 /** What rejected `attempt`: the API server's message (a success fails the test). */
 async function rejection(attempt: Promise<unknown>): Promise<string> {
-  const error = await attempt.then(() => undefined, (e: unknown) => e);
+  const error = await attempt.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(error instanceof KubeApiError)) throw new Error(`expected the API server to refuse, got ${String(error)}`);
   return `${error.status} ${error.message}`;
 }
@@ -96,7 +99,12 @@ describe('the API server the chart is installed against', () => {
 
   it('enforces Pod Security: a pod that breaks "restricted" is refused, naming what it breaks (the control the install checks rely on)', async () => {
     const namespace = await namespaceFor('restricted');
-    const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'root', namespace }, spec: { containers: [{ name: 'c', image: 'example.test/c:1' }] } };
+    const pod: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'root', namespace },
+      spec: { containers: [{ name: 'c', image: 'example.test/c:1' }] },
+    };
     const refused = await rejection(server.admin.create(pod, { dryRun: true }));
     expect(refused).toContain('403');
     expect(refused).toContain('violates PodSecurity "restricted:latest"');
@@ -106,39 +114,45 @@ describe('the API server the chart is installed against', () => {
 
 describe('helm install against a real API server', () => {
   // Concurrent: each install waits on helm and the API server more than on a core.
-  it.concurrent.for(INSTALLS)('installs $name: every object stored, the pod admitted without a warning, helm test\'s Pod created', { timeout: 120_000 }, async (install, { expect }) => {
-    const hostNetwork = usesHostNetwork(install);
-    const namespace = await namespaceFor(hostNetwork ? 'privileged' : 'restricted');
-    const installed = await helmInstall(install, namespace);
-    expect(installed.stderr).toBe('');
-    expect(installed.code).toBe(0);
+  it.concurrent.for(INSTALLS)(
+    "installs $name: every object stored, the pod admitted without a warning, helm test's Pod created",
+    { timeout: 120_000 },
+    async (install, { expect }) => {
+      const hostNetwork = usesHostNetwork(install);
+      const namespace = await namespaceFor(hostNetwork ? 'privileged' : 'restricted');
+      const installed = await helmInstall(install, namespace);
+      expect(installed.stderr).toBe('');
+      expect(installed.code).toBe(0);
 
-    const objects = await releaseManifest(server.admin, namespace, RELEASE);
-    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['ConfigMap', 'Service', (install.set ?? []).includes('kind=DaemonSet') ? 'DaemonSet' : 'Deployment']));
-    for (const object of objects) {
-      expect(await server.admin.get(object.apiVersion, object.kind, object.metadata.name, namespace), `${object.kind} ${object.metadata.name}`).toBeDefined();
-    }
+      const objects = await releaseManifest(server.admin, namespace, RELEASE);
+      expect(objects.map((o) => o.kind)).toEqual(
+        expect.arrayContaining(['ConfigMap', 'Service', (install.set ?? []).includes('kind=DaemonSet') ? 'DaemonSet' : 'Deployment']),
+      );
+      for (const object of objects) {
+        expect(await server.admin.get(object.apiVersion, object.kind, object.metadata.name, namespace), `${object.kind} ${object.metadata.name}`).toBeDefined();
+      }
 
-    const pod = podFrom(await workloadOf(install, namespace), namespace);
-    const admitted = await server.admin.create(pod, { dryRun: true });
-    expect(admitted.warnings).toEqual([]);
-    if (hostNetwork) {
-      // As documented: such a pod needs a privileged namespace; "restricted" refuses it.
-      const restricted = await namespaceFor('restricted');
-      const refused = await rejection(server.admin.create({ ...pod, metadata: { ...pod.metadata, namespace: restricted } }, { dryRun: true }));
-      expect(refused).toContain('violates PodSecurity "restricted:latest": host namespaces (hostNetwork=true)');
-    }
+      const pod = podFrom(await workloadOf(install, namespace), namespace);
+      const admitted = await server.admin.create(pod, { dryRun: true });
+      expect(admitted.warnings).toEqual([]);
+      if (hostNetwork) {
+        // As documented: such a pod needs a privileged namespace; "restricted" refuses it.
+        const restricted = await namespaceFor('restricted');
+        const refused = await rejection(server.admin.create({ ...pod, metadata: { ...pod.metadata, namespace: restricted } }, { dryRun: true }));
+        expect(refused).toContain('violates PodSecurity "restricted:latest": host namespaces (hostNetwork=true)');
+      }
 
-    const { pod: testPod, result } = await helmTestPlayingKubelet(namespace);
-    expect(testPod.metadata.labels?.['app.kubernetes.io/component']).toBe('test');
-    expect(result.stderr).toBe('');
-    expect(result.stdout).toMatch(new RegExp(`TEST SUITE:\\s+${TEST_POD}[\\s\\S]*Phase:\\s+Succeeded`));
-    expect(result.code).toBe(0);
-    // hook-delete-policy hook-succeeded: helm removes the test Pod once it passed.
-    expect(await server.admin.get('v1', 'Pod', TEST_POD, namespace)).toBeUndefined();
-  });
+      const { pod: testPod, result } = await helmTestPlayingKubelet(namespace);
+      expect(testPod.metadata.labels?.['app.kubernetes.io/component']).toBe('test');
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toMatch(new RegExp(`TEST SUITE:\\s+${TEST_POD}[\\s\\S]*Phase:\\s+Succeeded`));
+      expect(result.code).toBe(0);
+      // hook-delete-policy hook-succeeded: helm removes the test Pod once it passed.
+      expect(await server.admin.get('v1', 'Pod', TEST_POD, namespace)).toBeUndefined();
+    },
+  );
 
-  it('warns when a workload\'s pods would break the namespace\'s level (the check above can fail): hostNetwork in a restricted namespace', async () => {
+  it("warns when a workload's pods would break the namespace's level (the check above can fail): hostNetwork in a restricted namespace", async () => {
     const namespace = await namespaceFor('restricted');
     const installed = await helmInstall({ name: 'hostNetwork', set: ['hostNetwork=true'] }, namespace);
     expect(installed.stderr).toContain('would violate PodSecurity "restricted:latest": host namespaces (hostNetwork=true)');

@@ -3,11 +3,12 @@
 // and patch on events, get on pods for the reason a pod was terminated, in the release namespace,
 // with a token only its container mounts), a PodMonitor on its /metrics, the alert rules (promtool
 // checks them) and the dashboard.
-import type { IConfigMap, IContainer } from 'kubernetes-models/v1';
+
 import type { IRole, IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import type { IConfigMap, IContainer } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { NAMESPACE, RELEASE, helmTemplate, parseManifests, renderChart, type K8sObject } from '../support/chart/helm.js';
+import { helmTemplate, type K8sObject, NAMESPACE, parseManifests, RELEASE, renderChart } from '../support/chart/helm.js';
 import { findObjects, readPod, validateAgainstKubernetes } from '../support/chart/manifests.js';
 import { promtoolCheckRules } from '../support/prometheus-server.js';
 
@@ -30,37 +31,42 @@ describe('events.enabled and metrics.podMonitor', () => {
     expect(off.stdout).toBe(plain.stdout);
     expect(plain.stdout).not.toMatch(/kind: ServiceAccount|kind: Role|PodMonitor|ENVOY_SHUTDOWN_EVENTS|kube-api-access/);
     // Named even here, so that an upgrade from events on replaces the chart's account (see upgrade.test.ts).
-    const workload = parseManifests(plain.stdout).find((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet') as { spec?: { template?: { spec?: { serviceAccountName?: string } } } } | undefined;
+    const workload = parseManifests(plain.stdout).find((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet') as
+      | { spec?: { template?: { spec?: { serviceAccountName?: string } } } }
+      | undefined;
     expect(workload?.spec?.template?.spec?.serviceAccountName).toBe('default');
   });
 
-  it.each([[[]], [['nativeSidecar=true']]])('on (%j): a Role for create and patch on events and get on pods only, bound to the pods\' ServiceAccount; the token in the manager alone', async (mode) => {
-    const objects = await renderChart({ set: [TOKEN, ...mode, 'events.enabled=true'], kubeVersion: KUBE });
-    validateAgainstKubernetes(objects.filter((object) => object.kind !== 'PodMonitor'));
-    const pod = readPod(objects);
-    expect(findObjects(objects, 'ServiceAccount')).toMatchObject([{ metadata: { name: FULLNAME }, automountServiceAccountToken: false }]);
-    const [role] = findObjects<IRole>(objects, 'Role');
-    expect(role?.rules).toEqual([
-      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
-    ]);
-    const [binding] = findObjects<IRoleBinding>(objects, 'RoleBinding');
-    expect(binding?.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role?.metadata?.name });
-    expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: FULLNAME, namespace: NAMESPACE }]);
-    expect(pod.podSpec.serviceAccountName).toBe(FULLNAME);
-    // No token for Envoy: the pod mounts none; the manager mounts one where the in-cluster convention looks.
-    expect(pod.podSpec.automountServiceAccountToken).toBe(false);
-    expect(mounts(pod.sidecar)).toContain(SERVICE_ACCOUNT_DIR);
-    expect(mounts(pod.envoy)).not.toContain(SERVICE_ACCOUNT_DIR);
-    const volume = pod.podSpec.volumes?.find((v) => v.name === pod.sidecar.volumeMounts?.find((m) => m.mountPath === SERVICE_ACCOUNT_DIR)?.name);
-    expect(volume?.projected?.sources?.map((source) => Object.keys(source)[0])).toEqual(['serviceAccountToken', 'configMap', 'downwardAPI']);
-    expect(pod.sidecarEnv).toMatchObject({
-      ENVOY_SHUTDOWN_EVENTS: 'true',
-      ENVOY_SHUTDOWN_POD_NAME: 'fieldRef:metadata.name',
-      ENVOY_SHUTDOWN_POD_NAMESPACE: 'fieldRef:metadata.namespace',
-      ENVOY_SHUTDOWN_POD_UID: 'fieldRef:metadata.uid',
-    });
-  });
+  it.each([[[]], [['nativeSidecar=true']]])(
+    "on (%j): a Role for create and patch on events and get on pods only, bound to the pods' ServiceAccount; the token in the manager alone",
+    async (mode) => {
+      const objects = await renderChart({ set: [TOKEN, ...mode, 'events.enabled=true'], kubeVersion: KUBE });
+      validateAgainstKubernetes(objects.filter((object) => object.kind !== 'PodMonitor'));
+      const pod = readPod(objects);
+      expect(findObjects(objects, 'ServiceAccount')).toMatchObject([{ metadata: { name: FULLNAME }, automountServiceAccountToken: false }]);
+      const [role] = findObjects<IRole>(objects, 'Role');
+      expect(role?.rules).toEqual([
+        { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
+      ]);
+      const [binding] = findObjects<IRoleBinding>(objects, 'RoleBinding');
+      expect(binding?.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role?.metadata?.name });
+      expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: FULLNAME, namespace: NAMESPACE }]);
+      expect(pod.podSpec.serviceAccountName).toBe(FULLNAME);
+      // No token for Envoy: the pod mounts none; the manager mounts one where the in-cluster convention looks.
+      expect(pod.podSpec.automountServiceAccountToken).toBe(false);
+      expect(mounts(pod.sidecar)).toContain(SERVICE_ACCOUNT_DIR);
+      expect(mounts(pod.envoy)).not.toContain(SERVICE_ACCOUNT_DIR);
+      const volume = pod.podSpec.volumes?.find((v) => v.name === pod.sidecar.volumeMounts?.find((m) => m.mountPath === SERVICE_ACCOUNT_DIR)?.name);
+      expect(volume?.projected?.sources?.map((source) => Object.keys(source)[0])).toEqual(['serviceAccountToken', 'configMap', 'downwardAPI']);
+      expect(pod.sidecarEnv).toMatchObject({
+        ENVOY_SHUTDOWN_EVENTS: 'true',
+        ENVOY_SHUTDOWN_POD_NAME: 'fieldRef:metadata.name',
+        ENVOY_SHUTDOWN_POD_NAMESPACE: 'fieldRef:metadata.namespace',
+        ENVOY_SHUTDOWN_POD_UID: 'fieldRef:metadata.uid',
+      });
+    },
+  );
 
   it("binds the Role to the user's ServiceAccount instead of making one", async () => {
     const objects = await renderChart({ set: [TOKEN, 'events.enabled=true', 'serviceAccountName=mine'] });
@@ -70,8 +76,19 @@ describe('events.enabled and metrics.podMonitor', () => {
   });
 
   it("a PodMonitor selects the release's pods and scrapes the manager's /metrics by its port's name", async () => {
-    const objects = await renderChart({ set: [TOKEN, 'metrics.podMonitor.enabled=true', 'metrics.podMonitor.envoyStats=true', 'metrics.podMonitor.interval=30s', 'metrics.podMonitor.labels.release=prom'] });
-    const [monitor] = objects.filter((object): object is K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<Record<string, string>> } } => object.kind === 'PodMonitor');
+    const objects = await renderChart({
+      set: [
+        TOKEN,
+        'metrics.podMonitor.enabled=true',
+        'metrics.podMonitor.envoyStats=true',
+        'metrics.podMonitor.interval=30s',
+        'metrics.podMonitor.labels.release=prom',
+      ],
+    });
+    const [monitor] = objects.filter(
+      (object): object is K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<Record<string, string>> } } =>
+        object.kind === 'PodMonitor',
+    );
     expect(monitor?.apiVersion).toBe('monitoring.coreos.com/v1');
     expect(monitor?.metadata.labels).toMatchObject({ release: 'prom' });
     const pod = readPod(objects);
@@ -87,7 +104,13 @@ describe('events.enabled and metrics.podMonitor', () => {
   });
 
   it('refuses them in mode sidecarless, which has no manager', async () => {
-    const on = ['events.enabled', 'metrics.podMonitor.enabled', 'metrics.prometheusRule.enabled', 'metrics.rulesConfigMap.enabled', 'metrics.dashboard.enabled'];
+    const on = [
+      'events.enabled',
+      'metrics.podMonitor.enabled',
+      'metrics.prometheusRule.enabled',
+      'metrics.rulesConfigMap.enabled',
+      'metrics.dashboard.enabled',
+    ];
     const result = await helmTemplate({ set: ['mode=sidecarless', ...on.map((key) => `${key}=true`)] });
     expect(result.code).not.toBe(0);
     for (const key of on) expect(result.stderr).toContain(`${key}: mode sidecarless has no shutdown-manager`);
@@ -99,7 +122,16 @@ describe('events.enabled and metrics.podMonitor', () => {
   });
 
   it('renders the alerts as a PrometheusRule and as a plain rules file alike, both accepted by promtool; the dashboard for the Grafana sidecar', async () => {
-    const objects = await renderChart({ set: [TOKEN, 'metrics.prometheusRule.enabled=true', 'metrics.prometheusRule.labels.release=prom', 'metrics.rulesConfigMap.enabled=true', 'metrics.dashboard.enabled=true', 'metrics.alerts.runbookBaseUrl=https://example.org/observe'] });
+    const objects = await renderChart({
+      set: [
+        TOKEN,
+        'metrics.prometheusRule.enabled=true',
+        'metrics.prometheusRule.labels.release=prom',
+        'metrics.rulesConfigMap.enabled=true',
+        'metrics.dashboard.enabled=true',
+        'metrics.alerts.runbookBaseUrl=https://example.org/observe',
+      ],
+    });
     const [rule] = objects.filter((o): o is K8sObject & { spec: { groups: unknown[] } } => o.kind === 'PrometheusRule');
     expect(rule?.apiVersion).toBe('monitoring.coreos.com/v1');
     expect(rule?.metadata.labels).toMatchObject({ release: 'prom' });
@@ -108,8 +140,10 @@ describe('events.enabled and metrics.podMonitor', () => {
     // One list of rules, two wrappings.
     expect(parse(file)).toEqual({ groups: rule?.spec.groups });
     expect(await promtoolCheckRules(file)).toMatch(/SUCCESS: 8 rules found/);
-    const alerts = (rule?.spec.groups as Array<{ rules: Array<{ alert?: string; annotations?: Record<string, string> }> }>).flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
-    for (const alert of alerts) expect(alert.annotations?.['runbook_url']).toBe(`https://example.org/observe#${alert.alert?.toLowerCase() ?? ''}`);
+    const alerts = (rule?.spec.groups as Array<{ rules: Array<{ alert?: string; annotations?: Record<string, string> }> }>)
+      .flatMap((g) => g.rules)
+      .filter((r) => r.alert !== undefined);
+    for (const alert of alerts) expect(alert.annotations?.runbook_url).toBe(`https://example.org/observe#${alert.alert?.toLowerCase() ?? ''}`);
     const dashboard = configMaps.find((c) => c.metadata.name.endsWith('-dashboard'));
     expect(dashboard?.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
     expect(JSON.parse(dashboard?.data?.['envoy-shutdown-manager.json'] ?? '')).toMatchObject({ uid: 'envoy-shutdown-manager', panels: expect.any(Array) });

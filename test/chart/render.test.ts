@@ -2,16 +2,26 @@
 // schemas, and the pod wired as the termination sequence needs it — hooks (classic or native
 // sidecar), the hook token, ports, the timeout chain, security, the sidecar's environment, the
 // bootstrap's listeners and admin address, volumes, hostNetwork.
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { IContainer, IEnvVar, ISecret, IService } from 'kubernetes-models/v1';
-import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
+
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { parseDuration } from '../../src/shared/duration.js';
+import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import type { IContainer, IEnvVar, ISecret, IService } from 'kubernetes-models/v1';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAdminAddress } from '../../src/envoy/address.js';
-import { addressFlag, healthCheckPaths, httpProtocolOptions, listenerKind, listeners, statPrefix, type Bootstrap } from '../support/chart/bootstrap.js';
+import { parseDuration } from '../../src/shared/duration.js';
+import { addressFlag, type Bootstrap, healthCheckPaths, httpProtocolOptions, listenerKind, listeners, statPrefix } from '../support/chart/bootstrap.js';
 import { CASES, type ChartCase } from '../support/chart/cases.js';
-import { RELEASE, renderChart, type K8sObject } from '../support/chart/helm.js';
-import { findObjects, flagValue, mountHolding, readPod, releaseObjects, secretValue, validateAgainstKubernetes, type RenderedPod } from '../support/chart/manifests.js';
+import { type K8sObject, RELEASE, renderChart } from '../support/chart/helm.js';
+import {
+  findObjects,
+  flagValue,
+  mountHolding,
+  type RenderedPod,
+  readPod,
+  releaseObjects,
+  secretValue,
+  validateAgainstKubernetes,
+} from '../support/chart/manifests.js';
 
 const FULLNAME = `${RELEASE}-envoy-shutdown-manager`;
 const TOKEN_HEADER = 'X-Envoy-Shutdown-Token';
@@ -67,7 +77,7 @@ function listenerOnPort(bootstrap: Bootstrap, port: number | undefined): ReturnT
 }
 
 function userListenerNames(chartCase: ChartCase): string[] {
-  const values = chartCase.values?.['listeners'] as ReadonlyArray<{ name: string }> | undefined;
+  const values = chartCase.values?.listeners as ReadonlyArray<{ name: string }> | undefined;
   return (values ?? [{ name: 'ingress' }]).map((l) => l.name);
 }
 
@@ -102,45 +112,50 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     for (const pdb of findObjects<IPodDisruptionBudget>(objects, 'PodDisruptionBudget')) expect(pdb.spec?.selector?.matchLabels).toEqual(selector);
   });
 
-  it(chartCase.native === true ? 'runs the manager as a native sidecar that Envoy\'s own hook asks to drain' : "wires Envoy's httpGet hook to the sidecar's port and the sidecar's exec hook to the drain", () => {
-    const { envoy, sidecar, sidecarEnv, podSpec } = rendered;
-    expect(rendered.native).toBe(chartCase.native === true);
-    const hook = envoy.lifecycle?.preStop?.httpGet;
-    expect(hook?.path).toBe(chartCase.native === true ? '/shutdown/drain' : '/shutdown/ready');
-    expect(hook?.scheme ?? 'HTTP').toBe('HTTP');
-    // kubelet calls the pod IP, where the sidecar listens; a hostNetwork sandbox has none, so there the node's loopback, the pod's too.
-    expect(hook?.host).toBe(chartCase.hostNetwork === true ? '127.0.0.1' : undefined);
-    expect(hook?.httpHeaders?.map((h) => h.name)).toEqual([TOKEN_HEADER]);
-    const port = Number(sidecarEnv['ENVOY_SHUTDOWN_PORT']);
-    expect(hook?.port).toBe(port);
-    expect(sidecar.ports?.map((p) => p.containerPort)).toEqual([port]);
-    expect(sidecarEnv['ENVOY_SHUTDOWN_HOST']).toBeUndefined(); // every interface, not loopback
-    expect(sidecar.command).toBeUndefined(); // the image's entrypoint, envoy-shutdown-manager
-    expect(sidecar.args).toEqual(['shutdown-manager']);
-    expect(envoy.lifecycle?.preStop?.exec).toBeUndefined();
-    // The flag that makes the hook wait for the envoy-prestop record is on the hook command, never in the environment.
-    expect(Object.keys(sidecarEnv)).not.toContain('ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP');
+  it(
+    chartCase.native === true
+      ? "runs the manager as a native sidecar that Envoy's own hook asks to drain"
+      : "wires Envoy's httpGet hook to the sidecar's port and the sidecar's exec hook to the drain",
+    () => {
+      const { envoy, sidecar, sidecarEnv, podSpec } = rendered;
+      expect(rendered.native).toBe(chartCase.native === true);
+      const hook = envoy.lifecycle?.preStop?.httpGet;
+      expect(hook?.path).toBe(chartCase.native === true ? '/shutdown/drain' : '/shutdown/ready');
+      expect(hook?.scheme ?? 'HTTP').toBe('HTTP');
+      // kubelet calls the pod IP, where the sidecar listens; a hostNetwork sandbox has none, so there the node's loopback, the pod's too.
+      expect(hook?.host).toBe(chartCase.hostNetwork === true ? '127.0.0.1' : undefined);
+      expect(hook?.httpHeaders?.map((h) => h.name)).toEqual([TOKEN_HEADER]);
+      const port = Number(sidecarEnv.ENVOY_SHUTDOWN_PORT);
+      expect(hook?.port).toBe(port);
+      expect(sidecar.ports?.map((p) => p.containerPort)).toEqual([port]);
+      expect(sidecarEnv.ENVOY_SHUTDOWN_HOST).toBeUndefined(); // every interface, not loopback
+      expect(sidecar.command).toBeUndefined(); // the image's entrypoint, envoy-shutdown-manager
+      expect(sidecar.args).toEqual(['shutdown-manager']);
+      expect(envoy.lifecycle?.preStop?.exec).toBeUndefined();
+      // The flag that makes the hook wait for the envoy-prestop record is on the hook command, never in the environment.
+      expect(Object.keys(sidecarEnv)).not.toContain('ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP');
 
-    if (chartCase.native === true) {
-      // Started before Envoy, stopped after it: an init container that kubelet keeps running.
-      expect(podSpec.initContainers?.map((c) => c.name)).toEqual(['shutdown-manager']);
-      expect(podSpec.containers.map((c) => c.name)).toEqual(['envoy']);
-      expect(sidecar.restartPolicy).toBe('Always');
-      expect(sidecar.lifecycle).toBeUndefined(); // a preStop of its own would hold back only its own SIGTERM
-      expect(sidecarEnv['ENVOY_SHUTDOWN_DRAIN_ENDPOINT']).toBe('true');
-      // kubelet starts Envoy only once the manager answers, so Envoy's hook always finds it.
-      expect(sidecar.startupProbe?.httpGet?.path).toBe('/healthz');
-      expect(probePort(sidecar, sidecar.startupProbe?.httpGet?.port)).toBe(port);
-    } else {
-      expect(podSpec.initContainers).toBeUndefined();
-      expect(podSpec.containers.map((c) => c.name)).toEqual(['envoy', 'shutdown-manager']);
-      expect(sidecar.restartPolicy).toBeUndefined();
-      expect(sidecar.lifecycle?.preStop).toEqual({ exec: { command: ['envoy-shutdown-manager', 'shutdown', '--require-envoy-prestop'] } });
-      expect(sidecar.startupProbe).toBeUndefined();
-    }
-  });
+      if (chartCase.native === true) {
+        // Started before Envoy, stopped after it: an init container that kubelet keeps running.
+        expect(podSpec.initContainers?.map((c) => c.name)).toEqual(['shutdown-manager']);
+        expect(podSpec.containers.map((c) => c.name)).toEqual(['envoy']);
+        expect(sidecar.restartPolicy).toBe('Always');
+        expect(sidecar.lifecycle).toBeUndefined(); // a preStop of its own would hold back only its own SIGTERM
+        expect(sidecarEnv.ENVOY_SHUTDOWN_DRAIN_ENDPOINT).toBe('true');
+        // kubelet starts Envoy only once the manager answers, so Envoy's hook always finds it.
+        expect(sidecar.startupProbe?.httpGet?.path).toBe('/healthz');
+        expect(probePort(sidecar, sidecar.startupProbe?.httpGet?.port)).toBe(port);
+      } else {
+        expect(podSpec.initContainers).toBeUndefined();
+        expect(podSpec.containers.map((c) => c.name)).toEqual(['envoy', 'shutdown-manager']);
+        expect(sidecar.restartPolicy).toBeUndefined();
+        expect(sidecar.lifecycle?.preStop).toEqual({ exec: { command: ['envoy-shutdown-manager', 'shutdown', '--require-envoy-prestop'] } });
+        expect(sidecar.startupProbe).toBeUndefined();
+      }
+    },
+  );
 
-  it('gives the manager the hook token from a Secret, and Envoy\'s hook the same token as its header', () => {
+  it("gives the manager the hook token from a Secret, and Envoy's hook the same token as its header", () => {
     const { envoy, sidecar } = rendered;
     const header = envoy.lifecycle?.preStop?.httpGet?.httpHeaders?.find((h) => h.name === TOKEN_HEADER)?.value;
     const variable = sidecar.env?.find((e) => e.name === 'ENVOY_SHUTDOWN_HOOK_TOKEN') as IEnvVar | undefined;
@@ -153,7 +168,7 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     const token = secretValue(objects, `${FULLNAME}-hook-token`, 'token');
     expect(token).toBeDefined();
     expect(header).toBe(token);
-    expect(rendered.sidecarEnv['ENVOY_SHUTDOWN_HOOK_TOKEN']).toBe(token);
+    expect(rendered.sidecarEnv.ENVOY_SHUTDOWN_HOOK_TOKEN).toBe(token);
     if (chartCase.hookToken === undefined) expect(token).toMatch(/^[A-Za-z0-9]{48}$/);
     else expect(token).toBe(chartCase.hookToken);
     // Nowhere else: not in the bootstrap, not in any other variable.
@@ -163,8 +178,8 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
 
   it(`nests the timeouts: drain ${chartCase.timeouts.drain} s < ready ${chartCase.timeouts.ready} s < grace ${chartCase.timeouts.grace} s`, () => {
     const { envoy, sidecarEnv, podSpec } = rendered;
-    const drain = seconds(sidecarEnv['ENVOY_SHUTDOWN_DRAIN_TIMEOUT']);
-    const ready = seconds(sidecarEnv['ENVOY_SHUTDOWN_READY_TIMEOUT']);
+    const drain = seconds(sidecarEnv.ENVOY_SHUTDOWN_DRAIN_TIMEOUT);
+    const ready = seconds(sidecarEnv.ENVOY_SHUTDOWN_READY_TIMEOUT);
     const grace = podSpec.terminationGracePeriodSeconds;
     expect({ drain, ready, grace }).toEqual(chartCase.timeouts);
     expect(drain).toBeLessThan(ready); // the manager refuses to start otherwise, native mode included
@@ -172,13 +187,13 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     if (chartCase.native !== true) {
       expect(ready).toBeLessThan(grace ?? 0);
       // No drain, no hostage: released sooner than the ready timeout, but never before the hook could have started.
-      const drainStart = seconds(sidecarEnv['ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT']);
-      expect(drainStart).toBeGreaterThanOrEqual(seconds(sidecarEnv['ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT']) + 5);
+      const drainStart = seconds(sidecarEnv.ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT);
+      expect(drainStart).toBeGreaterThanOrEqual(seconds(sidecarEnv.ENVOY_SHUTDOWN_ENVOY_PRESTOP_WAIT) + 5);
       expect(drainStart).toBeLessThan(ready);
     }
-    expect(seconds(sidecarEnv['ENVOY_SHUTDOWN_MIN_DRAIN_DURATION'])).toBeLessThanOrEqual(drain);
-    expect(seconds(sidecarEnv['ENVOY_SHUTDOWN_QUIET_PERIOD'])).toBeLessThan(drain);
-    expect(seconds(sidecarEnv['ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY'])).toBeLessThan(drain);
+    expect(seconds(sidecarEnv.ENVOY_SHUTDOWN_MIN_DRAIN_DURATION)).toBeLessThanOrEqual(drain);
+    expect(seconds(sidecarEnv.ENVOY_SHUTDOWN_QUIET_PERIOD)).toBeLessThan(drain);
+    expect(seconds(sidecarEnv.ENVOY_SHUTDOWN_HEALTH_CHECK_FAILURE_DELAY)).toBeLessThan(drain);
     // Envoy's own drain window is the drain timeout, with the strategy that closes every connection it can.
     const args = envoy.args ?? [];
     expect(Number(flagValue(args, '--drain-time-s'))).toBe(drain);
@@ -196,8 +211,10 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
       expect(c.securityContext?.runAsUser).not.toBe(0);
     }
     expect(envoy.securityContext).toMatchObject({ runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
-    const custom = (chartCase.values?.['shutdownManager'] as { securityContext?: object; resources?: object } | undefined) ?? {};
-    expect(sidecar.securityContext).toEqual(custom.securityContext ?? { ...RESTRICTED_CONTAINER, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+    const custom = (chartCase.values?.shutdownManager as { securityContext?: object; resources?: object } | undefined) ?? {};
+    expect(sidecar.securityContext).toEqual(
+      custom.securityContext ?? { ...RESTRICTED_CONTAINER, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+    );
     expect(sidecar.resources).toEqual(custom.resources ?? { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '192Mi' } });
     expect(sidecar.resources?.requests).toBeDefined();
   });
@@ -206,33 +223,35 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     const env = rendered.sidecarEnv;
     const expected = chartCase.native === true ? NATIVE_VARIABLES : CLASSIC_VARIABLES;
     expect(Object.keys(env).sort()).toEqual([...expected].sort());
-    expect(env['ENVOY_SHUTDOWN_CONNECTIONS']).toBe('listeners');
-    expect(env['ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS']).toBe('0');
-    expect(env['ENVOY_SHUTDOWN_LOG_FORMAT']).toBe('json');
+    expect(env.ENVOY_SHUTDOWN_CONNECTIONS).toBe('listeners');
+    expect(env.ENVOY_SHUTDOWN_EXIT_AT_CONNECTIONS).toBe('0');
+    expect(env.ENVOY_SHUTDOWN_LOG_FORMAT).toBe('json');
     for (const name of expected.filter((n) => /TIMEOUT|DURATION|INTERVAL|DELAY|PERIOD|WAIT/.test(n))) {
       expect(() => parseDuration(env[name] ?? ''), name).not.toThrow();
     }
-    expect(() => parseAdminAddress(env['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] ?? '')).not.toThrow();
-    expect(env['ENVOY_SHUTDOWN_READY_FILE']).toMatch(/^\//);
+    expect(() => parseAdminAddress(env.ENVOY_SHUTDOWN_ADMIN_ADDRESS ?? '')).not.toThrow();
+    expect(env.ENVOY_SHUTDOWN_READY_FILE).toMatch(/^\//);
   });
 
   it("ignores exactly the chart's own listeners, by the stat prefixes the bootstrap gives them", () => {
-    const ignored = (rendered.sidecarEnv['ENVOY_SHUTDOWN_IGNORE_LISTENERS'] ?? '').split(',');
+    const ignored = (rendered.sidecarEnv.ENVOY_SHUTDOWN_IGNORE_LISTENERS ?? '').split(',');
     const own = ownListenerPrefixes(rendered.bootstrap, userListenerNames(chartCase));
     expect(own.sort()).toEqual(['ready', 'stats']);
-    const extra = (chartCase.values?.['shutdown'] as { ignoreListeners?: string[] } | undefined)?.ignoreListeners ?? [];
+    const extra = (chartCase.values?.shutdown as { ignoreListeners?: string[] } | undefined)?.ignoreListeners ?? [];
     expect(ignored.sort()).toEqual([...own, ...extra].sort());
     // Every listener the drain does count is one of the user's.
-    const counted = listeners(rendered.bootstrap).map(statPrefix).filter((p) => !ignored.includes(p));
+    const counted = listeners(rendered.bootstrap)
+      .map(statPrefix)
+      .filter((p) => !ignored.includes(p));
     expect(counted.length).toBeGreaterThan(0);
     for (const prefix of counted) expect(own).not.toContain(prefix);
   });
 
-  it("gives the sidecar the admin address the bootstrap binds, on loopback or a Unix socket, and routes the stats listener there", () => {
+  it('gives the sidecar the admin address the bootstrap binds, on loopback or a Unix socket, and routes the stats listener there', () => {
     const { bootstrap, sidecarEnv } = rendered;
     const address = bootstrap.admin?.address;
     // The exact same literal on both sides: no name to resolve, no IPv4/IPv6 disagreement (resolving localhost can yield ::1 while Envoy binds 127.0.0.1).
-    expect(addressFlag(address)).toBe(sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS']);
+    expect(addressFlag(address)).toBe(sidecarEnv.ENVOY_SHUTDOWN_ADMIN_ADDRESS);
     if (address?.socket_address !== undefined) expect(['127.0.0.1', '::1']).toContain(address.socket_address.address);
     // Under hostNetwork the pod's loopback is the node's: the admin API is on the socket, whatever admin.* says.
     if (chartCase.hostNetwork === true) expect(address?.pipe?.path).toBe('/var/run/envoy-admin/admin.sock');
@@ -275,7 +294,7 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     const { sidecar, sidecarEnv } = rendered;
     expect(sidecar.livenessProbe).toBeUndefined();
     expect(sidecar.readinessProbe?.httpGet?.path).toBe('/healthz');
-    expect(probePort(sidecar, sidecar.readinessProbe?.httpGet?.port)).toBe(Number(sidecarEnv['ENVOY_SHUTDOWN_PORT']));
+    expect(probePort(sidecar, sidecar.readinessProbe?.httpGet?.port)).toBe(Number(sidecarEnv.ENVOY_SHUTDOWN_PORT));
   });
 
   it('puts the ready file and the admin socket on emptyDir volumes, the socket shared by both containers', () => {
@@ -284,8 +303,8 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
       const mount = mountHolding(c, path);
       return podSpec.volumes?.find((v) => v.name === mount?.name && v.emptyDir !== undefined)?.name;
     };
-    expect(emptyDir(sidecar, sidecarEnv['ENVOY_SHUTDOWN_READY_FILE'] ?? '')).toBeDefined();
-    const admin = sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] ?? '';
+    expect(emptyDir(sidecar, sidecarEnv.ENVOY_SHUTDOWN_READY_FILE ?? '')).toBeDefined();
+    const admin = sidecarEnv.ENVOY_SHUTDOWN_ADMIN_ADDRESS ?? '';
     if (admin.startsWith('unix:')) {
       const socket = admin.slice('unix:'.length);
       expect(rendered.bootstrap.admin?.address?.pipe?.path).toBe(socket);
@@ -300,21 +319,26 @@ describe.each(CASES)('helm template with $name', (chartCase) => {
     expect(envoy.volumeMounts?.find((m) => m.name === 'bootstrap')?.readOnly).toBe(true);
   });
 
-  it(chartCase.hostNetwork === true ? 'resolves cluster names first on the node\'s network, with every bound port declared once' : 'stays in its own network namespace', () => {
-    const { podSpec, envoy, sidecar, bootstrap } = rendered;
-    if (chartCase.hostNetwork !== true) {
-      expect(podSpec.dnsPolicy).toBeUndefined();
-      return;
-    }
-    expect(podSpec.dnsPolicy).toBe('ClusterFirstWithHostNet');
-    // Every port a process binds on the node is declared (so the scheduler sees it), and declared once.
-    const declared = [...(envoy.ports ?? []), ...(sidecar.ports ?? [])].map((p) => p.containerPort);
-    const bound = [...listeners(bootstrap).map((l) => l.address.socket_address?.port_value), Number(rendered.sidecarEnv['ENVOY_SHUTDOWN_PORT'])];
-    expect([...declared].sort()).toEqual([...bound].sort());
-    expect(new Set(declared).size).toBe(declared.length);
-  });
+  it(
+    chartCase.hostNetwork === true
+      ? "resolves cluster names first on the node's network, with every bound port declared once"
+      : 'stays in its own network namespace',
+    () => {
+      const { podSpec, envoy, sidecar, bootstrap } = rendered;
+      if (chartCase.hostNetwork !== true) {
+        expect(podSpec.dnsPolicy).toBeUndefined();
+        return;
+      }
+      expect(podSpec.dnsPolicy).toBe('ClusterFirstWithHostNet');
+      // Every port a process binds on the node is declared (so the scheduler sees it), and declared once.
+      const declared = [...(envoy.ports ?? []), ...(sidecar.ports ?? [])].map((p) => p.containerPort);
+      const bound = [...listeners(bootstrap).map((l) => l.address.socket_address?.port_value), Number(rendered.sidecarEnv.ENVOY_SHUTDOWN_PORT)];
+      expect([...declared].sort()).toEqual([...bound].sort());
+      expect(new Set(declared).size).toBe(declared.length);
+    },
+  );
 
-  it("starts Envoy without a hot-restart socket, which hostNetwork pods on one node would share", () => {
+  it('starts Envoy without a hot-restart socket, which hostNetwork pods on one node would share', () => {
     expect(rendered.envoy.args).toContain('--disable-hot-restart');
     expect(rendered.envoy.args).not.toContain('--base-id');
   });
@@ -347,7 +371,12 @@ describe('helm template, case by case', () => {
   });
 
   it('keeps a drain_type the user set explicitly', async () => {
-    const listener = { name: 'legacy', drain_type: 'DEFAULT', address: { socket_address: { address: '0.0.0.0', port_value: 8080 } }, filter_chains: [{ filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { stat_prefix: 'legacy', cluster: 'x' } }] }] };
+    const listener = {
+      name: 'legacy',
+      drain_type: 'DEFAULT',
+      address: { socket_address: { address: '0.0.0.0', port_value: 8080 } },
+      filter_chains: [{ filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { stat_prefix: 'legacy', cluster: 'x' } }] }],
+    };
     const { rendered } = await pod({ values: { listeners: [listener] } });
     expect(listeners(rendered.bootstrap).find((l) => l.name === 'legacy')?.drain_type).toBe('DEFAULT');
   });

@@ -13,9 +13,18 @@ import { LOG_FORMATS, LOG_LEVELS } from '../../src/shared/log.js';
 import { addressFlag } from '../support/chart/bootstrap.js';
 import { SIDECARLESS_CASES } from '../support/chart/cases.js';
 import { helmTemplate, renderChart } from '../support/chart/helm.js';
-import { expectProblems } from '../support/chart/validation.js';
-import { ENVOY_CONTAINER, INSTALL_CONTAINER, mountHolding, readSidecarlessPod, releaseObjects, SIDECAR_CONTAINER, validateAgainstKubernetes, type RenderedSidecarlessPod } from '../support/chart/manifests.js';
+import {
+  ENVOY_CONTAINER,
+  INSTALL_CONTAINER,
+  mountHolding,
+  type RenderedSidecarlessPod,
+  readSidecarlessPod,
+  releaseObjects,
+  SIDECAR_CONTAINER,
+  validateAgainstKubernetes,
+} from '../support/chart/manifests.js';
 import { remapArgs } from '../support/chart/sidecarless-pod.js';
+import { expectProblems } from '../support/chart/validation.js';
 import { tempDir } from '../support/cli.js';
 import { SINGLE_EXECUTABLE } from '../support/envoy-pod.js';
 
@@ -31,7 +40,14 @@ const RESTRICTED = {
   seccompProfile: { type: 'RuntimeDefault' },
 };
 /** The hook's command for each source: the loader, its library path, the executable, the drain. */
-const COPY_HOOK = ['/esm/current/lib/ld-linux-x86-64.so.2', '--library-path', '/esm/current/lib', '/esm/current/envoy-shutdown-manager', 'shutdown', '--no-ready-file'];
+const COPY_HOOK = [
+  '/esm/current/lib/ld-linux-x86-64.so.2',
+  '--library-path',
+  '/esm/current/lib',
+  '/esm/current/envoy-shutdown-manager',
+  'shutdown',
+  '--no-ready-file',
+];
 const IMAGE_VOLUME_HOOK = [
   '/esm/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2',
   '--library-path',
@@ -86,13 +102,26 @@ describe.each(SIDECARLESS_CASES)('helm template with $name', (chartCase) => {
       expect(c.name).not.toBe(SIDECAR_CONTAINER);
       expect(c.restartPolicy).toBeUndefined(); // no native sidecar either
     }
-    expect(releaseObjects(objects).map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'Service']);
+    expect(
+      releaseObjects(objects)
+        .map((o) => o.kind)
+        .sort(),
+    ).toEqual(['ConfigMap', 'Deployment', 'Service']);
     const spec = JSON.stringify(deployment);
-    for (const absent of ['X-Envoy-Shutdown-Token', 'secretKeyRef', 'hook-token', 'httpGet":{"path":"/shutdown', '--require-envoy-prestop', ENV.readyFile, ENV.hookToken, ENV.port]) {
+    for (const absent of [
+      'X-Envoy-Shutdown-Token',
+      'secretKeyRef',
+      'hook-token',
+      'httpGet":{"path":"/shutdown',
+      '--require-envoy-prestop',
+      ENV.readyFile,
+      ENV.hookToken,
+      ENV.port,
+    ]) {
       expect(spec, absent).not.toContain(absent);
     }
     // The volumes: the bootstrap, Envoy's /tmp, the executable's, the admin socket's (hostNetwork); no ready-file volume.
-    const expected = ['bootstrap', 'envoy-tmp', rendered.executableVolume.name, ...(chartCase.values?.['hostNetwork'] === true ? ['envoy-admin'] : [])];
+    const expected = ['bootstrap', 'envoy-tmp', rendered.executableVolume.name, ...(chartCase.values?.hostNetwork === true ? ['envoy-admin'] : [])];
     expect(podSpec.volumes?.map((v) => v.name).sort()).toEqual(expected.sort());
   });
 
@@ -108,7 +137,9 @@ describe.each(SIDECARLESS_CASES)('helm template with $name', (chartCase) => {
   });
 
   it(
-    chartCase.imageVolume === true ? 'mounts the project image itself as an image volume, without an init container' : 'fills an emptyDir with a sizeLimit from a restricted init container that runs install',
+    chartCase.imageVolume === true
+      ? 'mounts the project image itself as an image volume, without an init container'
+      : 'fills an emptyDir with a sizeLimit from a restricted init container that runs install',
     () => {
       const { install, executableVolume } = rendered;
       if (chartCase.imageVolume === true) {
@@ -124,13 +155,14 @@ describe.each(SIDECARLESS_CASES)('helm template with $name', (chartCase) => {
       expect(install?.securityContext).toEqual(RESTRICTED);
       expect(install?.resources).toEqual({ requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '192Mi' } });
       // A classic init container: it runs to completion before Envoy starts.
-      for (const field of ['lifecycle', 'startupProbe', 'readinessProbe', 'livenessProbe', 'ports', 'restartPolicy'] as const) expect(install?.[field], field).toBeUndefined();
+      for (const field of ['lifecycle', 'startupProbe', 'readinessProbe', 'livenessProbe', 'ports', 'restartPolicy'] as const)
+        expect(install?.[field], field).toBeUndefined();
     },
   );
 
   it(`gives Envoy's container the drain's settings, as the project's own parser reads them: drain ${chartCase.timeouts.drain} s < grace ${chartCase.timeouts.grace} s`, () => {
     const { envoyEnv, envoy, podSpec, bootstrap } = rendered;
-    const extra = ((chartCase.values?.['envoy'] as { extraEnv?: Array<{ name: string }> } | undefined)?.extraEnv ?? []).map((e) => e.name);
+    const extra = ((chartCase.values?.envoy as { extraEnv?: Array<{ name: string }> } | undefined)?.extraEnv ?? []).map((e) => e.name);
     expect(Object.keys(envoyEnv).sort()).toEqual([...HOOK_VARIABLES, ...extra].sort());
     const config = shutdownConfigFromEnv(envoyEnv, '');
     expect(config.readyFile).toBeUndefined();
@@ -148,7 +180,7 @@ describe.each(SIDECARLESS_CASES)('helm template with $name', (chartCase) => {
   });
 });
 
-describe("the hook command, against what the real `install` lays out", () => {
+describe('the hook command, against what the real `install` lays out', () => {
   let copy: RenderedSidecarlessPod;
   let imageVolume: RenderedSidecarlessPod;
   let installDir: string;
@@ -181,7 +213,11 @@ describe("the hook command, against what the real `install` lays out", () => {
     expect(result.stderr).toBe('');
     expect([0, 1]).toContain(result.status); // 1: no Envoy listens at the rendered admin address
     const options = (JSON.parse(result.stdout) as { options: Record<string, { value: unknown; source: string }> }).options;
-    const fromEnv = Object.fromEntries(Object.entries(options).filter(([, option]) => option.source.startsWith('env ')).map(([name, option]) => [name, option.source.slice('env '.length)]));
+    const fromEnv = Object.fromEntries(
+      Object.entries(options)
+        .filter(([, option]) => option.source.startsWith('env '))
+        .map(([name, option]) => [name, option.source.slice('env '.length)]),
+    );
     expect(fromEnv).toEqual({
       adminAddress: ENV.adminAddress,
       drainTimeout: ENV.drainTimeout,
@@ -195,13 +231,13 @@ describe("the hook command, against what the real `install` lays out", () => {
       ignoreListener: ENV.ignoreListener,
       adminTimeout: ENV.adminTimeout,
     });
-    expect(options['readyFile']).toEqual({ value: 'none', source: 'flag' });
-    expect(options['requireEnvoyPrestop']?.value).toBe('false');
-    expect(options['drainTimeout']?.value).toBe('1m0s');
-    expect(options['quietPeriod']?.value).toBe('5s');
+    expect(options.readyFile).toEqual({ value: 'none', source: 'flag' });
+    expect(options.requireEnvoyPrestop?.value).toBe('false');
+    expect(options.drainTimeout?.value).toBe('1m0s');
+    expect(options.quietPeriod?.value).toBe('5s');
   });
 
-  it('runs the image-volume command as Envoy\'s UID from a root that holds only the image\'s layout under the mount', () => {
+  it("runs the image-volume command as Envoy's UID from a root that holds only the image's layout under the mount", () => {
     // distroless cc-debian12: libc's files and libgcc_s in /lib/x86_64-linux-gnu, libstdc++ in
     // /usr/lib/x86_64-linux-gnu, /lib64's loader an absolute symlink, the executable in /usr/local/bin.
     const root = dir('image-root-');
@@ -217,7 +253,8 @@ describe("the hook command, against what the real `install` lays out", () => {
       }
     };
     const lib = join(installDir, 'current', 'lib');
-    for (const name of readdirSync(lib)) place(join(lib, name), join(image, name.startsWith('libstdc++') ? 'usr/lib/x86_64-linux-gnu' : 'lib/x86_64-linux-gnu', name));
+    for (const name of readdirSync(lib))
+      place(join(lib, name), join(image, name.startsWith('libstdc++') ? 'usr/lib/x86_64-linux-gnu' : 'lib/x86_64-linux-gnu', name));
     place(join(installDir, 'current', 'envoy-shutdown-manager'), join(image, 'usr/local/bin/envoy-shutdown-manager'));
     mkdirSync(join(image, 'lib64'), { mode: 0o755 });
     symlinkSync('/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2', join(image, 'lib64', 'ld-linux-x86-64.so.2'));
@@ -246,7 +283,12 @@ describe('sidecar-less values validation', () => {
         sidecarless: { source: 'imageVolume' },
         shutdown: { drainTimeout: 60, terminationGracePeriodSeconds: 60 },
         shutdownManager: { extraEnv: [{ name: 'FOO', value: 'bar' }] },
-        envoy: { extraEnv: [{ name: 'ENVOY_SHUTDOWN_QUIET_PERIOD', value: '1s' }, { name: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP', value: 'true' }] },
+        envoy: {
+          extraEnv: [
+            { name: 'ENVOY_SHUTDOWN_QUIET_PERIOD', value: '1s' },
+            { name: 'ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP', value: 'true' },
+          ],
+        },
       },
     });
     const expected = [
@@ -261,7 +303,9 @@ describe('sidecar-less values validation', () => {
   });
 
   it('refuses an emptyDir too small for the copy, and an admin socket on the read-only mount', async () => {
-    const result = await helmTemplate({ set: ['mode=sidecarless', 'sidecarless.sizeLimit=127Mi', 'admin.unixSocket.enabled=true', 'admin.unixSocket.path=/esm/admin/admin.sock'] });
+    const result = await helmTemplate({
+      set: ['mode=sidecarless', 'sidecarless.sizeLimit=127Mi', 'admin.unixSocket.enabled=true', 'admin.unixSocket.path=/esm/admin/admin.sock'],
+    });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('(2 problems)');
     expect(result.stderr).toContain('sidecarless.sizeLimit (127Mi) must be at least 128Mi: the copy is about 111 MB');
@@ -303,7 +347,12 @@ describe('sidecar-less values validation', () => {
   it('rejects through the schema a mode, a source or a size it does not know', async () => {
     const result = await helmTemplate({ values: { mode: 'sidecar-less', sidecarless: { source: 'copyFromImage', sizeLimit: '300M', extra: true } } });
     expect(result.code).not.toBe(0);
-    for (const field of ['mode: mode must be one of the following: "sidecar", "sidecarless"', 'sidecarless.source', 'sidecarless.sizeLimit', 'Additional property extra is not allowed']) {
+    for (const field of [
+      'mode: mode must be one of the following: "sidecar", "sidecarless"',
+      'sidecarless.source',
+      'sidecarless.sizeLimit',
+      'Additional property extra is not allowed',
+    ]) {
       expect(result.stderr).toContain(field);
     }
     expect((await helmTemplate({ values: { mode: 'sidecarless', sidecarless: { sizeLimit: 256 } } })).stderr).toContain('sidecarless.sizeLimit');

@@ -7,18 +7,18 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/shared/duration.js';
-import { expectedStatsReads } from '../support/stats-reads.js';
 import { listeners, statPrefix } from '../support/chart/bootstrap.js';
-import { startChartPod, type ChartPod } from '../support/chart/chart-pod.js';
-import { renderChart, type RenderOptions } from '../support/chart/helm.js';
-import { ENVOY_CONTAINER, INSTALL_CONTAINER, readPod, readSidecarlessPod, SIDECAR_CONTAINER, type RenderedPod } from '../support/chart/manifests.js';
-import { startSidecarlessChartPod, type SidecarlessChartPod } from '../support/chart/sidecarless-pod.js';
-import { startChartEnvoy } from '../support/real-envoy/chart-envoy.js';
-import { get } from '../support/real-envoy/process.js';
+import { type ChartPod, startChartPod } from '../support/chart/chart-pod.js';
+import { type RenderOptions, renderChart } from '../support/chart/helm.js';
+import { ENVOY_CONTAINER, INSTALL_CONTAINER, type RenderedPod, readPod, readSidecarlessPod, SIDECAR_CONTAINER } from '../support/chart/manifests.js';
+import { type SidecarlessChartPod, startSidecarlessChartPod } from '../support/chart/sidecarless-pod.js';
 import { idleHttpConnection } from '../support/clients.js';
 import { request } from '../support/http.js';
 import type { JsonLine } from '../support/kubelet/container.js';
 import type { Timeline } from '../support/kubelet/timeline.js';
+import { startChartEnvoy } from '../support/real-envoy/chart-envoy.js';
+import { get } from '../support/real-envoy/process.js';
+import { expectedStatsReads } from '../support/stats-reads.js';
 import { terminateUnderLoad } from '../support/termination-run.js';
 import { Traffic, type TrafficStats } from '../support/traffic/traffic.js';
 
@@ -57,7 +57,7 @@ function listenerPort(rendered: RenderedPod, chartPod: ChartPod, prefix: string)
 const adminCalls = (chartPod: ChartPod | SidecarlessChartPod): string[] => chartPod.adminCalls();
 
 const sidecarLogs = (chartPod: ChartPod): JsonLine[] => chartPod.pod.container(SIDECAR_CONTAINER).logs();
-const sidecarLog = (chartPod: ChartPod, msg: string): JsonLine | undefined => sidecarLogs(chartPod).find((line) => line['msg'] === msg);
+const sidecarLog = (chartPod: ChartPod, msg: string): JsonLine | undefined => sidecarLogs(chartPod).find((line) => line.msg === msg);
 const postCalls = (chartPod: ChartPod | SidecarlessChartPod): string[] => adminCalls(chartPod).filter((call) => call.startsWith('POST'));
 const DRAIN_POSTS = ['POST /healthcheck/fail', 'POST /drain_listeners?graceful&skip_exit'];
 
@@ -68,11 +68,14 @@ const DRAIN_POSTS = ['POST /healthcheck/fail', 'POST /drain_listeners?graceful&s
  */
 function expectCleanTermination(timeline: Timeline, rendered: RenderedPod, chartPod: ChartPod): void {
   const sidecar = chartPod.pod.container(SIDECAR_CONTAINER);
-  const story = `${timeline.format()}\nsidecar log:\n${sidecar.logs().map((l) => JSON.stringify(l)).join('\n')}\nsidecar stderr: ${sidecar.stderr}`;
+  const story = `${timeline.format()}\nsidecar log:\n${sidecar
+    .logs()
+    .map((l) => JSON.stringify(l))
+    .join('\n')}\nsidecar stderr: ${sidecar.stderr}`;
   const envoyHook = timeline.find('prestop-end', ENVOY_CONTAINER);
   expect(envoyHook?.detail, story).toBe('HTTP 200');
   expect(timeline.find('sigterm', ENVOY_CONTAINER)?.t).toBeGreaterThanOrEqual(envoyHook?.t ?? Infinity);
-  const minDrainMs = parseDuration(rendered.sidecarEnv['ENVOY_SHUTDOWN_MIN_DRAIN_DURATION'] ?? '');
+  const minDrainMs = parseDuration(rendered.sidecarEnv.ENVOY_SHUTDOWN_MIN_DRAIN_DURATION ?? '');
   if (rendered.native) {
     expect(timeline.find('prestop-start', SIDECAR_CONTAINER), story).toBeUndefined();
     expect(timeline.find('sigterm', SIDECAR_CONTAINER)?.t).toBeGreaterThanOrEqual(timeline.find('container-exit', ENVOY_CONTAINER)?.t ?? Infinity);
@@ -92,12 +95,16 @@ function expectCleanTermination(timeline: Timeline, rendered: RenderedPod, chart
  * Terminates the pod while HTTP/1.1 and HTTP/2 clients send requests through a load balancer that
  * keeps sending new connections to it for `deprogrammingDelayMs`, then only to another pod.
  */
-async function terminateUnderLightLoad(rendered: RenderedPod, chartPod: ChartPod, deprogrammingDelayMs: number): Promise<{ timeline: Timeline; stats: TrafficStats; before: TrafficStats }> {
+async function terminateUnderLightLoad(
+  rendered: RenderedPod,
+  chartPod: ChartPod,
+  deprogrammingDelayMs: number,
+): Promise<{ timeline: Timeline; stats: TrafficStats; before: TrafficStats }> {
   const healthy = await startChartEnvoy();
   cleanups.push(() => healthy.stop());
   const traffic = await Traffic.start({
     terminating: { host: '127.0.0.1', port: listenerPort(rendered, chartPod, 'ingress') },
-    healthy: { host: '127.0.0.1', port: healthy.ports['ingress'] as number },
+    healthy: { host: '127.0.0.1', port: healthy.ports.ingress as number },
     http1Clients: 2,
     http2Clients: 1,
     streamsPerSession: 1,
@@ -121,7 +128,7 @@ describe('the chart, run by the kubelet stand-in', () => {
     cleanups.push(() => scraper.close());
     const scraperClosed = once(scraper.socket, 'close').then(() => Date.now());
     // Envoy counts the scraper on the stats listener: without the chart's ignore list it would hold the drain.
-    const admin = chartPod.sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] ?? '';
+    const admin = chartPod.sidecarEnv.ENVOY_SHUTDOWN_ADMIN_ADDRESS ?? '';
     const gauge = await get(admin, '/stats?filter=^listener\\.stats\\.downstream_cx_active$&format=json');
     expect(JSON.parse(gauge.body)).toEqual({ stats: [{ name: 'listener.stats.downstream_cx_active', value: 1 }] });
 
@@ -145,7 +152,7 @@ describe('the chart, run by the kubelet stand-in', () => {
       checkInterval: '200ms',
       connections: 'listeners',
       ignoreListener: ['stats', 'ready'],
-      readyFile: chartPod.sidecarEnv['ENVOY_SHUTDOWN_READY_FILE'],
+      readyFile: chartPod.sidecarEnv.ENVOY_SHUTDOWN_READY_FILE,
       requireEnvoyPrestop: 'true',
       envoyPrestopWait: '1s',
     });
@@ -153,7 +160,7 @@ describe('the chart, run by the kubelet stand-in', () => {
     expect(sidecarLog(chartPod, 'drain finished: releasing envoy')).toMatchObject({ result: 'drained', connections: 0 });
     // Exit 0, not 3: the drain ended on the count, not at its timeout (however slow the hook was to start).
     expect(timeline.find('prestop-end', SIDECAR_CONTAINER)?.detail).toBe('exit 0');
-    expect(sidecarLog(chartPod, 'shutdown finished')?.['elapsedMs']).toBeLessThan(DRAIN_TIMEOUT_MS);
+    expect(sidecarLog(chartPod, 'shutdown finished')?.elapsedMs).toBeLessThan(DRAIN_TIMEOUT_MS);
     expect(await scraperClosed).toBeGreaterThanOrEqual(timeline.find('sigterm', ENVOY_CONTAINER)?.at ?? Infinity);
     // Envoy ran with the chart's drain flags.
     expect(chartPod.envoyArgs.join(' ')).toContain('--drain-strategy immediate --drain-time-s 3');
@@ -167,7 +174,7 @@ describe('the chart, run by the kubelet stand-in', () => {
     const socket = rendered.bootstrap.admin?.address?.pipe?.path ?? '';
     expect(chartPod.adminAddress).toBe(`unix:${chartPod.envoyPath(socket)}`);
     expect(chartPod.bootstrap.admin?.address?.pipe?.path).toBe(`${chartPod.envoyPath(socket)}.envoy`); // Envoy's own, behind the tap
-    expect(chartPod.sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS']).toBe(`unix:${chartPod.envoyPath(socket)}`);
+    expect(chartPod.sidecarEnv.ENVOY_SHUTDOWN_ADMIN_ADDRESS).toBe(`unix:${chartPod.envoyPath(socket)}`);
 
     const timeline = await chartPod.pod.terminate();
     expectCleanTermination(timeline, rendered, chartPod);
@@ -197,29 +204,32 @@ describe('the chart with hostNetwork: true, run by the kubelet stand-in', () => 
     const { timeline, stats, before } = await terminateUnderLightLoad(rendered, chartPod, 500);
     // Both at once, so a failure shows kubelet's message beside what it cost.
     const story = `${timeline.format()}\nfailures: ${JSON.stringify(stats.failures.slice(0, 5))}`;
-    expect({ envoyHook: timeline.find('prestop-end', ENVOY_CONTAINER)?.detail, lost: stats.failures.length }, story).toEqual({ envoyHook: 'HTTP 200', lost: 0 });
+    expect({ envoyHook: timeline.find('prestop-end', ENVOY_CONTAINER)?.detail, lost: stats.failures.length }, story).toEqual({
+      envoyHook: 'HTTP 200',
+      lost: 0,
+    });
     expectCleanTermination(timeline, rendered, chartPod);
     expect(timeline.find('prestop-start', ENVOY_CONTAINER)?.detail).toMatch(/^httpGet 127\.0\.0\.1:\d+\/shutdown\/(ready|drain)$/);
     expect(stats.requests.terminating).toBeGreaterThan(before.requests.terminating);
     expect(stats.requests.healthy).toBeGreaterThan(0);
     expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);
-    expect(sidecarLogs(chartPod).find((l) => l['msg'] === 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
+    expect(sidecarLogs(chartPod).find((l) => l.msg === 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
   });
 });
 
-describe('a preStop hook without a pod termination, with the chart\'s hooks and token', () => {
+describe("a preStop hook without a pod termination, with the chart's hooks and token", () => {
   it('a liveness restart of the sidecar leaves Envoy serving, even after a stranger called /shutdown/ready; the termination then drains', async () => {
     const { rendered, chartPod } = await start({ values: FAST });
     const { pod } = chartPod;
-    const admin = chartPod.sidecarEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] ?? '';
+    const admin = chartPod.sidecarEnv.ENVOY_SHUTDOWN_ADMIN_ADDRESS ?? '';
 
     // A client elsewhere in the cluster calls /shutdown/ready without the token: it may wait, but proves nothing.
     const stranger = new AbortController();
     const strangerDone = request({ port: chartPod.managerPort }, '/shutdown/ready', { signal: stranger.signal }).catch(() => undefined);
-    await pod.container(SIDECAR_CONTAINER).waitForLine((line) => line['msg'] === 'waiting for the drain to finish');
+    await pod.container(SIDECAR_CONTAINER).waitForLine((line) => line.msg === 'waiting for the drain to finish');
     stranger.abort();
     await strangerDone;
-    await pod.container(SIDECAR_CONTAINER).waitForLine((line) => line['msg'] === 'waiter went away');
+    await pod.container(SIDECAR_CONTAINER).waitForLine((line) => line.msg === 'waiter went away');
 
     // kubelet restarts the sidecar alone: its preStop hook (the chart's command, --require-envoy-prestop) runs first.
     await pod.restartContainer(SIDECAR_CONTAINER);
@@ -235,19 +245,19 @@ describe('a preStop hook without a pod termination, with the chart\'s hooks and 
     const readiness = await request({ port: listenerPort(rendered, chartPod, 'ready') }, '/ready');
     expect(readiness.status).toBe(200);
     const logs = sidecarLogs(chartPod);
-    expect(logs.find((l) => l['msg'] === 'waiting for the drain to finish')).toMatchObject({ envoyPrestop: false });
-    expect(logs.some((l) => String(l['msg']).startsWith("no sign of Envoy's preStop hook"))).toBe(true);
-    expect(logs.find((l) => l['msg'] === 'shutdown started')).toBeUndefined();
+    expect(logs.find((l) => l.msg === 'waiting for the drain to finish')).toMatchObject({ envoyPrestop: false });
+    expect(logs.some((l) => String(l.msg).startsWith("no sign of Envoy's preStop hook"))).toBe(true);
+    expect(logs.find((l) => l.msg === 'shutdown started')).toBeUndefined();
 
     // The real termination: Envoy's hook carries the rendered token, the restarted manager accepts it, the hook drains.
     const timeline = await pod.terminate();
     expectCleanTermination(timeline, rendered, chartPod);
     expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);
     const after = sidecarLogs(chartPod).slice(logs.length);
-    expect(after.find((l) => l['msg'] === 'waiting for the drain to finish')).toMatchObject({ envoyPrestop: true });
-    expect(after.some((l) => l['msg'] === "envoy's preStop hook reached the manager: the pod is terminating")).toBe(true);
-    expect(after.find((l) => l['msg'] === 'drain finished: releasing envoy')).toMatchObject({ result: 'drained' });
-    expect(JSON.stringify(sidecarLogs(chartPod))).not.toContain(chartPod.sidecarEnv['ENVOY_SHUTDOWN_HOOK_TOKEN']);
+    expect(after.find((l) => l.msg === 'waiting for the drain to finish')).toMatchObject({ envoyPrestop: true });
+    expect(after.some((l) => l.msg === "envoy's preStop hook reached the manager: the pod is terminating")).toBe(true);
+    expect(after.find((l) => l.msg === 'drain finished: releasing envoy')).toMatchObject({ result: 'drained' });
+    expect(JSON.stringify(sidecarLogs(chartPod))).not.toContain(chartPod.sidecarEnv.ENVOY_SHUTDOWN_HOOK_TOKEN);
   });
 });
 
@@ -268,7 +278,13 @@ describe('the chart with nativeSidecar: true, run by the kubelet stand-in', () =
     expect(stats.requests.healthy).toBeGreaterThan(0);
     expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);
     // The manager drained with the chart's settings, read from its environment.
-    expect(sidecarLog(chartPod, 'shutdown started')).toMatchObject({ drainTimeout: '8s', minDrainDuration: '1s', quietPeriod: '500ms', checkInterval: '200ms', connections: 'listeners' });
+    expect(sidecarLog(chartPod, 'shutdown started')).toMatchObject({
+      drainTimeout: '8s',
+      minDrainDuration: '1s',
+      quietPeriod: '500ms',
+      checkInterval: '200ms',
+      connections: 'listeners',
+    });
     expect(sidecarLog(chartPod, 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
     expect(sidecarLog(chartPod, 'drain request refused: it does not carry the hook token')).toBeDefined();
   });
@@ -286,12 +302,17 @@ describe('the chart with mode: sidecarless, run by the kubelet stand-in', () => 
     const run = await terminateUnderLoad(chartPod, { deprogrammingDelayMs: 500 });
     const { timeline } = run;
     const envoy = chartPod.pod.container(ENVOY_CONTAINER);
-    const story = `${timeline.format()}\nenvoy log:\n${envoy.logs().map((l) => JSON.stringify(l)).join('\n')}\nenvoy stderr: ${envoy.stderr}`;
+    const story = `${timeline.format()}\nenvoy log:\n${envoy
+      .logs()
+      .map((l) => JSON.stringify(l))
+      .join('\n')}\nenvoy stderr: ${envoy.stderr}`;
     expect(run.traffic.failures).toEqual([]);
     expect(run.traffic.requests.terminating).toBeGreaterThan(run.requestsBeforeTermination);
     expect(run.traffic.requests.healthy).toBeGreaterThan(0);
     // Only Envoy's hook ran, the rendered exec, and Envoy got SIGTERM once it returned, drained.
-    expect(timeline.find('prestop-start', ENVOY_CONTAINER)?.detail, story).toBe('exec ld-linux-x86-64.so.2 --library-path lib envoy-shutdown-manager shutdown --no-ready-file');
+    expect(timeline.find('prestop-start', ENVOY_CONTAINER)?.detail, story).toBe(
+      'exec ld-linux-x86-64.so.2 --library-path lib envoy-shutdown-manager shutdown --no-ready-file',
+    );
     const hookEnd = timeline.find('prestop-end', ENVOY_CONTAINER);
     expect(hookEnd?.detail, story).toBe('exit 0');
     expect(hookEnd?.t).toBeGreaterThanOrEqual((timeline.find('prestop-start', ENVOY_CONTAINER)?.t ?? Infinity) + 1_000); // the minimum drain
@@ -303,10 +324,10 @@ describe('the chart with mode: sidecarless, run by the kubelet stand-in', () => 
     expect(postCalls(chartPod)).toEqual(DRAIN_POSTS);
     // The hook's log lines are in Envoy's container log (through ENVOY_SHUTDOWN_HOOK_LOG_PATH, PID 1's stdout
     // in a pod), not in Envoy's own output, and show the chart's settings, read from Envoy's environment.
-    const hookLine = (msg: string): JsonLine | undefined => envoy.logs().find((line) => line['msg'] === msg);
+    const hookLine = (msg: string): JsonLine | undefined => envoy.logs().find((line) => line.msg === msg);
     expect(hookLine('shutdown started'), story).toMatchObject({
       component: 'shutdown',
-      adminAddress: chartPod.envoyEnv['ENVOY_SHUTDOWN_ADMIN_ADDRESS'],
+      adminAddress: chartPod.envoyEnv.ENVOY_SHUTDOWN_ADMIN_ADDRESS,
       drainTimeout: '8s',
       minDrainDuration: '1s',
       quietPeriod: '500ms',
@@ -315,7 +336,7 @@ describe('the chart with mode: sidecarless, run by the kubelet stand-in', () => 
       ignoreListener: ['stats', 'ready'],
     });
     expect(hookLine('shutdown finished')).toMatchObject({ result: 'drained', connections: 0, readyFile: 'none' });
-    expect(envoy.lines.some((line) => line['msg'] === 'shutdown finished')).toBe(false);
+    expect(envoy.lines.some((line) => line.msg === 'shutdown finished')).toBe(false);
     expect(chartPod.pod.container(INSTALL_CONTAINER).lines.some((line) => JSON.stringify(line).includes('verified'))).toBe(true);
   });
 });

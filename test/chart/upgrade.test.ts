@@ -5,15 +5,15 @@
 // every object that pod names must exist; the PodDisruptionBudget and the Service must select it,
 // and nothing labelled as the release may be left that its manifest no longer has. No kubelet or
 // scheduler runs: pods stay Pending, so a rollout is seen by the pod it creates, never by its end.
-import { type ExpectStatic, afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, type ExpectStatic, it } from 'vitest';
 import { CHART_DIR, helm, helmWithValues, type K8sObject } from '../support/chart/helm.js';
 import { leftovers, podReferences, releaseManifest } from '../support/chart/release.js';
 import { type ApiServer, startApiServer } from '../support/kube/api-server.js';
-import { ROOT_CA_CONFIGMAP } from '../support/kube/controllers.js';
 import type { KubeObject } from '../support/kube/client.js';
+import { ROOT_CA_CONFIGMAP } from '../support/kube/controllers.js';
 import { createNamespace, createServiceAccount } from '../support/kube/resources.js';
+import { newPodOf, type Pod, type PodSpec, podUids, type Workload, type WorkloadKind, waitForNoOrphans } from '../support/kube/rollout.js';
 import { pollUntil } from '../support/poll.js';
-import { type Pod, type PodSpec, type Workload, type WorkloadKind, newPodOf, podUids, waitForNoOrphans } from '../support/kube/rollout.js';
 
 const RELEASE = 'rig';
 const FULLNAME = `${RELEASE}-envoy-shutdown-manager`;
@@ -61,7 +61,9 @@ const PAIRS: readonly (readonly [Config, Config])[] = [
   [DEFAULTS, POD_MONITOR],
 ];
 
-type Step = { readonly action: 'install' | 'upgrade'; readonly config: Config } | { readonly action: 'rollback'; readonly revision: number; readonly config: Config };
+type Step =
+  | { readonly action: 'install' | 'upgrade'; readonly config: Config }
+  | { readonly action: 'rollback'; readonly revision: number; readonly config: Config };
 
 /** a, a → b, b → a, then back by rollback: b (revision 2), a (revision 1). */
 const walk = (a: Config, b: Config): Step[] => [
@@ -104,9 +106,19 @@ function mergeTraps(spec: PodSpec): Record<string, unknown> {
     containers: names(spec.containers),
     initContainers: names(spec.initContainers),
     // Each volume's name and source (a stale second source would be refused).
-    volumes: (spec.volumes ?? []).map((v) => `${v.name}:${Object.keys(v).filter((key) => key !== 'name').sort().join('+')}`).sort(),
+    volumes: (spec.volumes ?? [])
+      .map(
+        (v) =>
+          `${v.name}:${Object.keys(v)
+            .filter((key) => key !== 'name')
+            .sort()
+            .join('+')}`,
+      )
+      .sort(),
     // With hostNetwork the API server fills in a pod's hostPort = containerPort (a template's it leaves alone).
-    ports: [...spec.containers, ...(spec.initContainers ?? [])].flatMap((c) => (c.ports ?? []).map((p) => `${c.name}/${p.containerPort}:${p.hostPort ?? (hostNetwork ? p.containerPort : 0)}`)),
+    ports: [...spec.containers, ...(spec.initContainers ?? [])].flatMap((c) =>
+      (c.ports ?? []).map((p) => `${c.name}/${p.containerPort}:${p.hostPort ?? (hostNetwork ? p.containerPort : 0)}`),
+    ),
   };
 }
 
@@ -129,14 +141,20 @@ async function checkStep(expect: ExpectStatic, label: string, namespace: string,
   for (const ref of podReferences(pod)) {
     expect(await server.admin.get('v1', ref.kind, ref.name, namespace), `${label}: ${ref.kind} ${ref.name}, which the pod names`).toBeDefined();
   }
-  const budget = manifest.find((o) => o.kind === 'PodDisruptionBudget') as (K8sObject & { spec: { selector: { matchLabels?: Record<string, string> } } }) | undefined;
+  const budget = manifest.find((o) => o.kind === 'PodDisruptionBudget') as
+    | (K8sObject & { spec: { selector: { matchLabels?: Record<string, string> } } })
+    | undefined;
   const service = manifest.find((o) => o.kind === 'Service') as (K8sObject & { spec: { selector?: Record<string, string> } }) | undefined;
   expect(selects(budget?.spec.selector.matchLabels, pod.metadata.labels), `${label}: the PodDisruptionBudget selects the new pod`).toBe(true);
   expect(selects(service?.spec.selector, pod.metadata.labels), `${label}: the Service selects the new pod`).toBe(true);
 
   expect(await leftovers(server.admin, namespace, RELEASE, manifest), `${label}: objects of the release its manifest no longer has`).toEqual([]);
   const accounts = new Set((await server.admin.list('v1', 'ServiceAccount', namespace)).map((a) => a.metadata.name));
-  for (const binding of await server.admin.list<KubeObject & { subjects?: { kind: string; name: string }[] }>('rbac.authorization.k8s.io/v1', 'RoleBinding', namespace)) {
+  for (const binding of await server.admin.list<KubeObject & { subjects?: { kind: string; name: string }[] }>(
+    'rbac.authorization.k8s.io/v1',
+    'RoleBinding',
+    namespace,
+  )) {
     for (const subject of (binding.subjects ?? []).filter((s) => s.kind === 'ServiceAccount')) {
       expect(accounts.has(subject.name), `${label}: RoleBinding ${binding.metadata.name} binds ServiceAccount ${subject.name}`).toBe(true);
     }
@@ -158,17 +176,29 @@ async function installPodMonitorCrd(): Promise<void> {
       versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
     },
   });
-  await pollUntil(`CRD ${name} established`, async () => {
-    const crd = await server.admin.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name);
-    return (crd?.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
-  }, { everyMs: 100 });
+  await pollUntil(
+    `CRD ${name} established`,
+    async () => {
+      const crd = await server.admin.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(
+        'apiextensions.k8s.io/v1',
+        'CustomResourceDefinition',
+        name,
+      );
+      return (crd?.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
+    },
+    { everyMs: 100 },
+  );
 }
 
 beforeAll(async () => {
   server = await startApiServer({ controllers: true });
   // A node for the DaemonSet controller to put a pod on (nothing runs there: no kubelet). The API
   // server taints a new node not-ready until its kubelet reports; here no kubelet ever will.
-  await server.admin.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a', 'kubernetes.io/os': 'linux' } } });
+  await server.admin.create({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a', 'kubernetes.io/os': 'linux' } },
+  });
   await server.admin.call('PATCH', '/api/v1/nodes/node-a', { spec: { taints: null } }, 'application/merge-patch+json');
   await installPodMonitorCrd();
 }, 150_000);
@@ -208,19 +238,23 @@ describe('the controllers beside the API server', () => {
 
 describe('helm upgrade and rollback between configurations, with the controllers running', () => {
   // Concurrent: each walk waits on helm, the API server and the controllers more than on a core.
-  it.concurrent.for(PAIRS.map(([a, b]) => ({ a, b, name: `${a.name} <-> ${b.name}` })))('$name: every step creates an admitted pod of the new revision, with no stale reference or leftover', { timeout: 150_000 }, async ({ a, b }, { expect }) => {
-    const namespace = await namespaceFor(usesHostNetwork(a) || usesHostNetwork(b) ? 'privileged' : 'restricted');
-    let revision = 0;
-    for (const step of walk(a, b)) {
-      revision += 1;
-      const label = `${step.action} to ${step.config.name} (revision ${revision}, ${namespace})`;
-      const result = await runStep(step, namespace);
-      expect(result.stderr, `${label}: helm's stderr`).toBe('');
-      expect(result.code, `${label}: helm's exit code`).toBe(0);
-      // Taken once helm is done: a pod the controller made while helm was still deleting the old
-      // configuration's objects proves nothing, so it counts as old and is made again.
-      const before = await podUids(server.admin, namespace);
-      await checkStep(expect, label, namespace, revision, before);
-    }
-  });
+  it.concurrent.for(PAIRS.map(([a, b]) => ({ a, b, name: `${a.name} <-> ${b.name}` })))(
+    '$name: every step creates an admitted pod of the new revision, with no stale reference or leftover',
+    { timeout: 150_000 },
+    async ({ a, b }, { expect }) => {
+      const namespace = await namespaceFor(usesHostNetwork(a) || usesHostNetwork(b) ? 'privileged' : 'restricted');
+      let revision = 0;
+      for (const step of walk(a, b)) {
+        revision += 1;
+        const label = `${step.action} to ${step.config.name} (revision ${revision}, ${namespace})`;
+        const result = await runStep(step, namespace);
+        expect(result.stderr, `${label}: helm's stderr`).toBe('');
+        expect(result.code, `${label}: helm's exit code`).toBe(0);
+        // Taken once helm is done: a pod the controller made while helm was still deleting the old
+        // configuration's objects proves nothing, so it counts as old and is made again.
+        const before = await podUids(server.admin, namespace);
+        await checkStep(expect, label, namespace, revision, before);
+      }
+    },
+  );
 });

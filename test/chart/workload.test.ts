@@ -58,6 +58,6 @@ describe('Chart.yaml', () => {
   it('says which Kubernetes it needs, and no home, source or maintainer address the project does not have', () => {
     const chart = parse(readFileSync('charts/envoy-shutdown-manager/Chart.yaml', 'utf8')) as Record<string, unknown>;
     expect(Object.keys(chart).filter((key) => ['home', 'sources', 'maintainers', 'icon'].includes(key))).toEqual([]);
-    expect(chart['kubeVersion']).toBe('>=1.23.0-0');
+    expect(chart.kubeVersion).toBe('>=1.23.0-0');
   });
 });

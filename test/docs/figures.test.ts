@@ -2,7 +2,7 @@
 // it (scripts/figure-quotes.ts), never numbers copied by hand.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { figure, FIGURES, QUOTING_PAGES, quotedNames, quoteFigures, RESULTS_PAGE } from '../../scripts/figure-quotes.js';
+import { FIGURES, figure, QUOTING_PAGES, quotedNames, quoteFigures, RESULTS_PAGE } from '../../scripts/figure-quotes.js';
 
 const RESULTS = readFileSync(RESULTS_PAGE, 'utf8');
 const page = (path: string): string => readFileSync(path, 'utf8');
@@ -18,7 +18,9 @@ describe('figures quoted from bench/RESULTS.md', () => {
 
   it("the README's measured figures are quotes: its memory, disk and start-up numbers equal RESULTS.md's", () => {
     const readme = page('README.md');
-    expect(quotedNames(readme)).toEqual(expect.arrayContaining(['idle-rss-anon', 'idle-rss', 'hook-rss-anon', 'install-disk', 'healthz-after-exec', 'install-time']));
+    expect(quotedNames(readme)).toEqual(
+      expect.arrayContaining(['idle-rss-anon', 'idle-rss', 'hook-rss-anon', 'install-disk', 'healthz-after-exec', 'install-time']),
+    );
     const unquoted = readme.replace(/<!-- figure:[\w-]+ -->.*?<!-- \/figure -->/g, '');
     expect(unquoted.match(MEASURED) ?? []).toEqual([]);
     expect(readme).toContain(`<!-- figure:idle-rss-anon -->${figure(RESULTS, 'idle-rss-anon')}<!-- /figure --> private (RssAnon)`);
@@ -34,7 +36,8 @@ describe('figures quoted from bench/RESULTS.md', () => {
 
   it('a changed result changes the quote; a figure RESULTS.md no longer holds is named', () => {
     const quote = 'idles at <!-- figure:idle-rss-anon -->10.1 MiB<!-- /figure --> of';
-    const footprint = '<!-- section:pod-footprint -->\n| mode | idle memory per pod |\n| --- | --- |\n| classic sidecar | 61.1 MiB (60.1 MiB–61.5 MiB) RSS, 12.3 MiB (12.0 MiB–12.5 MiB) RssAnon |\n<!-- /section:pod-footprint -->\n';
+    const footprint =
+      '<!-- section:pod-footprint -->\n| mode | idle memory per pod |\n| --- | --- |\n| classic sidecar | 61.1 MiB (60.1 MiB–61.5 MiB) RSS, 12.3 MiB (12.0 MiB–12.5 MiB) RssAnon |\n<!-- /section:pod-footprint -->\n';
     expect(quoteFigures(quote, footprint)).toBe('idles at <!-- figure:idle-rss-anon -->12.3 MiB<!-- /figure --> of');
     expect(() => quoteFigures(quote, footprint.replace('classic sidecar', 'sidecar'))).toThrow(/idle-rss-anon/);
     expect(() => quoteFigures('<!-- figure:nothing -->1<!-- /figure -->', RESULTS)).toThrow(/no figure named nothing/);

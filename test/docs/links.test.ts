@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { anchorsOf, brokenReason, linksOf, slug } from '../support/markdown-links.js';
 
-const PAGES = ['README.md', 'bench/README.md', 'charts/envoy-shutdown-manager/README.md', ...readdirSync('docs').filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const PAGES = [
+  'README.md',
+  'bench/README.md',
+  'charts/envoy-shutdown-manager/README.md',
+  ...readdirSync('docs')
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 function broken(root: string, page: string): string[] {
   return linksOf(page, readFileSync(join(root, page), 'utf8')).flatMap((link) => {
@@ -27,10 +34,12 @@ describe('documentation links', () => {
     expect(targets).toContain('#install-with-helm');
   });
 
-  it("makes anchors as GitHub does: code, punctuation and links dropped, repeats numbered", () => {
+  it('makes anchors as GitHub does: code, punctuation and links dropped, repeats numbered', () => {
     expect(slug('Drop-in for Envoy Gateway / Contour')).toBe('drop-in-for-envoy-gateway--contour');
     expect(slug('`shutdown-manager`')).toBe('shutdown-manager');
-    expect(slug('When to use `--quiet-period` instead of a long `--min-drain-duration`')).toBe('when-to-use---quiet-period-instead-of-a-long---min-drain-duration');
+    expect(slug('When to use `--quiet-period` instead of a long `--min-drain-duration`')).toBe(
+      'when-to-use---quiet-period-instead-of-a-long---min-drain-duration',
+    );
     expect(slug('Release: one image for amd64 and arm64 nodes')).toBe('release-one-image-for-amd64-and-arm64-nodes');
     expect(slug('[The chart](x.md) and snake_case')).toBe('the-chart-and-snake_case');
     expect([...anchorsOf('# A\n## A\n```\n# not a heading\n```\n### A\n<a id="here"></a>')]).toEqual(['a', 'a-1', 'a-2', 'here']);

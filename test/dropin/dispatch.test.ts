@@ -18,7 +18,7 @@ function linked(target: string, name: string): string {
 }
 
 function run(path: string, args: readonly string[]): { code: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(path, args, { encoding: 'utf8', timeout: 20_000, env: { PATH: process.env['PATH'] ?? '' } });
+  const result = spawnSync(path, args, { encoding: 'utf8', timeout: 20_000, env: { PATH: process.env.PATH ?? '' } });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -1,6 +1,6 @@
 // The peers' flag syntax: what cobra/pflag and kingpin accept, and what they refuse.
 import { describe, expect, it } from 'vitest';
-import { parseFlags, parseGoDuration, parseGoInt, type FlagSpecs } from '../../src/dropin/go-flags.js';
+import { type FlagSpecs, parseFlags, parseGoDuration, parseGoInt } from '../../src/dropin/go-flags.js';
 import { UsageError } from '../../src/shared/errors.js';
 
 const SPECS: FlagSpecs = {

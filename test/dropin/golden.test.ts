@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { contour } from '../../src/dropin/contour.js';
 import { envoyGateway } from '../../src/dropin/envoy-gateway.js';
-import type { HttpSeen, PodObservation } from './support/pod.js';
 import { runInSandbox, type Scenario } from './sandbox.js';
+import type { HttpSeen, PodObservation } from './support/pod.js';
 
 const EG_MANAGER = ['envoy-gateway', 'envoy', 'shutdown-manager'];
 const EG_HOOK = ['envoy-gateway', 'envoy', 'shutdown'];
@@ -76,12 +76,22 @@ export const GOLDEN: readonly Row[] = [
     id: 'G1+G3 defaults: min drain 10s',
     from: 'EG resource.go, no EnvoyProxy shutdown config',
     pod: eg(EG_MANAGER, EG_HOOK),
-    expect: { hookExit: 0, hookAtMs: [10_000, 13_000], ready: { status: 200, body: '', atMs: [10_000, 13_000] }, firstCalls: DRAIN_START, readyFile: true, healthzBody: '' },
+    expect: {
+      hookExit: 0,
+      hookAtMs: [10_000, 13_000],
+      ready: { status: 200, body: '', atMs: [10_000, 13_000] },
+      firstCalls: DRAIN_START,
+      readyFile: true,
+      healthzBody: '',
+    },
   },
   {
     id: 'G2+G4 EG test fixture: drainTimeout 30s, minDrainDuration 15s',
     from: 'EG testdata/deployments/shutdown-manager.yaml',
-    pod: eg([...EG_MANAGER, '--ready-timeout=40s'], [...EG_HOOK, '--drain-timeout=30s', '--min-drain-duration=15s'], { idleOn: [10080], closeIdleAfterMs: 2_000 }),
+    pod: eg([...EG_MANAGER, '--ready-timeout=40s'], [...EG_HOOK, '--drain-timeout=30s', '--min-drain-duration=15s'], {
+      idleOn: [10080],
+      closeIdleAfterMs: 2_000,
+    }),
     expect: { hookExit: 0, hookAtMs: [15_000, 18_000], ready: { status: 200, body: '', atMs: [15_000, 18_000] }, firstCalls: DRAIN_START, readyFile: true },
   },
   {
@@ -93,14 +103,32 @@ export const GOLDEN: readonly Row[] = [
   {
     id: 'G2+G4 with idle connections counted (our variable): released as the last connection closes after the minimum',
     from: 'drainTimeout 60s, minDrainDuration 10s; ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS=false',
-    pod: eg([...EG_MANAGER, '--ready-timeout=70s'], [...EG_HOOK, '--drain-timeout=60s', '--min-drain-duration=10s'], { idleOn: [10080], closeIdleAfterMs: 11_000, hookEnv: COUNT_IDLE }),
-    expect: { hookExit: 0, hookAtMs: [11_000, 14_000], ready: { status: 200, body: '' }, releasedWithinMsOfClose: 2_000, firstCalls: DRAIN_START, readyFile: true },
+    pod: eg([...EG_MANAGER, '--ready-timeout=70s'], [...EG_HOOK, '--drain-timeout=60s', '--min-drain-duration=10s'], {
+      idleOn: [10080],
+      closeIdleAfterMs: 11_000,
+      hookEnv: COUNT_IDLE,
+    }),
+    expect: {
+      hookExit: 0,
+      hookAtMs: [11_000, 14_000],
+      ready: { status: 200, body: '' },
+      releasedWithinMsOfClose: 2_000,
+      firstCalls: DRAIN_START,
+      readyFile: true,
+    },
   },
   {
     id: 'G4 all three flags: drained before the health check failure delay',
     from: 'EG resource_test.go: --health-check-failure-delay=15s --drain-timeout=30s --min-drain-duration=5s',
     pod: eg(EG_MANAGER, [...EG_HOOK, '--health-check-failure-delay=15s', '--drain-timeout=30s', '--min-drain-duration=5s']),
-    expect: { hookExit: 0, hookAtMs: [5_000, 8_000], ready: { status: 200, body: '' }, firstCalls: ['POST /drain_listeners'], healthCheckFailAtMs: 'never', readyFile: true },
+    expect: {
+      hookExit: 0,
+      hookAtMs: [5_000, 8_000],
+      ready: { status: 200, body: '' },
+      firstCalls: ['POST /drain_listeners'],
+      healthCheckFailAtMs: 'never',
+      readyFile: true,
+    },
   },
   {
     id: 'G4 sub-second health check failure delay',
@@ -117,7 +145,11 @@ export const GOLDEN: readonly Row[] = [
   {
     id: 'G4 Go durations 2m0s and 1h0m0s',
     from: 'Duration.String() of 2m and 1h',
-    pod: eg(undefined, [...EG_HOOK, '--health-check-failure-delay=2m0s', '--health-check-failure-delay=1h0m0s', '--drain-timeout=1s', '--min-drain-duration=0s'], { idleOn: [10080] }),
+    pod: eg(
+      undefined,
+      [...EG_HOOK, '--health-check-failure-delay=2m0s', '--health-check-failure-delay=1h0m0s', '--drain-timeout=1s', '--min-drain-duration=0s'],
+      { idleOn: [10080] },
+    ),
     expect: { hookExit: 0, hookAtMs: [1_000, 3_500], healthCheckFailAtMs: 'never', readyFile: true },
   },
   {
@@ -166,7 +198,15 @@ export const GOLDEN: readonly Row[] = [
     id: 'C1+C2 defaults: a TCP passthrough connection is counted (Contour cuts it), an idle HTTP one not after the quiet period; released as the last closes',
     from: 'Contour dataplane.go and examples/contour/03-envoy.yaml',
     pod: ct(C_MANAGER, C_HOOK, { idleOn: [8080, 8443], closeIdleAfterMs: 3_000 }),
-    expect: { hookExit: 0, hookAtMs: [3_000, 4_500], ready: { status: 200, body: 'OK' }, releasedWithinMsOfClose: 2_000, firstCalls: DRAIN_START, readyFile: true, healthzBody: 'OK' },
+    expect: {
+      hookExit: 0,
+      hookAtMs: [3_000, 4_500],
+      ready: { status: 200, body: 'OK' },
+      releasedWithinMsOfClose: 2_000,
+      firstCalls: DRAIN_START,
+      readyFile: true,
+      healthzBody: 'OK',
+    },
   },
   {
     id: 'C2 --check-delay, --check-interval, --min-open-connections',
@@ -194,27 +234,38 @@ export const GOLDEN: readonly Row[] = [
 
 describe('golden argv of Envoy Gateway and Contour pods, on real Envoy', () => {
   it('the table covers every flag each peer command declares', () => {
-    for (const [peer, rows] of [[envoyGateway, GOLDEN.filter((r) => r.pod.peer === 'envoy-gateway')], [contour, GOLDEN.filter((r) => r.pod.peer === 'contour')]] as const) {
+    for (const [peer, rows] of [
+      [envoyGateway, GOLDEN.filter((r) => r.pod.peer === 'envoy-gateway')],
+      [contour, GOLDEN.filter((r) => r.pod.peer === 'contour')],
+    ] as const) {
       const argvs = rows.flatMap((row) => [...(row.pod.manager ?? []), ...(row.pod.hook ?? [])]);
       for (const command of Object.values(peer.commands)) {
         for (const flag of [...Object.keys(command.flags), ...Object.keys(peer.globalFlags)]) {
-          expect(argvs.some((arg) => arg === `--${flag}` || arg.startsWith(`--${flag}=`)), `${peer.name} --${flag}`).toBe(true);
+          expect(
+            argvs.some((arg) => arg === `--${flag}` || arg.startsWith(`--${flag}=`)),
+            `${peer.name} --${flag}`,
+          ).toBe(true);
         }
       }
     }
   });
 
-  it.concurrent.each(GOLDEN.map((row) => [row.id, row] as const))('%s', async (_id, row) => {
-    const seen = await runInSandbox(row.pod);
-    check(row, seen);
-  }, 90_000);
+  it.concurrent.each(GOLDEN.map((row) => [row.id, row] as const))(
+    '%s',
+    async (_id, row) => {
+      const seen = await runInSandbox(row.pod);
+      check(row, seen);
+    },
+    90_000,
+  );
 });
 
 function check(row: Row, seen: PodObservation): void {
   const { expect: want } = row;
   const context = `${row.id}\n${JSON.stringify({ hook: seen.hook, ready: seen.ready, calls: seen.adminCalls.slice(0, 6) }, null, 1).slice(0, 4_000)}`;
   const drainStartMs = seen.adminCalls.find((call) => call.method === 'POST')?.atMs ?? 0;
-  const within = (value: number | undefined, [low, high]: readonly [number, number]): boolean => value !== undefined && value >= low && value - drainStartMs < high;
+  const within = (value: number | undefined, [low, high]: readonly [number, number]): boolean =>
+    value !== undefined && value >= low && value - drainStartMs < high;
   if (want.hookExit !== undefined) expect(seen.hook?.exitCode, context).toBe(want.hookExit);
   if (want.hookAtMs !== undefined) expect(within(seen.hook?.atMs, want.hookAtMs), context).toBe(true);
   if (want.ready !== undefined) {
@@ -250,6 +301,9 @@ function check(row: Row, seen: PodObservation): void {
   }
   if (want.hookLogsJson === true) {
     const lines = (seen.hook?.stdout ?? '').trim().split('\n');
-    expect(lines.every((line) => line.startsWith('{')), context).toBe(true);
+    expect(
+      lines.every((line) => line.startsWith('{')),
+      context,
+    ).toBe(true);
   }
 }

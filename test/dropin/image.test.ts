@@ -4,7 +4,7 @@
 // manager on the peer's fixed port; the exec preStop (`podman exec`, as kubelet runs it) drains the
 // real Envoy beside it; SIGTERM ends the manager with 0.
 import { afterEach, describe, expect, it } from 'vitest';
-import { podman, podmanRun, PodmanObjects, testImages } from '../image/support/podman.js';
+import { PodmanObjects, podman, podmanRun, testImages } from '../image/support/podman.js';
 import { logs, mainProcessIds, waitFor } from '../image/support/wait.js';
 import { inPod, startContourPod, startEgPod } from './peer-pod.js';
 
@@ -24,7 +24,9 @@ describe("the image runs the peers' generated shutdown-manager containers", () =
     // Both preStop hooks: Envoy's httpGet /shutdown/ready, held once the manager logged it, then the
     // manager's exec, so the answer's time counts from before the drain began.
     const envoyHook = inPod(pod.pid, { idle: [10080], closeAfterMs: 15_000, gets: [{ port: 19002, path: '/shutdown/ready' }] });
-    await waitFor("Envoy's preStop request held by the manager", async () => (/waiting for the drain to finish/.test(await logs(pod.manager)) ? true : undefined));
+    await waitFor("Envoy's preStop request held by the manager", async () =>
+      /waiting for the drain to finish/.test(await logs(pod.manager)) ? true : undefined,
+    );
     const execHook = podmanRun(['exec', pod.manager, 'envoy-gateway', 'envoy', 'shutdown', '--drain-timeout=30s', '--min-drain-duration=2s'], 60_000);
     const [held, exec] = await Promise.all([envoyHook, execHook]);
     expect(exec.code).toBe(0);
@@ -42,7 +44,13 @@ describe("the image runs the peers' generated shutdown-manager containers", () =
 
   it('Contour: /bin/contour envoy shutdown-manager; preStop /bin/contour envoy shutdown; admin socket and /admin/ok on the shared volume, as 65534', async () => {
     const pod = await startContourPod(objects, images, ['envoy', 'shutdown-manager']);
-    await inPod(pod.pid, { gets: [{ port: 8090, path: '/healthz' }, { port: 8080, path: '/' }], untilUp: true });
+    await inPod(pod.pid, {
+      gets: [
+        { port: 8090, path: '/healthz' },
+        { port: 8080, path: '/' },
+      ],
+      untilUp: true,
+    });
     expect(await mainProcessIds(pod.manager)).toMatchObject({ uid: 65534, gid: 65534 });
 
     const envoyHook = inPod(pod.pid, { idle: [8080], closeAfterMs: 1_500, gets: [{ port: 8090, path: '/shutdown' }] });
@@ -58,8 +66,21 @@ describe("the image runs the peers' generated shutdown-manager containers", () =
   });
 
   it("anything else of the peers' command lines exits 2 with one line naming the project; /tmp is writable by 65532 and 65534", async () => {
-    for (const [entrypoint, args] of [['envoy-gateway', ['server']], ['/bin/contour', ['serve']]] as const) {
-      const result = await podmanRun(['run', '--rm', ...objects.labelArgs, '--network', 'none', '--entrypoint', JSON.stringify([entrypoint]), images.manager, ...args]);
+    for (const [entrypoint, args] of [
+      ['envoy-gateway', ['server']],
+      ['/bin/contour', ['serve']],
+    ] as const) {
+      const result = await podmanRun([
+        'run',
+        '--rm',
+        ...objects.labelArgs,
+        '--network',
+        'none',
+        '--entrypoint',
+        JSON.stringify([entrypoint]),
+        images.manager,
+        ...args,
+      ]);
       expect(result.code).toBe(2);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
       expect(result.stderr).toMatch(/only provides|provides only/);
@@ -67,7 +88,25 @@ describe("the image runs the peers' generated shutdown-manager containers", () =
     }
     // No Envoy in an empty network: the hook gives up, writes /tmp/shutdown-ready and exits 0 as Envoy Gateway's does; 1 if /tmp were not writable.
     for (const user of ['65532:65532', '65534:65534']) {
-      const result = await podmanRun(['run', '--rm', ...objects.labelArgs, '--network', 'none', '--user', user, '--entrypoint', '["envoy-gateway"]', images.manager, 'envoy', 'shutdown', '--drain-timeout=5s', '--min-drain-duration=0s'], 60_000);
+      const result = await podmanRun(
+        [
+          'run',
+          '--rm',
+          ...objects.labelArgs,
+          '--network',
+          'none',
+          '--user',
+          user,
+          '--entrypoint',
+          '["envoy-gateway"]',
+          images.manager,
+          'envoy',
+          'shutdown',
+          '--drain-timeout=5s',
+          '--min-drain-duration=0s',
+        ],
+        60_000,
+      );
       expect({ user, code: result.code, stderr: result.stderr }).toEqual({ user, code: 0, stderr: '' });
       expect(result.stdout).toMatch(/"msg":"shutdown finished"/);
     }

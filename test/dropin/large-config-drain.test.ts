@@ -8,7 +8,7 @@
 // clients sent was answered.
 import { describe, expect, it } from 'vitest';
 import type { LargeConfigSize } from '../support/large-config/expand.js';
-import { drainLargePod, IDLE_ONLY_MSG, logged, type Hook } from './support/large-config-pod.js';
+import { drainLargePod, type Hook, IDLE_ONLY_MSG, logged } from './support/large-config-pod.js';
 import type { PodObservation } from './support/pod.js';
 
 function check(seen: PodObservation, context: string): void {
@@ -22,14 +22,27 @@ function check(seen: PodObservation, context: string): void {
   // The idle pool did not hold it: counted as idle once the quiet period passed, still open at the release.
   const idleOnly = logged(stdout, IDLE_ONLY_MSG);
   expect(idleOnly, why).toMatchObject({ inFlight: 0 });
-  expect(idleOnly?.['connections'], why).toBeGreaterThanOrEqual(2);
+  expect(idleOnly?.connections, why).toBeGreaterThanOrEqual(2);
   expect(seen.idlePoolOpenAtHookExit, why).toEqual([true, true]);
   // Nothing lost: every scrape sent while the hook ran was answered 200 (the idle pool's requests were, or the pod would not have started).
   expect(seen.scraped?.sent, why).toBeGreaterThan(0);
-  expect(seen.scraped?.statuses.filter((status) => status !== 200), why).toEqual([]);
+  expect(
+    seen.scraped?.statuses.filter((status) => status !== 200),
+    why,
+  ).toEqual([]);
   // For the record, not asserted: how long each part took, and when the hook read Envoy's stats (ms after it started).
   const reads = seen.adminCalls.filter((call) => call.method === 'GET').map((call) => `${call.path}@${call.atMs}`);
-  console.log(JSON.stringify({ case: context, envoyStartMs: seen.envoyStartMs, hookMs: seen.hook?.atMs, elapsedMs: finished?.['elapsedMs'], idleOnlyAtMs: idleOnly?.['elapsedMs'], reads, scrapes: seen.scraped?.sent }));
+  console.log(
+    JSON.stringify({
+      case: context,
+      envoyStartMs: seen.envoyStartMs,
+      hookMs: seen.hook?.atMs,
+      elapsedMs: finished?.elapsedMs,
+      idleOnlyAtMs: idleOnly?.elapsedMs,
+      reads,
+      scrapes: seen.scraped?.sent,
+    }),
+  );
 }
 
 const CASES: ReadonlyArray<readonly [Hook, string, LargeConfigSize]> = [
@@ -42,7 +55,11 @@ const CASES: ReadonlyArray<readonly [Hook, string, LargeConfigSize]> = [
 ];
 
 describe('a large gateway drains early with idle pooled connections and a scraper, in real Envoy', () => {
-  it.concurrent.each(CASES.map(([hook, label, size]) => [`${hook === 'ours' ? 'our shutdown' : `${hook}'s drop-in`}, ${label}`, hook, size] as const))('%s', async (label, hook, size) => {
-    check(await drainLargePod(hook, size), label);
-  }, 90_000);
+  it.concurrent.each(CASES.map(([hook, label, size]) => [`${hook === 'ours' ? 'our shutdown' : `${hook}'s drop-in`}, ${label}`, hook, size] as const))(
+    '%s',
+    async (label, hook, size) => {
+      check(await drainLargePod(hook, size), label);
+    },
+    90_000,
+  );
 });

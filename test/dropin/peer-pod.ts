@@ -7,8 +7,8 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { podman, type PodmanObjects } from '../image/support/podman.js';
 import { ENVOY_IN_IMAGE } from '../image/support/images.js';
+import { type PodmanObjects, podman } from '../image/support/podman.js';
 import { contourBootstrap, egBootstrap } from '../support/peer-fixtures/pod-bootstraps.js';
 
 export interface PeerPod {
@@ -22,12 +22,34 @@ export interface PeerPod {
 export async function startEgPod(objects: PodmanObjects, images: { manager: string; envoy: string }, managerArgs: readonly string[]): Promise<PeerPod> {
   const config = configDir(objects, egBootstrap('127.0.0.1', 19000));
   const pod = await createPod(objects);
-  const envoy = await run(objects, pod, 'envoy', ['--user', '65532:65532', '--volume', `${config}:/config:ro`], images.envoy, envoyArgs(['--drain-strategy', 'immediate', '--drain-time-s', '60']));
+  const envoy = await run(
+    objects,
+    pod,
+    'envoy',
+    ['--user', '65532:65532', '--volume', `${config}:/config:ro`],
+    images.envoy,
+    envoyArgs(['--drain-strategy', 'immediate', '--drain-time-s', '60']),
+  );
   const manager = await run(
     objects,
     pod,
     'shutdown-manager',
-    ['--user', '65532:65532', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--env', 'ENVOY_POD_NAMESPACE=default', '--env', 'ENVOY_POD_NAME=eg-pod', '--env', 'KUBERNETES_SERVICE_HOST=10.96.0.1', '--entrypoint', '["envoy-gateway"]'],
+    [
+      '--user',
+      '65532:65532',
+      '--cap-drop',
+      'ALL',
+      '--security-opt',
+      'no-new-privileges',
+      '--env',
+      'ENVOY_POD_NAMESPACE=default',
+      '--env',
+      'ENVOY_POD_NAME=eg-pod',
+      '--env',
+      'KUBERNETES_SERVICE_HOST=10.96.0.1',
+      '--entrypoint',
+      '["envoy-gateway"]',
+    ],
     images.manager,
     managerArgs,
   );
@@ -43,7 +65,14 @@ export async function startContourPod(objects: PodmanObjects, images: { manager:
   const pod = await createPod(objects);
   const user = ['--user', '65534:65534', '--volume', `${admin}:/admin`];
   const envoy = await run(objects, pod, 'envoy', [...user, '--volume', `${config}:/config:ro`], images.envoy, envoyArgs([]));
-  const manager = await run(objects, pod, 'shutdown-manager', [...user, '--env', 'KUBERNETES_SERVICE_HOST=10.96.0.1', '--entrypoint', '["/bin/contour"]'], images.manager, managerArgs);
+  const manager = await run(
+    objects,
+    pod,
+    'shutdown-manager',
+    [...user, '--env', 'KUBERNETES_SERVICE_HOST=10.96.0.1', '--entrypoint', '["/bin/contour"]'],
+    images.manager,
+    managerArgs,
+  );
   return { manager, envoy, pid: await pidOf(envoy) };
 }
 
@@ -86,7 +115,10 @@ export interface InPodResult {
  * connection on (closed after `closeAfterMs`, if given); `gets`: requests sent at once, each
  * answered or failed; `untilUp`: retry each GET until it answers (a probe), bounded.
  */
-export function inPod(pid: string, plan: { idle?: number[]; closeAfterMs?: number; gets: Array<{ port: number; path: string }>; untilUp?: boolean }): Promise<InPodResult> {
+export function inPod(
+  pid: string,
+  plan: { idle?: number[]; closeAfterMs?: number; gets: Array<{ port: number; path: string }>; untilUp?: boolean },
+): Promise<InPodResult> {
   return new Promise((resolve, reject) => {
     const child = spawn('nsenter', ['-t', pid, '-n', process.execPath, '-e', CLIENT, JSON.stringify(plan)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

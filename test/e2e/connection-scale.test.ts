@@ -8,14 +8,14 @@
 // response completes) and the test stops them once the drain is over, rather than waiting.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { watch } from 'node:fs';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
-import { listenOnLoopback } from '../support/ports.js';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
 import { cleanEnv, startCli, tempDir } from '../support/cli.js';
 import { pollUntil } from '../support/poll.js';
+import { listenOnLoopback } from '../support/ports.js';
 import { get, startRealEnvoy } from '../support/real-envoy/process.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -57,39 +57,52 @@ function scaleBootstrap(upstreamPort: number): Bootstrap {
   const bootstrap = {
     admin: { address: loopback },
     static_resources: {
-      listeners: [{
-        name: 'ingress',
-        stat_prefix: LISTENER,
-        address: loopback,
-        tcp_backlog_size: 4_096,
-        filter_chains: [{
-          filters: [{
-            name: 'envoy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type': HCM,
-              stat_prefix: CONNECTION_MANAGER,
-              codec_type: 'AUTO',
-              route_config: {
-                virtual_hosts: [{
-                  name: 'all',
-                  domains: ['*'],
-                  routes: [
-                    { match: { prefix: '/hold' }, route: { cluster: 'held', timeout: '0s' } },
-                    { match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok\n' } } },
-                  ],
-                }],
-              },
-              http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER } }],
+      listeners: [
+        {
+          name: 'ingress',
+          stat_prefix: LISTENER,
+          address: loopback,
+          tcp_backlog_size: 4_096,
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'envoy.filters.network.http_connection_manager',
+                  typed_config: {
+                    '@type': HCM,
+                    stat_prefix: CONNECTION_MANAGER,
+                    codec_type: 'AUTO',
+                    route_config: {
+                      virtual_hosts: [
+                        {
+                          name: 'all',
+                          domains: ['*'],
+                          routes: [
+                            { match: { prefix: '/hold' }, route: { cluster: 'held', timeout: '0s' } },
+                            { match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok\n' } } },
+                          ],
+                        },
+                      ],
+                    },
+                    http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER } }],
+                  },
+                },
+              ],
             },
-          }],
-        }],
-      }],
-      clusters: [{
-        name: 'held',
-        type: 'STATIC',
-        connect_timeout: '2s',
-        load_assignment: { cluster_name: 'held', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstreamPort } } } }] }] },
-      }],
+          ],
+        },
+      ],
+      clusters: [
+        {
+          name: 'held',
+          type: 'STATIC',
+          connect_timeout: '2s',
+          load_assignment: {
+            cluster_name: 'held',
+            endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstreamPort } } } }] }],
+          },
+        },
+      ],
     },
   };
   // The chart's Bootstrap type names only what the chart's tests read; this one has other fields.
@@ -174,7 +187,9 @@ function startH2load(args: readonly string[], clients: number): H2load {
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const report = new Promise<H2loadReport>((resolve, reject) => {
-    child.once('error', (error) => reject(new Error(`cannot run prlimit/h2load (Debian's util-linux and nghttp2-client; node test/setup/debian.mjs installs them): ${error.message}`)));
+    child.once('error', (error) =>
+      reject(new Error(`cannot run prlimit/h2load (Debian's util-linux and nghttp2-client; node test/setup/debian.mjs installs them): ${error.message}`)),
+    );
     child.once('close', (code, signal) => {
       if (code === 0) resolve(parseH2load(output));
       else reject(new Error(`h2load ${args.join(' ')} ended with ${code ?? signal}:\n${output.slice(-2_000)}`));
@@ -217,7 +232,8 @@ async function ensureNofile(pid: number, nofile: number): Promise<void> {
     child.once('error', reject);
     child.once('close', resolve);
   });
-  if (code !== 0) throw new Error(`prlimit --pid ${pid} --nofile=${nofile} failed (Envoy needs that many descriptors; raising a hard limit needs root): ${stderr}`);
+  if (code !== 0)
+    throw new Error(`prlimit --pid ${pid} --nofile=${nofile} failed (Envoy needs that many descriptors; raising a hard limit needs root): ${stderr}`);
 }
 
 /** Resolves with Date.now() once `name` exists in `dir` (the ready file is renamed into place whole). */
@@ -251,7 +267,7 @@ describe('10,000 client connections through real Envoy during a drain', () => {
     const pid = envoy.child.pid;
     if (pid === undefined) throw new Error('Envoy has no pid');
     await ensureNofile(pid, ENVOY_NOFILE);
-    const url = `http://127.0.0.1:${envoy.ports['ingress']}`;
+    const url = `http://127.0.0.1:${envoy.ports.ingress}`;
 
     // The idle pools: one request per client at once, the next not due for 1,000 s.
     const logs = tempDir();
@@ -259,19 +275,29 @@ describe('10,000 client connections through real Envoy during a drain', () => {
     const idleLogs = [join(logs.path, 'idle-http1.tsv'), join(logs.path, 'idle-http2.tsv')];
     const rampStartedAt = Date.now();
     const idle = [
-      startH2load(['--h1', '-c', String(IDLE_PER_PROTOCOL), '-D', String(IDLE_HOLD_S), '--rps', '0.001', '--log-file', idleLogs[0] as string, `${url}/`], IDLE_PER_PROTOCOL),
-      startH2load(['-c', String(IDLE_PER_PROTOCOL), '-D', String(IDLE_HOLD_S), '--rps', '0.001', '--log-file', idleLogs[1] as string, `${url}/`], IDLE_PER_PROTOCOL),
+      startH2load(
+        ['--h1', '-c', String(IDLE_PER_PROTOCOL), '-D', String(IDLE_HOLD_S), '--rps', '0.001', '--log-file', idleLogs[0] as string, `${url}/`],
+        IDLE_PER_PROTOCOL,
+      ),
+      startH2load(
+        ['-c', String(IDLE_PER_PROTOCOL), '-D', String(IDLE_HOLD_S), '--rps', '0.001', '--log-file', idleLogs[1] as string, `${url}/`],
+        IDLE_PER_PROTOCOL,
+      ),
     ];
     let seen = new Map<string, number>();
     let answered: number[] = [];
     const cx = `listener.${LISTENER}.downstream_cx_active`;
     const rq2xx = `http.${CONNECTION_MANAGER}.downstream_rq_2xx`;
     // Envoy offers no push and h2load no event before its end: both are polled.
-    await pollUntil(`${IDLE} idle connections, each with its request answered`, async () => {
-      seen = await stats(envoy.adminAddress);
-      answered = await Promise.all(idleLogs.map(async (log) => (await responses(log)).length));
-      return seen.get(cx) === IDLE && seen.get(rq2xx) === IDLE && answered.every((count) => count === IDLE_PER_PROTOCOL);
-    }, { timeoutMs: 30_000, everyMs: 100, lastSeen: () => `${JSON.stringify(Object.fromEntries(seen))}, client rows ${answered.join(' + ')}` });
+    await pollUntil(
+      `${IDLE} idle connections, each with its request answered`,
+      async () => {
+        seen = await stats(envoy.adminAddress);
+        answered = await Promise.all(idleLogs.map(async (log) => (await responses(log)).length));
+        return seen.get(cx) === IDLE && seen.get(rq2xx) === IDLE && answered.every((count) => count === IDLE_PER_PROTOCOL);
+      },
+      { timeoutMs: 30_000, everyMs: 100, lastSeen: () => `${JSON.stringify(Object.fromEntries(seen))}, client rows ${answered.join(' + ')}` },
+    );
     const rampMs = Date.now() - rampStartedAt;
     // Each idle client's one request, as the client saw it: answered 2xx, in full.
     for (const log of idleLogs) expect((await responses(log)).filter((row) => row.status !== 200)).toEqual([]);
@@ -280,7 +306,20 @@ describe('10,000 client connections through real Envoy during a drain', () => {
     const busyLogs = [join(logs.path, 'http1.tsv'), join(logs.path, 'http2.tsv')];
     const busy = [
       startH2load(['--h1', '-c', String(BUSY_HTTP1), '-n', String(BUSY_HTTP1), '--log-file', busyLogs[0] as string, `${url}/hold`], BUSY_HTTP1),
-      startH2load(['-c', String(BUSY_HTTP2_CONNECTIONS), '-n', String(BUSY_HTTP2_CONNECTIONS * BUSY_HTTP2_STREAMS), '-m', String(BUSY_HTTP2_STREAMS), '--log-file', busyLogs[1] as string, `${url}/hold`], BUSY_HTTP2_CONNECTIONS),
+      startH2load(
+        [
+          '-c',
+          String(BUSY_HTTP2_CONNECTIONS),
+          '-n',
+          String(BUSY_HTTP2_CONNECTIONS * BUSY_HTTP2_STREAMS),
+          '-m',
+          String(BUSY_HTTP2_STREAMS),
+          '--log-file',
+          busyLogs[1] as string,
+          `${url}/hold`,
+        ],
+        BUSY_HTTP2_CONNECTIONS,
+      ),
     ];
     await upstream.held(BUSY);
     const before = await stats(envoy.adminAddress);
@@ -292,8 +331,22 @@ describe('10,000 client connections through real Envoy during a drain', () => {
     const ready = appears(dir.path, 'ready');
     defer(() => ready.stop());
     const hook = startCli(
-      ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', join(dir.path, 'ready'), '--connections', 'listeners', '--ignore-idle-connections',
-        '--min-drain-duration', '1s', '--quiet-period', '500ms', '--drain-timeout', '10s'],
+      [
+        'shutdown',
+        '--admin-address',
+        envoy.adminAddress,
+        '--ready-file',
+        join(dir.path, 'ready'),
+        '--connections',
+        'listeners',
+        '--ignore-idle-connections',
+        '--min-drain-duration',
+        '1s',
+        '--quiet-period',
+        '500ms',
+        '--drain-timeout',
+        '10s',
+      ],
       cleanEnv(),
     );
     defer(() => {
@@ -329,7 +382,10 @@ describe('10,000 client connections through real Envoy during a drain', () => {
 
     // Busy: every request answered 2xx, in full; Envoy released only after the last response left the upstream.
     const busyReports = await Promise.all(busy.map((run) => run.report));
-    for (const [run, count] of [[busyReports[0], BUSY_HTTP1], [busyReports[1], BUSY_HTTP2_CONNECTIONS * BUSY_HTTP2_STREAMS]] as const) {
+    for (const [run, count] of [
+      [busyReports[0], BUSY_HTTP1],
+      [busyReports[1], BUSY_HTTP2_CONNECTIONS * BUSY_HTTP2_STREAMS],
+    ] as const) {
       expect(run).toMatchObject({ total: count, started: count, done: count, succeeded: count, failed: 0, errored: 0, timeout: 0, status2xx: count });
     }
     expect(readyAt).toBeGreaterThanOrEqual(lastReleasedAt);
@@ -337,15 +393,17 @@ describe('10,000 client connections through real Envoy during a drain', () => {
     expect(ends.map((row) => row.status)).toEqual(Array<number>(BUSY).fill(200));
     const lastReceivedAt = Math.max(...ends.map((row) => row.endedAt));
 
-    console.log(JSON.stringify({
-      connections: IDLE + BUSY_HTTP1 + BUSY_HTTP2_CONNECTIONS,
-      busyRequests: BUSY,
-      rampMs,
-      drainElapsedMs: report.elapsedMs,
-      lastReleaseToReadyMs: Math.round(writtenAt - lastReleasedAt),
-      lastReceivedToReadyMs: Math.round(writtenAt - lastReceivedAt),
-      lastReceivedToReadySeenMs: Math.round(readyAt - lastReceivedAt),
-      hookCpuS,
-    }));
+    console.log(
+      JSON.stringify({
+        connections: IDLE + BUSY_HTTP1 + BUSY_HTTP2_CONNECTIONS,
+        busyRequests: BUSY,
+        rampMs,
+        drainElapsedMs: report.elapsedMs,
+        lastReleaseToReadyMs: Math.round(writtenAt - lastReleasedAt),
+        lastReceivedToReadyMs: Math.round(writtenAt - lastReceivedAt),
+        lastReceivedToReadySeenMs: Math.round(readyAt - lastReceivedAt),
+        hookCpuS,
+      }),
+    );
   });
 });

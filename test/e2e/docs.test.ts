@@ -3,8 +3,8 @@
 // test command the README gives must be the one CI runs.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { GENERATED_TABLES, generated, REFERENCE_PAGE, tableSpan } from '../../scripts/reference-tables.js';
 import { ENV } from '../../src/cli/config.js';
-import { generated, GENERATED_TABLES, REFERENCE_PAGE, tableSpan } from '../../scripts/reference-tables.js';
 import { runCli } from '../support/cli.js';
 
 const README = readFileSync('README.md', 'utf8');
@@ -18,11 +18,14 @@ describe('documentation', () => {
     expect(REFERENCE).toContain(name);
   });
 
-  it.each(GENERATED_TABLES.map(({ heading, table }) => [heading, table] as const))('the reference holds the options table under %s exactly as its option table renders it', (heading, table) => {
-    const span = tableSpan(REFERENCE, heading);
-    expect(span, heading).toBeDefined();
-    expect(REFERENCE.slice(span?.start, span?.end)).toBe(table);
-  });
+  it.each(GENERATED_TABLES.map(({ heading, table }) => [heading, table] as const))(
+    'the reference holds the options table under %s exactly as its option table renders it',
+    (heading, table) => {
+      const span = tableSpan(REFERENCE, heading);
+      expect(span, heading).toBeDefined();
+      expect(REFERENCE.slice(span?.start, span?.end)).toBe(table);
+    },
+  );
 
   it('the reference is what `node scripts/run-ts.mjs scripts/reference.ts` writes', () => {
     expect(generated(REFERENCE) === REFERENCE, 'run node scripts/run-ts.mjs scripts/reference.ts').toBe(true);
@@ -52,7 +55,10 @@ describe('documentation', () => {
     expect(rows.length).toBe(tests.length);
     for (const row of rows) {
       const protocol = row.split('|')[1]?.trim() ?? '';
-      expect(tests.filter((name) => name.startsWith(`${protocol}:`)), row).toHaveLength(1);
+      expect(
+        tests.filter((name) => name.startsWith(`${protocol}:`)),
+        row,
+      ).toHaveLength(1);
     }
   });
 

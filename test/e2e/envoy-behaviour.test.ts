@@ -19,7 +19,7 @@ afterEach(async () => {
 async function envoyWithClient(drainTimeS?: number): Promise<{ envoy: ChartEnvoy; port: number; busy: Agent }> {
   const envoy = await startChartEnvoy(drainTimeS === undefined ? {} : { drainTimeS });
   started.push(envoy);
-  const port = envoy.ports['ingress'];
+  const port = envoy.ports.ingress;
   if (port === undefined) throw new Error(`no ingress listener among ${Object.keys(envoy.ports).join(', ')}`);
   const busy = new Agent({ keepAlive: true, maxSockets: 1 });
   agents.push(busy);

@@ -42,7 +42,14 @@ function ask(adminAddress: string, method: string, path: string): Promise<RawAns
 /** /server_info's `uptime` and the like move between two reads: its state, and the types of its top-level fields. */
 function serverInfoShape(body: string): unknown {
   const parsed = JSON.parse(body) as Record<string, unknown>;
-  return { state: parsed['state'], fields: Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v]).sort()) };
+  return {
+    state: parsed.state,
+    fields: Object.fromEntries(
+      Object.entries(parsed)
+        .map(([k, v]) => [k, typeof v])
+        .sort(),
+    ),
+  };
 }
 
 /** Header names in order, without the hop-by-hop `connection` (Node's HTTP server places its own last). */

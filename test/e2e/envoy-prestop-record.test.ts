@@ -3,10 +3,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanEnv, startCli, tempDir, type RunningCli } from '../support/cli.js';
-import { waitFor } from '../support/traffic/pod-conditions.js';
-import { type DrainTarget, startDrainTarget } from '../support/real-envoy/drain-target.js';
+import { cleanEnv, type RunningCli, startCli, tempDir } from '../support/cli.js';
 import { request } from '../support/http.js';
+import { type DrainTarget, startDrainTarget } from '../support/real-envoy/drain-target.js';
+import { waitFor } from '../support/traffic/pod-conditions.js';
 
 const TOKEN = 'a-per-release-token-0123456789';
 const cleanups: Array<() => unknown> = [];
@@ -39,12 +39,23 @@ function spawn(args: string[], env: Record<string, string> = {}): RunningCli {
 async function manager(ready: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ cli: RunningCli; port: number }> {
   const cli = spawn(['shutdown-manager', '--port', '0', '--ready-file', ready, ...args], env);
   const line = await cli.waitForLog((l) => l.msg === 'shutdown manager listening');
-  return { cli, port: line['port'] as number };
+  return { cli, port: line.port as number };
 }
 
 const hookArgs = (envoy: DrainTarget, ready: string, extra: string[] = []): string[] => [
-  'shutdown', '--require-envoy-prestop', '--admin-address', envoy.adminAddress, '--ready-file', ready,
-  '--min-drain-duration', '200ms', '--drain-timeout', '5s', '--check-interval', '100ms', ...extra,
+  'shutdown',
+  '--require-envoy-prestop',
+  '--admin-address',
+  envoy.adminAddress,
+  '--ready-file',
+  ready,
+  '--min-drain-duration',
+  '200ms',
+  '--drain-timeout',
+  '5s',
+  '--check-interval',
+  '100ms',
+  ...extra,
 ];
 
 describe('shutdown --require-envoy-prestop', () => {
@@ -79,8 +90,10 @@ describe('shutdown --require-envoy-prestop', () => {
     const ready = readyFile();
     const { cli, port } = await manager(ready, [], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN });
     const stranger = new AbortController();
-    void request({ port }, '/shutdown/ready', { signal: stranger.signal, headers: { 'X-Envoy-Shutdown-Token': 'guessed-guessed-guessed' } }).catch(() => undefined);
-    await cli.waitForLog((l) => l.msg === 'waiting for the drain to finish' && l['envoyPrestop'] === false);
+    void request({ port }, '/shutdown/ready', { signal: stranger.signal, headers: { 'X-Envoy-Shutdown-Token': 'guessed-guessed-guessed' } }).catch(
+      () => undefined,
+    );
+    await cli.waitForLog((l) => l.msg === 'waiting for the drain to finish' && l.envoyPrestop === false);
     const result = await spawn(hookArgs(envoy, ready, ['--envoy-prestop-wait', '500ms'])).result;
     stranger.abort();
     expect(result.code).toBe(0);
@@ -175,7 +188,9 @@ describe('no drain, no hostage', () => {
     const answer = await waiting;
     expect(answer.status).toBe(500);
     expect(answer.body).toBe(`the drain process (pid ${drain.child.pid}) ended without finishing (process gone): released undrained\n`);
-    const logged = await cli.waitForLog((l) => l.level === 'error' && l.msg.startsWith('a drain started, but its process ended without writing the ready file'));
+    const logged = await cli.waitForLog(
+      (l) => l.level === 'error' && l.msg.startsWith('a drain started, but its process ended without writing the ready file'),
+    );
     expect(logged).toMatchObject({ kind: 'abandoned', pid: drain.child.pid, why: 'process gone' });
   });
 
@@ -241,7 +256,7 @@ describe('the native-sidecar drain endpoint', () => {
     expect(envoy.calls.filter((c) => c.path === '/drain_listeners')).toHaveLength(1);
     expect(envoy.calls[0]?.path).toBe('/healthcheck/fail');
     expect(JSON.parse(readFileSync(ready, 'utf8'))).toMatchObject({ result: 'drained' });
-    await cli.waitForLog((l) => l.msg === 'shutdown finished' && l['component'] === 'shutdown');
+    await cli.waitForLog((l) => l.msg === 'shutdown finished' && l.component === 'shutdown');
     // Envoy's hook ran before a liveness restart of Envoy; the pod's real termination comes later.
     const later = await request({ port }, '/shutdown/drain', { headers });
     expect(later.status).toBe(200);
@@ -250,7 +265,10 @@ describe('the native-sidecar drain endpoint', () => {
   });
 
   it('exits 2 at start when the drain configuration in the environment is bad', async () => {
-    const result = await spawn(['shutdown-manager', '--port', '0', '--ready-file', readyFile(), '--drain-endpoint'], { ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN, ENVOY_SHUTDOWN_CHECK_INTERVAL: '0s' }).result;
+    const result = await spawn(['shutdown-manager', '--port', '0', '--ready-file', readyFile(), '--drain-endpoint'], {
+      ENVOY_SHUTDOWN_HOOK_TOKEN: TOKEN,
+      ENVOY_SHUTDOWN_CHECK_INTERVAL: '0s',
+    }).result;
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/ENVOY_SHUTDOWN_CHECK_INTERVAL: duration "0s" must be greater than 0/);
   });

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/shared/errors.js';
 import { signalExitCode } from '../../src/shared/signals.js';
-import { idleHttpConnection } from '../support/clients.js';
 import { cleanEnv, runCli, startCli } from '../support/cli.js';
+import { idleHttpConnection } from '../support/clients.js';
 import { SINGLE_EXECUTABLE } from '../support/envoy-pod.js';
 import { realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { waitFor } from '../support/traffic/pod-conditions.js';
@@ -72,7 +72,7 @@ describe('exit codes', () => {
     writeFileSync(`${ready}.envoy-prestop`, JSON.stringify({ at: new Date().toISOString() }));
     const result = await cli.result;
     expect(result.code).toBe(5);
-    expect(result.logs.find((l) => l.msg === 'shutdown failed')?.['err']).toMatch(/EACCES/);
+    expect(result.logs.find((l) => l.msg === 'shutdown failed')?.err).toMatch(/EACCES/);
     expect(result.logs.at(-1)).toMatchObject({ msg: 'shutdown finished', result: 'error', exitCode: 5 });
     expect(envoy.calls).toEqual([]);
   });
@@ -84,14 +84,30 @@ describe('exit codes', () => {
     cleanups.push(() => chmodSync(dir, 0o700));
     const held = await idleHttpConnection(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
-    const args = ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--min-drain-duration', '0s', '--check-interval', '100ms'];
+    const args = [
+      'shutdown',
+      '--admin-address',
+      envoy.adminAddress,
+      '--ready-file',
+      ready,
+      '--connections',
+      'listeners',
+      '--ignore-listener',
+      'stats',
+      '--ignore-listener',
+      'ready',
+      '--min-drain-duration',
+      '0s',
+      '--check-interval',
+      '100ms',
+    ];
     const cli = startCli(args, cleanEnv(), commandForAnotherUser(), asAnotherUser());
     cleanups.push(() => {
       cli.child.kill('SIGKILL');
       return cli.result.catch(() => undefined);
     });
     // The held connection keeps the drain going until the directory has turned read-only.
-    await cli.waitForLog((l) => l.msg === 'draining' && l['connections'] === 1);
+    await cli.waitForLog((l) => l.msg === 'draining' && l.connections === 1);
     chmodSync(dir, 0o555);
     await held.close();
     const result = await cli.result;

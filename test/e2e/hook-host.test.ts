@@ -4,9 +4,9 @@
 // is dialed at 127.0.0.1 and [::1] from the same namespace, as kubelet dials a hook from the node's.
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, tempDir } from '../support/cli.js';
 import { renderChart } from '../support/chart/helm.js';
 import { readPod } from '../support/chart/manifests.js';
+import { BIN, tempDir } from '../support/cli.js';
 
 const PORT = 19002;
 
@@ -46,7 +46,9 @@ function answersOn(nodeSetup: string): Promise<Record<string, number | string>> 
   cleanups.push(dir.cleanup);
   const script = `set -e\n${nodeSetup}\nexec "$@"`;
   return new Promise((resolve, reject) => {
-    const child = spawn('unshare', ['-rn', 'sh', '-c', script, 'node-netns', process.execPath, '-e', RUNNER, BIN, `${dir.path}/ready`, String(PORT)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('unshare', ['-rn', 'sh', '-c', script, 'node-netns', process.execPath, '-e', RUNNER, BIN, `${dir.path}/ready`, String(PORT)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -62,19 +64,34 @@ function answersOn(nodeSetup: string): Promise<Record<string, number | string>> 
 
 describe("Envoy's hook host under hostNetwork meets the manager's address", () => {
   it.each([
-    { node: 'IPv4 or dual-stack, even with net.ipv6.bindv6only=1', setup: 'ip link set lo up\nsysctl -qw net.ipv6.bindv6only=1', reached: ['127.0.0.1', '::1'] },
+    {
+      node: 'IPv4 or dual-stack, even with net.ipv6.bindv6only=1',
+      setup: 'ip link set lo up\nsysctl -qw net.ipv6.bindv6only=1',
+      reached: ['127.0.0.1', '::1'],
+    },
     { node: 'IPv6-only: no 127.0.0.1 on lo', setup: 'ip link set lo up\nip addr del 127.0.0.1/8 dev lo', reached: ['::1'] },
-    { node: 'IPv6 disabled on lo', setup: 'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.lo.disable_ipv6=1\nip link set lo up', reached: ['127.0.0.1'] },
+    {
+      node: 'IPv6 disabled on lo',
+      setup: 'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.lo.disable_ipv6=1\nip link set lo up',
+      reached: ['127.0.0.1'],
+    },
   ])('$node', async ({ setup, reached }) => {
     const answers = await answersOn(setup);
-    expect(Object.keys(answers).filter((host) => answers[host] === 200).sort()).toEqual([...reached].sort());
+    expect(
+      Object.keys(answers)
+        .filter((host) => answers[host] === 200)
+        .sort(),
+    ).toEqual([...reached].sort());
   });
 
   it('the default, 127.0.0.1, reaches it on every node that keeps 127.0.0.1 on lo, IPv6 or not', async () => {
     const rendered = readPod(await renderChart({ set: ['hostNetwork=true'] }));
     const host = rendered.envoy.lifecycle?.preStop?.httpGet?.host ?? '';
     expect(host).toBe('127.0.0.1');
-    for (const setup of ['ip link set lo up\nsysctl -qw net.ipv6.bindv6only=1', 'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.lo.disable_ipv6=1\nip link set lo up']) {
+    for (const setup of [
+      'ip link set lo up\nsysctl -qw net.ipv6.bindv6only=1',
+      'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.lo.disable_ipv6=1\nip link set lo up',
+    ]) {
       expect((await answersOn(setup))[host]).toBe(200);
     }
   });

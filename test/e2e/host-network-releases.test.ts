@@ -7,11 +7,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { runSandboxed } from '../support/sandbox.js';
 import { CHART_DIR, renderChart } from '../support/chart/helm.js';
-import { readPod, type RenderedPod } from '../support/chart/manifests.js';
+import { type RenderedPod, readPod } from '../support/chart/manifests.js';
 import { ensureEnvoyBinary } from '../support/real-envoy/binary.js';
 import { remapBootstrap, withConfigPath } from '../support/real-envoy/pod-bootstrap.js';
+import { runSandboxed } from '../support/sandbox.js';
 import type { SharedNetnsInput, SharedNetnsOutput } from '../support/shared-netns-main.js';
 
 const RUNNER = resolve('test/.build/shared-netns-main.cjs');
@@ -23,7 +23,9 @@ type Release = keyof typeof INGRESS_PORTS;
 
 /** The chart's placeholder listener (values.yaml), on another port for the second release. */
 function ingressOn(port: number): unknown {
-  const values = parse(readFileSync(resolve(CHART_DIR, 'values.yaml'), 'utf8')) as { listeners: Array<{ address: { socket_address: { port_value: number } } }> };
+  const values = parse(readFileSync(resolve(CHART_DIR, 'values.yaml'), 'utf8')) as {
+    listeners: Array<{ address: { socket_address: { port_value: number } } }>;
+  };
   const [ingress] = values.listeners;
   if (ingress === undefined) throw new Error('values.yaml has no placeholder listener');
   return { ...ingress, address: { socket_address: { ...ingress.address.socket_address, port_value: port } } };
@@ -55,7 +57,11 @@ async function scenario(pods: Record<Release, RenderedPod>, args: (rendered: rea
     processes.push({ name: release, command: [envoy, ...args(withConfigPath(pod.envoy.args ?? [], `/tmp/${release}.json`))] });
     requests.push(
       { name: `${release} ingress`, port: INGRESS_PORTS[release], request: 'GET / HTTP/1.1\r\nHost: example\r\nConnection: close\r\n\r\n' },
-      { name: `${release} stats`, port: STATS_PORTS[release], request: 'GET /stats/prometheus?filter=server.live HTTP/1.1\r\nHost: example\r\nConnection: close\r\n\r\n' },
+      {
+        name: `${release} stats`,
+        port: STATS_PORTS[release],
+        request: 'GET /stats/prometheus?filter=server.live HTTP/1.1\r\nHost: example\r\nConnection: close\r\n\r\n',
+      },
       { name: `${release} ready`, port: READY_PORTS[release], request: 'OPTIONS / HTTP/1.0\r\n\r\n' },
     );
   }
@@ -70,7 +76,7 @@ describe('two hostNetwork releases in one network namespace', () => {
     pods = { one, two };
   });
 
-  it('both Envoys start and serve every listener (readiness to a balancer\'s default HTTP/1.0 check), with the rendered command line', async () => {
+  it("both Envoys start and serve every listener (readiness to a balancer's default HTTP/1.0 check), with the rendered command line", async () => {
     const out = await runSandboxed<SharedNetnsOutput>(RUNNER, await scenario(pods), [resolve('.cache')]);
     expect(out.answers).toEqual({
       'one ingress': 'HTTP/1.1 200 OK',
@@ -80,8 +86,8 @@ describe('two hostNetwork releases in one network namespace', () => {
       'two stats': 'HTTP/1.1 200 OK',
       'two ready': 'HTTP/1.0 200 OK',
     });
-    expect(out.processes['one']?.state).toBe('running');
-    expect(out.processes['two']?.state).toBe('running');
+    expect(out.processes.one?.state).toBe('running');
+    expect(out.processes.two?.state).toBe('running');
   });
 
   it('without --disable-hot-restart, one of them cannot start: the test sees the defect', async () => {

@@ -41,12 +41,24 @@ describe('install', () => {
     expect(readdirSync(join(target, version)).sort()).toEqual(['envoy-shutdown-manager', 'lib']);
     expect(readdirSync(join(target, version, 'lib')).sort()).toEqual(LIBRARIES);
     const mode = (path: string): string => (statSync(join(target, version, path)).mode & 0o777).toString(8);
-    expect([mode('.'), mode('lib'), mode('envoy-shutdown-manager'), mode('lib/ld-linux-x86-64.so.2'), mode('lib/libc.so.6')]).toEqual(['755', '755', '755', '755', '644']);
+    expect([mode('.'), mode('lib'), mode('envoy-shutdown-manager'), mode('lib/ld-linux-x86-64.so.2'), mode('lib/libc.so.6')]).toEqual([
+      '755',
+      '755',
+      '755',
+      '755',
+      '644',
+    ]);
     expect(statSync(join(target, version, 'envoy-shutdown-manager')).size).toBe(statSync(SINGLE_EXECUTABLE).size);
     const lines = result.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^installed envoy-shutdown-manager .* the executable, ld-linux-x86-64\.so\.2 and 6 libraries/);
     expect(lines[1]).toMatch(/^verified: .* --version printed \d+\.\d+\.\d+/);
-    expect(JSON.parse(lines.at(-1) ?? '')).toEqual(['/esm/current/lib/ld-linux-x86-64.so.2', '--library-path', '/esm/current/lib', '/esm/current/envoy-shutdown-manager', 'shutdown']);
+    expect(JSON.parse(lines.at(-1) ?? '')).toEqual([
+      '/esm/current/lib/ld-linux-x86-64.so.2',
+      '--library-path',
+      '/esm/current/lib',
+      '/esm/current/envoy-shutdown-manager',
+      'shutdown',
+    ]);
   });
 
   it('is safe to run again: keeps a good copy, removes older versions and leftovers of an interrupted run', () => {
@@ -105,7 +117,10 @@ describe('install', () => {
 
   it('exits 2 for a directory this user may not write', () => {
     const target = dir(); // root-owned, mode 0700 from mkdtemp
-    const result = spawnSync('setpriv', ['--reuid=65532', '--regid=65532', '--clear-groups', SINGLE_EXECUTABLE, 'install', target], { encoding: 'utf8', env: {} });
+    const result = spawnSync('setpriv', ['--reuid=65532', '--regid=65532', '--clear-groups', SINGLE_EXECUTABLE, 'install', target], {
+      encoding: 'utf8',
+      env: {},
+    });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/is not writable \(EACCES\)/);
   });
@@ -128,7 +143,23 @@ describe('install', () => {
     cleanups.push(() => envoy.close());
     const command = ['/esm/current/lib/ld-linux-x86-64.so.2', '--library-path', '/esm/current/lib', '/esm/current/envoy-shutdown-manager'];
     const cli = startCli(
-      ['--userspec=65532:65532', root, ...command, 'shutdown', '--no-ready-file', '--admin-address', envoy.adminAddress, '--connections', 'listeners', '--min-drain-duration', '200ms', '--drain-timeout', '5s', '--check-interval', '100ms'],
+      [
+        '--userspec=65532:65532',
+        root,
+        ...command,
+        'shutdown',
+        '--no-ready-file',
+        '--admin-address',
+        envoy.adminAddress,
+        '--connections',
+        'listeners',
+        '--min-drain-duration',
+        '200ms',
+        '--drain-timeout',
+        '5s',
+        '--check-interval',
+        '100ms',
+      ],
       {},
       ['/usr/sbin/chroot'],
     );

@@ -2,8 +2,8 @@
 // connection closed in the middle of the drain.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { idleHttpConnection } from '../support/clients.js';
 import { cleanEnv, startCli } from '../support/cli.js';
+import { idleHttpConnection } from '../support/clients.js';
 import { realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -17,7 +17,25 @@ describe('lastConnectionMs in the ready file', () => {
     const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
     cleanups.push(() => idle.close());
     const hook = startCli(
-      ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--min-drain-duration', '200ms', '--drain-timeout', '10s', '--check-interval', '100ms'],
+      [
+        'shutdown',
+        '--admin-address',
+        envoy.adminAddress,
+        '--ready-file',
+        ready,
+        '--connections',
+        'listeners',
+        '--ignore-listener',
+        'stats',
+        '--ignore-listener',
+        'ready',
+        '--min-drain-duration',
+        '200ms',
+        '--drain-timeout',
+        '10s',
+        '--check-interval',
+        '100ms',
+      ],
       cleanEnv(),
     );
     cleanups.push(() => {
@@ -25,12 +43,12 @@ describe('lastConnectionMs in the ready file', () => {
       return hook.result.catch(() => undefined);
     });
     // Held by the idle connection past the minimum drain; then it closes.
-    const held = await hook.waitForLog((line) => line.msg === 'draining' && line['connections'] === 1 && Number(line['elapsedMs']) >= 200);
+    const held = await hook.waitForLog((line) => line.msg === 'draining' && line.connections === 1 && Number(line.elapsedMs) >= 200);
     await idle.close();
     expect((await hook.result).code).toBe(0);
     const report = JSON.parse(readFileSync(ready, 'utf8')) as { result: string; elapsedMs: number; lastConnectionMs?: number };
     expect(report.result).toBe('drained');
-    expect(report.lastConnectionMs).toBeGreaterThan(Number(held['elapsedMs']));
+    expect(report.lastConnectionMs).toBeGreaterThan(Number(held.elapsedMs));
     expect(report.lastConnectionMs).toBeLessThanOrEqual(report.elapsedMs);
   });
 
@@ -38,7 +56,28 @@ describe('lastConnectionMs in the ready file', () => {
     const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
     const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
     cleanups.push(() => idle.close());
-    const run = await startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--min-drain-duration', '100ms', '--drain-timeout', '600ms', '--check-interval', '100ms'], cleanEnv()).result;
+    const run = await startCli(
+      [
+        'shutdown',
+        '--admin-address',
+        envoy.adminAddress,
+        '--ready-file',
+        ready,
+        '--connections',
+        'listeners',
+        '--ignore-listener',
+        'stats',
+        '--ignore-listener',
+        'ready',
+        '--min-drain-duration',
+        '100ms',
+        '--drain-timeout',
+        '600ms',
+        '--check-interval',
+        '100ms',
+      ],
+      cleanEnv(),
+    ).result;
     expect(run.code).toBe(3);
     expect(JSON.parse(readFileSync(ready, 'utf8'))).not.toHaveProperty('lastConnectionMs');
   });

@@ -11,7 +11,12 @@ afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
 
 /** `lines` through pino-pretty, without colours, times in UTC. */
 function pretty(lines: string): string {
-  const result = spawnSync(process.execPath, [PINO_PRETTY], { input: lines, encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', TZ: 'UTC' }, timeout: 20_000 });
+  const result = spawnSync(process.execPath, [PINO_PRETTY], {
+    input: lines,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', TZ: 'UTC' },
+    timeout: 20_000,
+  });
   expect(result.status, result.stderr).toBe(0);
   return result.stdout;
 }

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FORMS, type Form } from '../../bench/support/processes.js';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
 import { routedToUpstream } from '../support/chart/pod-envoy.js';
-import { cleanEnv, type RunResult, type RunningCli, startCli } from '../support/cli.js';
+import { cleanEnv, type RunningCli, type RunResult, startCli } from '../support/cli.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { startUpstream, type Upstream } from '../support/real-envoy/upstream.js';
 import { readRusage, underWait4 } from '../support/rusage.js';
@@ -38,7 +38,9 @@ interface HeldDrain {
 async function heldRequest(edit: (bootstrap: Bootstrap) => Bootstrap = (bootstrap) => bootstrap): Promise<HeldDrain> {
   const upstream = await startUpstream();
   cleanups.push(() => upstream.close());
-  const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup), { edit: (bootstrap) => routedToUpstream(edit(bootstrap), upstream.port) });
+  const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup), {
+    edit: (bootstrap) => routedToUpstream(edit(bootstrap), upstream.port),
+  });
   const request = longRequest(envoy.listenerPort('ingress'), 'http1', '/held');
   const first = await Promise.race([upstream.slowInFlight(1).then(() => undefined), request]);
   if (first !== undefined) throw new Error(`the held request ended before the drain: ${first.failure ?? 'answered'}`);
@@ -46,9 +48,16 @@ async function heldRequest(edit: (bootstrap: Bootstrap) => Bootstrap = (bootstra
 }
 
 /** `shutdown` against the tap; `command` runs it another way than bin/ (the single executable, under wait4). */
-function drain(held: HeldDrain, { timeoutMs = DRAIN_TIMEOUT_MS, checkInterval = '100ms', command }: { timeoutMs?: number; checkInterval?: string; command?: readonly string[] } = {}): RunningCli {
+function drain(
+  held: HeldDrain,
+  { timeoutMs = DRAIN_TIMEOUT_MS, checkInterval = '100ms', command }: { timeoutMs?: number; checkInterval?: string; command?: readonly string[] } = {},
+): RunningCli {
   const args = ['shutdown', '--admin-address', held.envoy.adminAddress, '--ready-file', held.ready, '--connections', 'listeners'];
-  const cli = startCli([...args, '--min-drain-duration', `${MIN_DRAIN_MS}ms`, '--drain-timeout', `${timeoutMs}ms`, '--check-interval', checkInterval], cleanEnv(), command);
+  const cli = startCli(
+    [...args, '--min-drain-duration', `${MIN_DRAIN_MS}ms`, '--drain-timeout', `${timeoutMs}ms`, '--check-interval', checkInterval],
+    cleanEnv(),
+    command,
+  );
   cleanups.push(() => {
     // SIGINT: the rusage wrapper passes it on to the command; SIGKILL would leave the command running.
     cli.child.kill('SIGINT');
@@ -60,7 +69,7 @@ function drain(held: HeldDrain, { timeoutMs = DRAIN_TIMEOUT_MS, checkInterval = 
 /** How the drain ended, in one object: a failure shows all of it on one line. */
 function ending(result: RunResult, ready: string): Record<string, unknown> {
   const report = JSON.parse(readFileSync(ready, 'utf8')) as Record<string, unknown>;
-  return { exitCode: result.code, result: report['result'], connections: report['connections'] };
+  return { exitCode: result.code, result: report.result, connections: report.connections };
 }
 
 /**
@@ -78,14 +87,19 @@ async function expectHeldToTimeout(held: HeldDrain, result: RunResult, timeoutMs
 }
 
 /** Every sample value of a Prometheus answer written as `value`. */
-const prometheusValues = (value: string) => (text: string): string =>
-  text
-    .split('\n')
-    .map((line) => (line === '' || line.startsWith('#') ? line : line.replace(/ \S+$/, ` ${value}`)))
-    .join('\n');
+const prometheusValues =
+  (value: string) =>
+  (text: string): string =>
+    text
+      .split('\n')
+      .map((line) => (line === '' || line.startsWith('#') ? line : line.replace(/ \S+$/, ` ${value}`)))
+      .join('\n');
 
 /** Every value of a text /stats answer (`name: value` lines) written as `value`. */
-const textValues = (value: string) => (text: string): string => text.replace(/^(.*): \S+$/gm, `$1: ${value}`);
+const textValues =
+  (value: string) =>
+  (text: string): string =>
+    text.replace(/^(.*): \S+$/gm, `$1: ${value}`);
 
 /** A dotted stat_prefix on `ingress`: its Prometheus names cannot be read back, so the drain reads the text /stats. */
 function dottedIngress(bootstrap: Bootstrap): Bootstrap {
@@ -112,13 +126,16 @@ describe('counts not written as Envoy writes them are unknown, never a count', (
     await held.request;
   });
 
-  it.each(['0x0', '0b0', '0o0', '0e0', '0.0', '+0', '-0', ' 0', 'NaN', 'Inf', '+Inf', '1e0'])('/stats/prometheus with every value written %j', async (value) => {
-    const held = await heldRequest();
-    held.envoy.setAdminFault({ kind: 'rewrite', body: prometheusValues(value) }, PROMETHEUS);
-    const result = await drain(held).result;
-    expect(statsCalls(held.envoy, PROMETHEUS)).toBeGreaterThan(0);
-    await expectHeldToTimeout(held, result);
-  });
+  it.each(['0x0', '0b0', '0o0', '0e0', '0.0', '+0', '-0', ' 0', 'NaN', 'Inf', '+Inf', '1e0'])(
+    '/stats/prometheus with every value written %j',
+    async (value) => {
+      const held = await heldRequest();
+      held.envoy.setAdminFault({ kind: 'rewrite', body: prometheusValues(value) }, PROMETHEUS);
+      const result = await drain(held).result;
+      expect(statsCalls(held.envoy, PROMETHEUS)).toBeGreaterThan(0);
+      await expectHeldToTimeout(held, result);
+    },
+  );
 
   it.each(['0x0', '1e0', '0.0', '-0', '+0', ' 0', 'NaN'])('the text /stats with every value written %j', async (value) => {
     const held = await heldRequest(dottedIngress);
@@ -154,20 +171,24 @@ describe('an answer far over the size bound', () => {
   const LONG_DRAIN_MS = 8_000;
   const MAX_PEAK_MIB = 100;
 
-  it.each<Form>(['executable', 'bundle'])('300 MiB of samples at every stats read of an 8 s drain, run as the %s: bounded memory, never drained', async (form) => {
-    const held = await heldRequest();
-    held.envoy.setAdminFault({ kind: 'flood', prometheus: true, maxBytes: FLOOD_BYTES }, PROMETHEUS);
-    held.envoy.setAdminFault({ kind: 'flood', maxBytes: FLOOD_BYTES }, TEXT_STATS);
-    const usageFile = join(dirname(held.ready), 'rusage.json');
-    const command = underWait4(usageFile, FORMS[form].command);
-    const result = await drain(held, { timeoutMs: LONG_DRAIN_MS, checkInterval: '1s', command }).result;
-    const reads = held.envoy.calls.filter((c) => c.path === PROMETHEUS || c.path === TEXT_STATS);
-    // About one read a second: each met the flood, and none was sent past its bound.
-    expect(reads.length).toBeGreaterThanOrEqual(4);
-    for (const read of reads) expect(read.floodBytes).toBeGreaterThan(0);
-    expect(Math.max(...reads.map((r) => r.floodBytes))).toBeLessThanOrEqual(FLOOD_BYTES);
-    await expectHeldToTimeout(held, result, LONG_DRAIN_MS);
-    const peakMiB = readRusage(usageFile).peakKiB / 1024;
-    expect(peakMiB, `peak RSS ${peakMiB.toFixed(1)} MiB`).toBeLessThan(MAX_PEAK_MIB);
-  }, 60_000);
+  it.each<Form>(['executable', 'bundle'])(
+    '300 MiB of samples at every stats read of an 8 s drain, run as the %s: bounded memory, never drained',
+    async (form) => {
+      const held = await heldRequest();
+      held.envoy.setAdminFault({ kind: 'flood', prometheus: true, maxBytes: FLOOD_BYTES }, PROMETHEUS);
+      held.envoy.setAdminFault({ kind: 'flood', maxBytes: FLOOD_BYTES }, TEXT_STATS);
+      const usageFile = join(dirname(held.ready), 'rusage.json');
+      const command = underWait4(usageFile, FORMS[form].command);
+      const result = await drain(held, { timeoutMs: LONG_DRAIN_MS, checkInterval: '1s', command }).result;
+      const reads = held.envoy.calls.filter((c) => c.path === PROMETHEUS || c.path === TEXT_STATS);
+      // About one read a second: each met the flood, and none was sent past its bound.
+      expect(reads.length).toBeGreaterThanOrEqual(4);
+      for (const read of reads) expect(read.floodBytes).toBeGreaterThan(0);
+      expect(Math.max(...reads.map((r) => r.floodBytes))).toBeLessThanOrEqual(FLOOD_BYTES);
+      await expectHeldToTimeout(held, result, LONG_DRAIN_MS);
+      const peakMiB = readRusage(usageFile).peakKiB / 1024;
+      expect(peakMiB, `peak RSS ${peakMiB.toFixed(1)} MiB`).toBeLessThan(MAX_PEAK_MIB);
+    },
+    60_000,
+  );
 });

@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanEnv, startCli, tempDir, type LogLine, type RunningCli } from '../support/cli.js';
+import { cleanEnv, type LogLine, type RunningCli, startCli, tempDir } from '../support/cli.js';
 import { request } from '../support/http.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -27,16 +27,25 @@ async function manager(ready: string, args: string[] = []): Promise<{ cli: Runni
     return cli.result;
   });
   const line = await cli.waitForLog((l) => l.msg === 'shutdown manager listening');
-  return { cli, port: line['port'] as number };
+  return { cli, port: line.port as number };
 }
 
 /** How many events the lines with `msg` stand for: a line logged at once is one, a summary line the `repeated` it counts. */
 function eventsOf(logs: readonly LogLine[], msg: string): number {
-  return logs.filter((l) => l.msg === msg).reduce((sum, l) => sum + ((l['repeated'] as number | undefined) ?? 1), 0);
+  return logs.filter((l) => l.msg === msg).reduce((sum, l) => sum + ((l.repeated as number | undefined) ?? 1), 0);
 }
 
 function marker(ready: string, pid: number, extra: Record<string, unknown> = {}): void {
-  const state = { pid, startedAt: new Date().toISOString(), startedBy: 'hook', phase: 'draining', minDrainMs: 1_000, drainTimeoutMs: 60_000, quietPeriodMs: 0, ...extra };
+  const state = {
+    pid,
+    startedAt: new Date().toISOString(),
+    startedBy: 'hook',
+    phase: 'draining',
+    minDrainMs: 1_000,
+    drainTimeoutMs: 60_000,
+    quietPeriodMs: 0,
+    ...extra,
+  };
   writeFileSync(`${ready}.draining`, `${JSON.stringify(state)}\n`);
 }
 
@@ -54,7 +63,7 @@ describe("drain markers the manager cannot verify don't hold Envoy", () => {
     const answer = await request({ port }, '/shutdown/ready');
     expect(answer.status).toBe(500);
     expect(answer.body).toBe(`the drain process (pid ${unrelated.pid}) ended without finishing (pid reused or unverifiable): released undrained\n`);
-    expect(await cli.waitForLog((l) => l.level === 'error' && l['kind'] === 'abandoned')).toMatchObject({ pid: unrelated.pid, why: 'pid reused or unverifiable' });
+    expect(await cli.waitForLog((l) => l.level === 'error' && l.kind === 'abandoned')).toMatchObject({ pid: unrelated.pid, why: 'pid reused or unverifiable' });
   });
 });
 
@@ -77,7 +86,7 @@ describe('waiters are logged in summary', () => {
     await cli.waitForLog(() => eventsOf(cli.logs, left) === 200);
     const perWaiter = cli.logs.filter((l) => l.msg === arrived || l.msg === left);
     expect(perWaiter.length).toBeLessThanOrEqual(12); // 400 before: two per waiter
-    expect(perWaiter.some((l) => (l['repeated'] as number) > 0)).toBe(true);
+    expect(perWaiter.some((l) => (l.repeated as number) > 0)).toBe(true);
     // Once they are all gone and none left for a while, one collection gives their memory back.
     expect(await cli.waitForLog((l) => l.msg === 'memory collected after a crowd of waiters')).toMatchObject({ waiters: 200 });
     // Every waiter left: a new one still waits, and is released by the file as ever.

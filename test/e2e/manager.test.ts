@@ -1,9 +1,9 @@
 // The shutdown-manager process, spawned from the built binary.
-import { writeFileSync, existsSync, renameSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanEnv, startCli, tempDir, type RunningCli } from '../support/cli.js';
+import { cleanEnv, type RunningCli, startCli, tempDir } from '../support/cli.js';
 import { tcpConnection } from '../support/clients.js';
 import { request } from '../support/http.js';
 import { startDrainTarget } from '../support/real-envoy/drain-target.js';
@@ -32,7 +32,7 @@ async function startManager(args: string[] = [], env: Record<string, string> = {
   const listening = await cli.waitForLog((line) => line.msg === 'shutdown manager listening');
   return {
     cli,
-    port: listening['port'] as number,
+    port: listening.port as number,
     readyFile,
     writeReady(result = 'drained') {
       writeFileSync(`${readyFile}.tmp`, JSON.stringify({ result, connections: 0, elapsedMs: 1234, exitCode: 0, finishedAt: new Date().toISOString() }));
@@ -53,7 +53,7 @@ async function cutForSlowHeaders(port: number): Promise<string> {
 
 /** Resolves once the manager logged that `count` waiters are registered. */
 function waitersRegistered(manager: Manager, count: number): Promise<unknown> {
-  return manager.cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && line['waiting'] === count);
+  return manager.cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && line.waiting === count);
 }
 
 describe('shutdown-manager endpoints', () => {
@@ -72,8 +72,8 @@ describe('shutdown-manager endpoints', () => {
     ]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 405, 405, 405, 404, 404, 404, 404]);
     expect(answers[0]?.body).toBe('ok\n');
-    expect(answers[2]?.headers['allow']).toBe('GET, HEAD');
-    expect(answers[3]?.headers['allow']).toBe('GET');
+    expect(answers[2]?.headers.allow).toBe('GET, HEAD');
+    expect(answers[3]?.headers.allow).toBe('GET');
   });
 
   it('answers an absolute-form request target like the origin form', async () => {
@@ -202,13 +202,13 @@ describe('shutdown-manager start-up', () => {
     expect(existsSync(readyFile)).toBe(false);
     const controller = new AbortController();
     let answered = false;
-    const waiting = request({ port: listening['port'] as number }, '/shutdown/ready', { signal: controller.signal })
+    const waiting = request({ port: listening.port as number }, '/shutdown/ready', { signal: controller.signal })
       .then(() => (answered = true))
       .catch(() => 'still waiting');
     await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish');
     // A later waiter, and a later look at the directory: the first is still held.
-    const later = request({ port: listening['port'] as number }, '/shutdown/ready', { signal: controller.signal }).catch(() => 'still waiting');
-    await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && line['waiting'] === 2);
+    const later = request({ port: listening.port as number }, '/shutdown/ready', { signal: controller.signal }).catch(() => 'still waiting');
+    await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && line.waiting === 2);
     expect(answered).toBe(false);
     controller.abort();
     expect(await waiting).toBe('still waiting');
@@ -267,13 +267,16 @@ describe('shutdown-manager start-up', () => {
   it('reads its options from environment variables, flags winning', async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
-    const cli = startCli(['shutdown-manager', '--max-waiters', '7'], cleanEnv({
-      ENVOY_SHUTDOWN_PORT: '0',
-      ENVOY_SHUTDOWN_READY_FILE: join(dir.path, 'ready'),
-      ENVOY_SHUTDOWN_READY_TIMEOUT: '90s',
-      ENVOY_SHUTDOWN_MAX_WAITERS: '3',
-      ENVOY_SHUTDOWN_LOG_FORMAT: 'json',
-    }));
+    const cli = startCli(
+      ['shutdown-manager', '--max-waiters', '7'],
+      cleanEnv({
+        ENVOY_SHUTDOWN_PORT: '0',
+        ENVOY_SHUTDOWN_READY_FILE: join(dir.path, 'ready'),
+        ENVOY_SHUTDOWN_READY_TIMEOUT: '90s',
+        ENVOY_SHUTDOWN_MAX_WAITERS: '3',
+        ENVOY_SHUTDOWN_LOG_FORMAT: 'json',
+      }),
+    );
     cleanups.push(() => {
       cli.child.kill('SIGKILL');
       return cli.result;
@@ -304,7 +307,10 @@ describe('shutdown-manager signals', () => {
     expect(answers[0]?.body).toMatch(/manager stopping before the ready file appeared/);
     const result = await manager.cli.result;
     expect(result.code).toBe(0);
-    expect(result.logs.find((l) => l.level === 'error' && /stopped before the ready file appeared/.test(l.msg))).toMatchObject({ signal: 'SIGTERM', waiters: 3 });
+    expect(result.logs.find((l) => l.level === 'error' && /stopped before the ready file appeared/.test(l.msg))).toMatchObject({
+      signal: 'SIGTERM',
+      waiters: 3,
+    });
     expect(result.logs.at(-1)).toMatchObject({ msg: 'shutdown manager stopped', exitCode: 0 });
   });
 
@@ -321,7 +327,9 @@ describe('shutdown-manager signals', () => {
       ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '60s',
       ENVOY_SHUTDOWN_CONNECTIONS: 'listeners',
     });
-    const draining = request({ port: manager.port }, '/shutdown/drain', { headers: { 'X-Envoy-Shutdown-Token': token } }).catch((error: Error) => error.message);
+    const draining = request({ port: manager.port }, '/shutdown/drain', { headers: { 'X-Envoy-Shutdown-Token': token } }).catch(
+      (error: Error) => error.message,
+    );
     await manager.cli.waitForLog((line) => line.msg === 'graceful drain started');
     manager.cli.child.kill('SIGTERM');
     await manager.cli.waitForLog((line) => line.msg.startsWith('stopping'));

@@ -1,8 +1,8 @@
 // GET /metrics on the built manager, read by Prometheus' own text-format parser, after real
 // drains of real Envoy released the manager's waiters.
 import { afterEach, describe, expect, it } from 'vitest';
-import { metricsOf, startObservedDrain } from '../support/observed-drain.js';
 import { request } from '../support/http.js';
+import { metricsOf, startObservedDrain } from '../support/observed-drain.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -46,9 +46,14 @@ describe('/metrics', () => {
     const scrape = await metricsOf(observed, 'GET', '/metrics?x=1');
     expect(scrape.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(sampleValue(await parsePrometheusText(scrape.body), 'envoy_shutdown_manager_waiters')).toBe(1);
-    const answers = await Promise.all([metricsOf(observed, 'POST'), metricsOf(observed, 'HEAD'), metricsOf(observed, 'GET', '/metrics/'), metricsOf(observed, 'GET', '/shutdown')]);
+    const answers = await Promise.all([
+      metricsOf(observed, 'POST'),
+      metricsOf(observed, 'HEAD'),
+      metricsOf(observed, 'GET', '/metrics/'),
+      metricsOf(observed, 'GET', '/shutdown'),
+    ]);
     expect(answers.map((answer) => answer.status)).toEqual([405, 200, 404, 404]);
-    expect(answers[0]?.headers['allow']).toBe('GET, HEAD');
+    expect(answers[0]?.headers.allow).toBe('GET, HEAD');
     // Scraping triggered nothing: the waiter is still held, no admin call was made.
     expect(observed.envoy.calls).toHaveLength(0);
     const stopped = observed.stop();

@@ -9,7 +9,7 @@ import { startDrainTarget } from '../support/real-envoy/drain-target.js';
 
 /** The first `node` on PATH that is not node_modules' own. */
 function machineNode(): string {
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (dir.includes('node_modules')) continue;
     const candidate = join(dir, 'node');
     if (existsSync(candidate)) return candidate;
@@ -36,8 +36,20 @@ describe("the bundle on the machine's own Node", () => {
     const dir = tempDir();
     try {
       const result = await startCli(
-        ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', join(dir.path, 'ready'), '--connections', 'listeners', '--min-drain-duration', '100ms', '--check-interval', '100ms'],
-        { PATH: process.env['PATH'] ?? '' },
+        [
+          'shutdown',
+          '--admin-address',
+          envoy.adminAddress,
+          '--ready-file',
+          join(dir.path, 'ready'),
+          '--connections',
+          'listeners',
+          '--min-drain-duration',
+          '100ms',
+          '--check-interval',
+          '100ms',
+        ],
+        { PATH: process.env.PATH ?? '' },
         [node, BUNDLE],
       ).result;
       expect(result.code).toBe(0);

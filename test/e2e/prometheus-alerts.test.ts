@@ -1,16 +1,17 @@
 // The chart's alert rules and dashboard, on a real Prometheus scraping real managers through real
 // drains of real Envoy: one drain of each kind, each in its own manager (its own "pod"); each
 // alert fires for its own case and for no other, and every dashboard query returns its series.
+
+import type { IConfigMap } from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { IConfigMap } from 'kubernetes-models/v1';
-import { cleanEnv, startCli, tempDir } from '../support/cli.js';
 import { renderChart } from '../support/chart/helm.js';
 import { findObjects } from '../support/chart/manifests.js';
+import { cleanEnv, startCli, tempDir } from '../support/cli.js';
 import { request } from '../support/http.js';
+import { type DrainOutcome, type ObservedDrain, SLOW_DRAIN_MS, startObservedDrain } from '../support/observed-drain.js';
 import { pollFor } from '../support/poll.js';
 import { type PrometheusServer, startPrometheus } from '../support/prometheus-server.js';
-import { type DrainOutcome, type ObservedDrain, SLOW_DRAIN_MS, startObservedDrain } from '../support/observed-drain.js';
 
 const NAMESPACE = 'edge-ns';
 const RELEASE = 'edge';
@@ -40,7 +41,8 @@ beforeAll(async () => {
       metrics: { rulesConfigMap: { enabled: true }, dashboard: { enabled: true }, alerts: { window: '1m', for: '0s', nearTimeoutRatio: NEAR_TIMEOUT_RATIO } },
     },
   });
-  const data = (suffix: string): Record<string, string> => findObjects<IConfigMap>(objects, 'ConfigMap').find((c) => c.metadata?.name?.endsWith(suffix))?.data ?? {};
+  const data = (suffix: string): Record<string, string> =>
+    findObjects<IConfigMap>(objects, 'ConfigMap').find((c) => c.metadata?.name?.endsWith(suffix))?.data ?? {};
   const rules = data('-rules')['envoy-shutdown-manager.rules.yaml'] ?? '';
   dashboard = JSON.parse(data('-dashboard')['envoy-shutdown-manager.json'] ?? '{}') as typeof dashboard;
 
@@ -50,25 +52,37 @@ beforeAll(async () => {
   defer(dir.cleanup);
   const held = startCli(['shutdown-manager', '--port', '0', '--ready-file', `${dir.path}/ready`, '--ready-timeout', '1s'], cleanEnv());
   defer(() => held.child.kill('SIGKILL'));
-  const heldPort = (await held.waitForLog((line) => line.msg === 'shutdown manager listening'))['port'] as number;
+  const heldPort = (await held.waitForLog((line) => line.msg === 'shutdown manager listening')).port as number;
 
   const labels = (pod: string): Record<string, string> => ({ pod, namespace: NAMESPACE, app_kubernetes_io_instance: RELEASE });
-  const targets = [...[...observed].map(([pod, drain]) => ({ port: drain.managerPort, labels: labels(pod) })), { port: heldPort, labels: labels(READY_TIMEOUT_POD) }];
+  const targets = [
+    ...[...observed].map(([pod, drain]) => ({ port: drain.managerPort, labels: labels(pod) })),
+    { port: heldPort, labels: labels(READY_TIMEOUT_POD) },
+  ];
   prometheus = await startPrometheus(targets, rules);
   defer(() => prometheus.stop());
   // Every manager scraped before any drain: the counters' rise, not their first sample, is what the rules see.
-  await pollFor('every manager scraped', async () => ((await prometheus.query('count(envoy_shutdown_manager_drains_total{result="drained"} == 0)'))[0]?.value[1] === String(targets.length) ? true : undefined), { timeoutMs: 30_000 });
+  await pollFor(
+    'every manager scraped',
+    async () =>
+      (await prometheus.query('count(envoy_shutdown_manager_drains_total{result="drained"} == 0)'))[0]?.value[1] === String(targets.length) ? true : undefined,
+    { timeoutMs: 30_000 },
+  );
 
   await Promise.all([
     ...DRAINS.map(({ pod, outcome }) => observed.get(pod)?.drain(outcome)),
     request({ port: heldPort }, '/shutdown/ready').then((answer) => expect(answer.status).toBe(500)),
   ]);
   // Scraped since: every drain counted, and the 500.
-  await pollFor('the drains scraped', async () => {
-    const drains = await prometheus.query('sum(envoy_shutdown_manager_drains_total)');
-    const answered500 = await prometheus.query('sum(envoy_shutdown_manager_handshakes_total{code="500"})');
-    return drains[0]?.value[1] === String(DRAINS.length) && answered500[0]?.value[1] === '1' ? true : undefined;
-  }, { timeoutMs: 30_000 });
+  await pollFor(
+    'the drains scraped',
+    async () => {
+      const drains = await prometheus.query('sum(envoy_shutdown_manager_drains_total)');
+      const answered500 = await prometheus.query('sum(envoy_shutdown_manager_handshakes_total{code="500"})');
+      return drains[0]?.value[1] === String(DRAINS.length) && answered500[0]?.value[1] === '1' ? true : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -77,28 +91,38 @@ afterAll(async () => {
 
 describe("the chart's alerts, on a real Prometheus", () => {
   it('fires each alert for its own case and for no other', async () => {
-    const expected = [...DRAINS.flatMap(({ pod, alert }) => (alert === undefined ? [] : [`${alert} ${pod}`])), `EnvoyPrestopReadyTimeout ${READY_TIMEOUT_POD}`].sort();
+    const expected = [
+      ...DRAINS.flatMap(({ pod, alert }) => (alert === undefined ? [] : [`${alert} ${pod}`])),
+      `EnvoyPrestopReadyTimeout ${READY_TIMEOUT_POD}`,
+    ].sort();
     let seen: string[] = [];
-    const firing = async (): Promise<string[]> => (seen = (await prometheus.firing()).map((a) => `${a['alertname']} ${a['pod']}`).sort());
+    const firing = async (): Promise<string[]> => (seen = (await prometheus.firing()).map((a) => `${a.alertname} ${a.pod}`).sort());
     // Rules are evaluated every 250 ms; the set grows to the expected one and nothing else.
-    await pollFor('the expected alerts', async () => (JSON.stringify(await firing()) === JSON.stringify(expected) ? true : undefined), { timeoutMs: 20_000, lastSeen: () => seen.join(', ') }).catch(() => undefined);
+    await pollFor('the expected alerts', async () => (JSON.stringify(await firing()) === JSON.stringify(expected) ? true : undefined), {
+      timeoutMs: 20_000,
+      lastSeen: () => seen.join(', '),
+    }).catch(() => undefined);
     expect(seen).toEqual(expected);
     // Each keeps the pod's labels and says what to do.
     const alerts = await prometheus.firing();
     for (const alert of alerts) expect(alert).toMatchObject({ namespace: NAMESPACE, app_kubernetes_io_instance: RELEASE, severity: 'warning' });
     // The slow drain really passed the threshold, the quick one did not.
     const mean = await prometheus.query('envoy_shutdown_manager_drain_duration_seconds_sum{result="drained"}');
-    const byPod = Object.fromEntries(mean.map((s) => [s.metric['pod'], Number(s.value[1])]));
+    const byPod = Object.fromEntries(mean.map((s) => [s.metric.pod, Number(s.value[1])]));
     expect(byPod['slow-drained']).toBeGreaterThanOrEqual(SLOW_DRAIN_MS / 1000);
-    expect(byPod['drained']).toBeLessThan(NEAR_TIMEOUT_RATIO * CHART_DRAIN_TIMEOUT_S);
+    expect(byPod.drained).toBeLessThan(NEAR_TIMEOUT_RATIO * CHART_DRAIN_TIMEOUT_S);
   });
 
   it('records the fleet figures the recording rules name', async () => {
-    const recorded = await pollFor('the recording rules evaluated', async () => {
-      const series = await prometheus.query('{__name__=~"namespace.*:envoy_shutdown_manager_.*"}');
-      return new Set(series.map((s) => s.metric['__name__'])).size === 3 ? series : undefined;
-    }, { timeoutMs: 10_000 });
-    const names = [...new Set(recorded.map((s) => s.metric['__name__']))].sort();
+    const recorded = await pollFor(
+      'the recording rules evaluated',
+      async () => {
+        const series = await prometheus.query('{__name__=~"namespace.*:envoy_shutdown_manager_.*"}');
+        return new Set(series.map((s) => s.metric.__name__)).size === 3 ? series : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    const names = [...new Set(recorded.map((s) => s.metric.__name__))].sort();
     expect(names).toEqual([
       'namespace:envoy_shutdown_manager_drain_duration_seconds:p90_1m',
       'namespace:envoy_shutdown_manager_released_after_last_connection_seconds:p90_1m',
@@ -109,7 +133,8 @@ describe("the chart's alerts, on a real Prometheus", () => {
 
 describe("the chart's dashboard, on the same Prometheus", () => {
   /** Grafana's variables as an "All" selection and a time range of the last ten minutes. */
-  const asGrafana = (expr: string): string => expr.replaceAll('$namespace', '.*').replaceAll('$release', '.*').replaceAll('$__range', '10m').replaceAll('$__rate_interval', '1m');
+  const asGrafana = (expr: string): string =>
+    expr.replaceAll('$namespace', '.*').replaceAll('$release', '.*').replaceAll('$__range', '10m').replaceAll('$__rate_interval', '1m');
 
   it('answers every panel query with series that hold numbers', async () => {
     expect(dashboard.panels.length).toBeGreaterThan(0);
@@ -117,7 +142,10 @@ describe("the chart's dashboard, on the same Prometheus", () => {
       for (const target of panel.targets) {
         const series = await prometheus.query(asGrafana(target.expr));
         expect(series.length, `${panel.title}: ${target.expr}`).toBeGreaterThan(0);
-        expect(series.some((s) => Number.isFinite(Number(s.value[1]))), `${panel.title}: only NaN`).toBe(true);
+        expect(
+          series.some((s) => Number.isFinite(Number(s.value[1]))),
+          `${panel.title}: only NaN`,
+        ).toBe(true);
       }
     }
   });
@@ -139,7 +167,8 @@ describe("the chart's dashboard, on the same Prometheus", () => {
 describe('the rules file', () => {
   it('is one YAML document of groups', async () => {
     const objects = await renderChart({ values: { metrics: { rulesConfigMap: { enabled: true } } } });
-    const file = findObjects<IConfigMap>(objects, 'ConfigMap').find((c) => c.metadata?.name?.endsWith('-rules'))?.data?.['envoy-shutdown-manager.rules.yaml'] ?? '';
+    const file =
+      findObjects<IConfigMap>(objects, 'ConfigMap').find((c) => c.metadata?.name?.endsWith('-rules'))?.data?.['envoy-shutdown-manager.rules.yaml'] ?? '';
     const groups = (parse(file) as { groups: Array<{ name: string; rules: unknown[] }> }).groups;
     expect(groups.map((g) => `${g.name} ${g.rules.length}`)).toEqual(['envoy-shutdown-manager.rules 3', 'envoy-shutdown-manager.alerts 5']);
   });

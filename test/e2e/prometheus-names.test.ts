@@ -9,8 +9,8 @@ import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { tableOf, withFull } from '../../src/envoy/connections.js';
-import { statsAnswer, type StatsFormat } from '../../src/envoy/stats-answer.js';
 import type { StatRecord } from '../../src/envoy/stat-names.js';
+import { type StatsFormat, statsAnswer } from '../../src/envoy/stats-answer.js';
 import { type ReadKind, statsPath } from '../../src/envoy/stats-reader.js';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
 import { runCli, tempDir } from '../support/cli.js';
@@ -25,10 +25,30 @@ const LOOPBACK = at('127.0.0.1');
 
 function httpChain(prefix: string): object {
   const routes = [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok\n' } } }];
-  return { filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: { '@type': HCM, stat_prefix: prefix, codec_type: 'AUTO', http_filters: [ROUTER], route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] } } }] };
+  return {
+    filters: [
+      {
+        name: 'envoy.filters.network.http_connection_manager',
+        typed_config: {
+          '@type': HCM,
+          stat_prefix: prefix,
+          codec_type: 'AUTO',
+          http_filters: [ROUTER],
+          route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
+        },
+      },
+    ],
+  };
 }
 
-const tcpChain = { filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: 'raw', cluster: 'raw' } }] };
+const tcpChain = {
+  filters: [
+    {
+      name: 'envoy.filters.network.tcp_proxy',
+      typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: 'raw', cluster: 'raw' },
+    },
+  ],
+};
 
 function bootstrap(listeners: object[], clusters: object[] = []): Bootstrap {
   return { admin: { address: LOOPBACK }, static_resources: { listeners, clusters } } as unknown as Bootstrap;
@@ -93,7 +113,7 @@ const CONFIGURATIONS: ReadonlyArray<[string, Configuration]> = [
         { name: 'tcp', address: at('127.0.0.2'), filter_chains: [tcpChain] },
         { name: 'unused', address: at('127.0.0.3'), filter_chains: [httpChain('https-10443')] },
       ],
-      traffic: async (ports) => [await held('127.0.0.2', ports['tcp'] as number)],
+      traffic: async (ports) => [await held('127.0.0.2', ports.tcp as number)],
       active: { '127.0.0.2_0': 1, '127.0.0.3_0': 0 },
       holds: [record('cx_active', '127.0.0.2_0', '', 1), record('rq_completed', '127.0.0.3_0', 'https-10443', 0)],
     },
@@ -102,7 +122,7 @@ const CONFIGURATIONS: ReadonlyArray<[string, Configuration]> = [
     'an IPv6 listener holding a connection that sent no request',
     {
       listeners: [{ name: 'six', address: at('::1'), filter_chains: [httpChain('six')] }],
-      traffic: async (ports) => [await held('::1', ports['six'] as number)],
+      traffic: async (ports) => [await held('::1', ports.six as number)],
       active: { '[__1]_0': 1 },
       holds: [record('cx_active', '[__1]_0', '', 1), record('http_cx_active', '', 'six', 1), record('rq_completed', '[__1]_0', 'six', 0)],
     },
@@ -114,9 +134,13 @@ const CONFIGURATIONS: ReadonlyArray<[string, Configuration]> = [
         { name: 'plain', address: LOOPBACK, filter_chains: [httpChain('ingress_http')] },
         { name: 'named', stat_prefix: 'stats-listener', address: LOOPBACK, filter_chains: [httpChain('ingress_http')] },
       ],
-      traffic: async (ports) => [await idleHttp1(ports['plain'] as number), await idleHttp2(ports['named'] as number)],
+      traffic: async (ports) => [await idleHttp1(ports.plain as number), await idleHttp2(ports.named as number)],
       active: { '127.0.0.1_0': 1, 'stats-listener': 1 },
-      holds: [record('rq_completed', '127.0.0.1_0', 'ingress_http', 1), record('rq_completed', 'stats-listener', 'ingress_http', 1), record('http_cx_active', '', 'ingress_http', 2)],
+      holds: [
+        record('rq_completed', '127.0.0.1_0', 'ingress_http', 1),
+        record('rq_completed', 'stats-listener', 'ingress_http', 1),
+        record('http_cx_active', '', 'ingress_http', 2),
+      ],
     },
   ],
 ];
@@ -125,7 +149,10 @@ const CONFIGURATIONS: ReadonlyArray<[string, Configuration]> = [
 async function settled(envoy: RealEnvoy, active: Readonly<Record<string, number>>): Promise<void> {
   await waitFor('Envoy to count every connection, with no request in flight', async () => {
     const table = tableOf(await records(envoy, 'text', 'full'));
-    return Object.entries(active).every(([name, n]) => table.listeners.get(name)?.active === n) && [...table.http.values()].every((counts) => counts.activeRequests === 0);
+    return (
+      Object.entries(active).every(([name, n]) => table.listeners.get(name)?.active === n) &&
+      [...table.http.values()].every((counts) => counts.activeRequests === 0)
+    );
   });
 }
 
@@ -144,7 +171,10 @@ async function fourReads(envoy: RealEnvoy, formats: readonly StatsFormat[]): Pro
 }
 
 /** The listeners and pairing a table gives, to compare. */
-const listenersAndPairs = (table: ReturnType<typeof tableOf>) => ({ listeners: Object.fromEntries(table.listeners), pairs: Object.fromEntries([...table.pairs].map(([name, managers]) => [name, [...managers].sort()])) });
+const listenersAndPairs = (table: ReturnType<typeof tableOf>) => ({
+  listeners: Object.fromEntries(table.listeners),
+  pairs: Object.fromEntries([...table.pairs].map(([name, managers]) => [name, [...managers].sort()])),
+});
 
 describe("Envoy's stats, read in either format", () => {
   it.each(CONFIGURATIONS)('give the same records: %s', async (_what, configuration) => {
@@ -171,18 +201,27 @@ describe("Envoy's stats, read in either format", () => {
     }
   });
 
-  it("leave a dotted stat_prefix unreadable in Prometheus, never misread, and exact in the text /stats", async () => {
+  it('leave a dotted stat_prefix unreadable in Prometheus, never misread, and exact in the text /stats', async () => {
     const listeners = [{ name: 'dotted', stat_prefix: 'team.ingress', address: LOOPBACK, filter_chains: [httpChain('a.b')] }];
     const envoy = await startRealEnvoy({ bootstrap: bootstrap(listeners) });
-    const idle = await idleHttp1(envoy.ports['dotted'] as number);
+    const idle = await idleHttp1(envoy.ports.dotted as number);
     try {
       await settled(envoy, { 'team.ingress': 1 });
       for (const kind of ['full', 'used'] as const) {
-        expect(await read(envoy, 'prometheus', kind)).toEqual({ unreadable: expect.stringMatching(/^\/stats\/prometheus names envoy_(listener_ingress|http_b)_downstream_\w+\{[^}]*\}, which this tool cannot read back/) as unknown });
+        expect(await read(envoy, 'prometheus', kind)).toEqual({
+          unreadable: expect.stringMatching(
+            /^\/stats\/prometheus names envoy_(listener_ingress|http_b)_downstream_\w+\{[^}]*\}, which this tool cannot read back/,
+          ) as unknown,
+        });
       }
       const reads = await fourReads(envoy, ['text']);
       expect(reads['text full']).toEqual(
-        expect.arrayContaining([record('cx_active', 'team.ingress', '', 1), record('cx_total', 'team.ingress', '', 1), record('rq_completed', 'team.ingress', 'a.b', 1), record('http_cx_active', '', 'a.b', 1)]),
+        expect.arrayContaining([
+          record('cx_active', 'team.ingress', '', 1),
+          record('cx_total', 'team.ingress', '', 1),
+          record('rq_completed', 'team.ingress', 'a.b', 1),
+          record('http_cx_active', '', 'a.b', 1),
+        ]),
       );
       const full = tableOf(reads['text full'] ?? []);
       expect(listenersAndPairs(withFull(tableOf(reads['text used'] ?? []), full))).toEqual(listenersAndPairs(full));
@@ -193,20 +232,37 @@ describe("Envoy's stats, read in either format", () => {
   });
 
   it("a listener's stat_prefix with a dot sends the drain to the text /stats, saying why, and it still ends early on idle connections", async () => {
-    const envoy = await startRealEnvoy({ bootstrap: bootstrap([{ name: 'dotted', stat_prefix: 'team.ingress', address: LOOPBACK, filter_chains: [httpChain('ingress_http')] }]), args: ['--drain-strategy', 'immediate', '--drain-time-s', '30'] });
+    const envoy = await startRealEnvoy({
+      bootstrap: bootstrap([{ name: 'dotted', stat_prefix: 'team.ingress', address: LOOPBACK, filter_chains: [httpChain('ingress_http')] }]),
+      args: ['--drain-strategy', 'immediate', '--drain-time-s', '30'],
+    });
     const dir = tempDir();
-    const idle = await idleHttp1(envoy.ports['dotted'] as number);
+    const idle = await idleHttp1(envoy.ports.dotted as number);
     try {
-      const args = ['--connections', 'listeners', '--ignore-idle-connections', '--min-drain-duration', '500ms', '--quiet-period', '500ms', '--check-interval', '200ms', '--drain-timeout', '15s'];
+      const args = [
+        '--connections',
+        'listeners',
+        '--ignore-idle-connections',
+        '--min-drain-duration',
+        '500ms',
+        '--quiet-period',
+        '500ms',
+        '--check-interval',
+        '200ms',
+        '--drain-timeout',
+        '15s',
+      ];
       const result = await runCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', `${dir.path}/ready`, ...args]);
       expect(result.code, result.stdout + result.stderr).toBe(0);
       const reads = result.logs.filter((l) => l.msg === "reading envoy's stats with this request: what it costs envoy's main thread, at most");
       expect(reads.length).toBeGreaterThan(0);
       for (const line of reads) {
-        expect(String(line['read'])).toMatch(/^GET \/stats\?/);
-        expect(String(line['why'])).toMatch(/envoy_listener_ingress_downstream_cx_(active|total)\{envoy_listener_address="team"\}/);
+        expect(String(line.read)).toMatch(/^GET \/stats\?/);
+        expect(String(line.why)).toMatch(/envoy_listener_ingress_downstream_cx_(active|total)\{envoy_listener_address="team"\}/);
       }
-      expect(result.logs.find((l) => l.msg === "listeners paired with their connection managers from envoy's stats")?.['listeners']).toEqual({ 'team.ingress': { connectionManagers: ['ingress_http'] } });
+      expect(result.logs.find((l) => l.msg === "listeners paired with their connection managers from envoy's stats")?.listeners).toEqual({
+        'team.ingress': { connectionManagers: ['ingress_http'] },
+      });
       expect(result.logs.find((l) => l.msg === 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
       expect(idle.closed()).toBe(false);
     } finally {

@@ -3,11 +3,11 @@
 // on a UDP listener; each named unlike its connection manager or tcp_proxy. Real Envoy, real
 // clients (HTTP/3: aioquic); what Envoy counts, what it does at the drain, what our drain makes of it.
 import { afterEach, describe, expect, it } from 'vitest';
+import { SNI } from '../support/protocols/bootstrap.js';
 import { idleHttp1, tcpStream, tlsStream } from '../support/protocols/clients.js';
 import { pastQuietPeriod, startShutdown } from '../support/protocols/drain-run.js';
 import { connectH3 } from '../support/protocols/h3.js';
 import { drainIdle } from '../support/protocols/idle-rows.js';
-import { SNI } from '../support/protocols/bootstrap.js';
 import { type Gauges, type ProtocolsEnvoy, startProtocolsEnvoy } from '../support/protocols/protocols-envoy.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -24,7 +24,10 @@ async function counted(envoy: ProtocolsEnvoy, expected: Record<string, number | 
 }
 
 /** A TCP or TLS stream through tcp_proxy: counted by its listener alone, untouched by the drain, holding it until the client closes. */
-async function streamHoldsTheDrain(envoy: ProtocolsEnvoy, stream: { echo(text: string): Promise<void>; isOpen(): boolean; close(): Promise<void> }): Promise<void> {
+async function streamHoldsTheDrain(
+  envoy: ProtocolsEnvoy,
+  stream: { echo(text: string): Promise<void>; isOpen(): boolean; close(): Promise<void> },
+): Promise<void> {
   const cli = startShutdown(envoy, defer);
   await pastQuietPeriod(cli);
   await stream.echo('during the drain');
@@ -62,7 +65,11 @@ describe('TCP, TLS passthrough and HTTP/3 on real Envoy, listeners named apart f
     const envoy = await startProtocolsEnvoy(defer);
     const idle = await idleHttp1(envoy.ports.tls, SNI.terminated);
     expect(idle.first).toEqual({ status: 200, connection: undefined });
-    await counted(envoy, { 'listener.tls_in.downstream_cx_active': 1, 'http.ingress_https.downstream_cx_active': 1, 'http.ingress_https.downstream_rq_active': 0 });
+    await counted(envoy, {
+      'listener.tls_in.downstream_cx_active': 1,
+      'http.ingress_https.downstream_cx_active': 1,
+      'http.ingress_https.downstream_rq_active': 0,
+    });
 
     await drainIdle(envoy, defer, { kind: 'http1', port: envoy.ports.tls, servername: SNI.terminated });
     expect(idle.isOpen()).toBe(true);

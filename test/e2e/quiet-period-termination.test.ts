@@ -2,9 +2,9 @@
 // expected to deprogram the pod: the real Envoy 1.40 as the chart configures it, proxying to a real
 // upstream, under the kubelet, traffic and load-balancer stand-ins.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SIDECAR, startEnvoyPod, type EnvoyPod } from '../support/envoy-pod.js';
+import { type EnvoyPod, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
 import { startUpstream, type Upstream } from '../support/real-envoy/upstream.js';
-import { terminateUnderLoad, type LoadedTermination } from '../support/termination-run.js';
+import { type LoadedTermination, terminateUnderLoad } from '../support/termination-run.js';
 
 let upstream: Upstream;
 beforeAll(async () => {
@@ -17,11 +17,26 @@ afterEach(async () => {
   for (const pod of pods.splice(0)) await pod.destroy();
 });
 
-async function terminate(shutdownArgs: string[], deprogrammingDelayMs: number): Promise<{ run: LoadedTermination; drainEndedAt: number; drainElapsedMs: number; deprogrammedAt: number }> {
+async function terminate(
+  shutdownArgs: string[],
+  deprogrammingDelayMs: number,
+): Promise<{ run: LoadedTermination; drainEndedAt: number; drainElapsedMs: number; deprogrammedAt: number }> {
   const pod = await startEnvoyPod({
     realEnvoy: { upstreamPort: upstream.port, values: { shutdown: { drainTimeout: 20 } } },
     terminationGracePeriodSeconds: 30,
-    shutdownArgs: ['--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--drain-timeout', '20s', '--check-interval', '200ms', ...shutdownArgs],
+    shutdownArgs: [
+      '--connections',
+      'listeners',
+      '--ignore-listener',
+      'stats',
+      '--ignore-listener',
+      'ready',
+      '--drain-timeout',
+      '20s',
+      '--check-interval',
+      '200ms',
+      ...shutdownArgs,
+    ],
     managerArgs: ['--ready-timeout', '25s'],
   });
   pods.push(pod);
@@ -32,10 +47,18 @@ async function terminate(shutdownArgs: string[], deprogrammingDelayMs: number): 
     deprogrammingDelayMs,
     traffic: { http1Clients: 3, http2Clients: 1, streamsPerSession: 1, thinkTimeMs: 100, reconnectEveryMs: 100 },
   });
-  const finished = pod.pod.container(SIDECAR).logs().find((line) => line['msg'] === 'shutdown finished');
+  const finished = pod.pod
+    .container(SIDECAR)
+    .logs()
+    .find((line) => line.msg === 'shutdown finished');
   expect(finished).toBeDefined();
   // The load balancer starts deprogramming in the same tick as the termination (termination-run.ts).
-  return { run, drainEndedAt: Date.parse(String(finished?.['time'])), drainElapsedMs: Number(finished?.['elapsedMs']), deprogrammedAt: run.timeline.startedAt + deprogrammingDelayMs };
+  return {
+    run,
+    drainEndedAt: Date.parse(String(finished?.time)),
+    drainElapsedMs: Number(finished?.elapsedMs),
+    deprogrammedAt: run.timeline.startedAt + deprogrammingDelayMs,
+  };
 }
 
 describe('--quiet-period against a minimum drain', () => {

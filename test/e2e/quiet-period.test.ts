@@ -1,10 +1,10 @@
 // `shutdown --quiet-period` on real Envoy: the drain ends only once new connections have stopped arriving.
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../support/traffic/pod-conditions.js';
 import { cleanEnv, startCli } from '../support/cli.js';
-import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { request } from '../support/http.js';
+import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { expectedStatsReads, isStatsRead } from '../support/stats-reads.js';
+import { waitFor } from '../support/traffic/pod-conditions.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -40,7 +40,24 @@ function arrivals(port: number, everyMs: number): { stop(): Promise<number> } {
 
 function shutdown(adminAddress: string, ready: string, extra: string[]): ReturnType<typeof startCli> {
   const cli = startCli(
-    ['shutdown', '--admin-address', adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--min-drain-duration', '200ms', '--check-interval', '100ms', '--drain-timeout', '20s', ...extra],
+    [
+      'shutdown',
+      '--admin-address',
+      adminAddress,
+      '--ready-file',
+      ready,
+      '--connections',
+      'listeners',
+      '--ignore-listener',
+      'stats',
+      '--min-drain-duration',
+      '200ms',
+      '--check-interval',
+      '100ms',
+      '--drain-timeout',
+      '20s',
+      ...extra,
+    ],
     cleanEnv(),
   );
   cleanups.push(() => {
@@ -57,7 +74,10 @@ describe('shutdown --quiet-period', () => {
     const cli = shutdown(envoy.adminAddress, ready, ['--quiet-period', '1s']);
     // Past the minimum drain, clients still arriving restart the quiet period, again and again.
     await cli.waitForLog((l) => l.msg === 'minimum drain period reached');
-    const restartsAfterMinimum = (): number => cli.logs.slice(cli.logs.findIndex((l) => l.msg === 'minimum drain period reached')).filter((l) => l.msg === 'new connections arrived: quiet period restarted').length;
+    const restartsAfterMinimum = (): number =>
+      cli.logs
+        .slice(cli.logs.findIndex((l) => l.msg === 'minimum drain period reached'))
+        .filter((l) => l.msg === 'new connections arrived: quiet period restarted').length;
     await waitFor('two restarts after the minimum drain', () => restartsAfterMinimum() >= 2);
     expect(cli.child.exitCode).toBeNull(); // clients keep arriving: not finished
     const lastArrival = await clients.stop();
@@ -66,8 +86,10 @@ describe('shutdown --quiet-period', () => {
     expect(result.exitedAt - lastArrival).toBeGreaterThanOrEqual(1_000);
     const restarts = result.logs.filter((l) => l.msg === 'new connections arrived: quiet period restarted');
     expect(restarts.length).toBeGreaterThan(1);
-    for (const line of restarts) expect(line['newConnections']).toBeGreaterThan(0);
-    expect(result.logs.map((l) => l.msg)).toEqual(expect.arrayContaining(['quiet period started', 'quiet period reached: no new connections', 'drain completed']));
+    for (const line of restarts) expect(line.newConnections).toBeGreaterThan(0);
+    expect(result.logs.map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['quiet period started', 'quiet period reached: no new connections', 'drain completed']),
+    );
   });
 
   it('without it, the same drain ends at the minimum drain while clients still arrive', async () => {
@@ -77,7 +99,7 @@ describe('shutdown --quiet-period', () => {
     const result = await shutdown(envoy.adminAddress, ready, []).result;
     expect(result.code).toBe(0);
     expect(result.logs.some((l) => l.msg.startsWith('new connections'))).toBe(false);
-    expect(result.logs.find((l) => l.msg === 'shutdown finished')?.['elapsedMs']).toBeLessThan(5_000);
+    expect(result.logs.find((l) => l.msg === 'shutdown finished')?.elapsedMs).toBeLessThan(5_000);
   });
 
   it('is not broken by new connections on an ignored listener (a scraper reconnecting)', async () => {
@@ -87,7 +109,7 @@ describe('shutdown --quiet-period', () => {
     const result = await shutdown(envoy.adminAddress, ready, ['--quiet-period', '500ms']).result;
     expect(result.code).toBe(0);
     expect(result.logs.some((l) => l.msg === 'new connections arrived: quiet period restarted')).toBe(false);
-    expect(result.logs.find((l) => l.msg === 'shutdown finished')?.['elapsedMs']).toBeGreaterThanOrEqual(500);
+    expect(result.logs.find((l) => l.msg === 'shutdown finished')?.elapsedMs).toBeGreaterThanOrEqual(500);
   });
 
   it('with --connections total reads the gauge and the listener counters in one request', async () => {

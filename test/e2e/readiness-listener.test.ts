@@ -5,9 +5,9 @@
 // stays 200.
 import { connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawRequest } from '../support/raw-http.js';
 import { type ChartEnvoy, startChartEnvoy } from '../support/real-envoy/chart-envoy.js';
 import { get } from '../support/real-envoy/process.js';
-import { rawRequest } from '../support/raw-http.js';
 
 /** Requests as balancers and kubelet send them, byte for byte. */
 const CHECKS: ReadonlyArray<{ name: string; request: string; version: string }> = [
@@ -15,7 +15,11 @@ const CHECKS: ReadonlyArray<{ name: string; request: string; version: string }> 
   { name: 'GET on the chart path over HTTP/1.0, no Host', request: 'GET /ready HTTP/1.0\r\n\r\n', version: 'HTTP/1.0' },
   { name: 'HEAD / over HTTP/1.0 with a Host', request: 'HEAD / HTTP/1.0\r\nHost: 10.0.0.7\r\n\r\n', version: 'HTTP/1.0' },
   { name: "a cloud balancer's GET / over HTTP/1.1", request: 'GET / HTTP/1.1\r\nHost: 10.0.0.7:19003\r\nConnection: close\r\n\r\n', version: 'HTTP/1.1' },
-  { name: "kubelet's probe: GET /ready over HTTP/1.1", request: 'GET /ready HTTP/1.1\r\nHost: 10.0.0.7:19003\r\nUser-Agent: kube-probe/1.33\r\nConnection: close\r\n\r\n', version: 'HTTP/1.1' },
+  {
+    name: "kubelet's probe: GET /ready over HTTP/1.1",
+    request: 'GET /ready HTTP/1.1\r\nHost: 10.0.0.7:19003\r\nUser-Agent: kube-probe/1.33\r\nConnection: close\r\n\r\n',
+    version: 'HTTP/1.1',
+  },
 ];
 
 /** One GET over HTTP/2 with prior knowledge (h2c), as gRPC-style checkers send it. */
@@ -38,7 +42,7 @@ describe("the chart's readiness listener on real Envoy", () => {
   let port: number;
   beforeAll(async () => {
     envoy = await startChartEnvoy();
-    const ready = envoy.ports['ready'];
+    const ready = envoy.ports.ready;
     if (ready === undefined) throw new Error(`no ready listener among ${Object.keys(envoy.ports).join(', ')}`);
     port = ready;
   });

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cleanEnv, type RunningCli, startCli, tempDir } from '../support/cli.js';
 import { idleHttpConnection, keepAliveRequest } from '../support/clients.js';
-import { cleanEnv, startCli, tempDir, type RunningCli } from '../support/cli.js';
 import { request } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
 import { type AdminKind, type ChartEnvoy, startChartEnvoy } from '../support/real-envoy/chart-envoy.js';
@@ -58,7 +58,6 @@ function report(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
 }
 
-
 function lastJson(stdout: string): Record<string, unknown> {
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>;
 }
@@ -69,9 +68,9 @@ describe.each<AdminKind>(['ipv4', 'ipv6', 'unix'])("the chart's drain on real En
     const envoy = await chartEnvoy(admin, 1);
     const ready = readyPath();
     const env = chartEnv(envoy, ready, { ENVOY_SHUTDOWN_MIN_DRAIN_DURATION: '1500ms' });
-    const ingress = envoy.ports['ingress'] as number;
+    const ingress = envoy.ports.ingress as number;
     // A Prometheus scraper's idle keep-alive connection on the ignored stats listener (proxied to the admin API).
-    const scraper = await idleHttpConnection(envoy.ports['stats'] as number, '/stats/prometheus');
+    const scraper = await idleHttpConnection(envoy.ports.stats as number, '/stats/prometheus');
     cleanups.push(() => scraper.close());
     const busyAgent = new Agent({ keepAlive: true, maxSockets: 1 });
     cleanups.push(() => busyAgent.destroy());
@@ -90,13 +89,13 @@ describe.each<AdminKind>(['ipv4', 'ipv6', 'unix'])("the chart's drain on real En
     await cli.waitForLog((l) => l.msg === 'graceful drain started');
     // Health check failed: Envoy's admin /ready, /server_info and the readiness listener all say so.
     expect(await get(envoy.adminAddress, '/ready')).toMatchObject({ status: 503, body: 'DRAINING\n' });
-    expect((await request({ port: envoy.ports['ready'] as number }, '/ready')).status).toBe(503);
+    expect((await request({ port: envoy.ports.ready as number }, '/ready')).status).toBe(503);
     const during = await run(['status', '--output', 'json', '--interval', '100ms'], env).result;
     expect(lastJson(during.stdout)).toMatchObject({ envoy: { state: 'DRAINING', healthCheck: 'failing' }, drain: { inProgress: true } });
     // Draining: a new connection is still served, each response now closes its connection.
     const fresh = await request({ port: ingress }, '/');
     expect(fresh.status).toBe(200);
-    expect(fresh.headers['connection']).toBe('close');
+    expect(fresh.headers.connection).toBe('close');
     const after = await keepAliveRequest(ingress, busyAgent);
     expect(after).toMatchObject({ status: 200, connection: 'close' });
     expect(after.socket).toBe(before.socket);
@@ -104,11 +103,11 @@ describe.each<AdminKind>(['ipv4', 'ipv6', 'unix'])("the chart's drain on real En
     const result = await cli.result;
     expect(result.code).toBe(0);
     expect(report(ready)).toMatchObject({ result: 'drained', connections: 0, exitCode: 0 });
-    expect(result.logs.find((l) => l.msg === 'shutdown finished')?.['elapsedMs']).toBeGreaterThanOrEqual(1_500);
+    expect(result.logs.find((l) => l.msg === 'shutdown finished')?.elapsedMs).toBeGreaterThanOrEqual(1_500);
     // skip_exit: Envoy is still up, and still accepts on every listener, past --drain-time-s.
     expect(envoy.child.exitCode).toBeNull();
     expect((await request({ port: ingress }, '/')).status).toBe(200);
-    expect((await request({ port: envoy.ports['stats'] as number }, '/stats/prometheus')).status).toBe(200);
+    expect((await request({ port: envoy.ports.stats as number }, '/stats/prometheus')).status).toBe(200);
     expect(scraper.socket.destroyed).toBe(false);
   });
 });
@@ -117,7 +116,7 @@ describe('counting connections on real Envoy', () => {
   it('an idle keep-alive client connection outlives the drain: the drain runs to its timeout, exit 3', async () => {
     const envoy = await chartEnvoy();
     const ready = readyPath();
-    const idle = await idleHttpConnection(envoy.ports['ingress'] as number);
+    const idle = await idleHttpConnection(envoy.ports.ingress as number);
     cleanups.push(() => idle.close());
     const result = await run(['shutdown', '--connections', 'listeners', '--drain-timeout', '1500ms'], chartEnv(envoy, ready)).result;
     expect(result.code).toBe(3);
@@ -129,9 +128,12 @@ describe('counting connections on real Envoy', () => {
   it('finishes at --exit-at-connections', async () => {
     const envoy = await chartEnvoy();
     const ready = readyPath();
-    const a = await idleHttpConnection(envoy.ports['ingress'] as number);
-    const b = await idleHttpConnection(envoy.ports['ingress'] as number);
-    cleanups.push(() => a.close(), () => b.close());
+    const a = await idleHttpConnection(envoy.ports.ingress as number);
+    const b = await idleHttpConnection(envoy.ports.ingress as number);
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
     const result = await run(['shutdown', '--exit-at-connections', '2'], chartEnv(envoy, ready)).result;
     expect(result.code).toBe(0);
     expect(report(ready)).toMatchObject({ result: 'drained', connections: 2 });
@@ -140,7 +142,7 @@ describe('counting connections on real Envoy', () => {
   it('ends when the last client connection closes, read from the live listener gauge', async () => {
     const envoy = await chartEnvoy();
     const ready = readyPath();
-    const held = await idleHttpConnection(envoy.ports['ingress'] as number);
+    const held = await idleHttpConnection(envoy.ports.ingress as number);
     const cli = run(['shutdown'], chartEnv(envoy, ready, { ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '30s' }));
     await cli.waitForLog((l) => l.msg === 'minimum drain period reached');
     expect(cli.child.exitCode).toBeNull();
@@ -152,15 +154,19 @@ describe('counting connections on real Envoy', () => {
 
   it('`total` counts the scraper on the stats listener once a stats flush saw it; `listeners` leaves it out', async () => {
     const envoy = await chartEnvoy();
-    const scraper = await idleHttpConnection(envoy.ports['stats'] as number, '/stats/prometheus');
+    const scraper = await idleHttpConnection(envoy.ports.stats as number, '/stats/prometheus');
     cleanups.push(() => scraper.close());
     // server.total_connections moves only at Envoy's stats flush (every 5 s with the chart's bootstrap).
     let value = Number.NaN;
-    await pollUntil('a stats flush counting the scraper', async () => {
-      const answer = await get(envoy.adminAddress, '/stats?filter=^server\\.total_connections$&format=json');
-      value = (JSON.parse(answer.body) as { stats: Array<{ value: number }> }).stats[0]?.value ?? Number.NaN;
-      return value === 1;
-    }, { timeoutMs: 30_000, everyMs: 50, lastSeen: () => `server.total_connections ${value}` });
+    await pollUntil(
+      'a stats flush counting the scraper',
+      async () => {
+        const answer = await get(envoy.adminAddress, '/stats?filter=^server\\.total_connections$&format=json');
+        value = (JSON.parse(answer.body) as { stats: Array<{ value: number }> }).stats[0]?.value ?? Number.NaN;
+        return value === 1;
+      },
+      { timeoutMs: 30_000, everyMs: 50, lastSeen: () => `server.total_connections ${value}` },
+    );
     const totalReady = readyPath();
     const total = await run(['shutdown', '--connections', 'total', '--drain-timeout', '1s'], chartEnv(envoy, totalReady)).result;
     expect(total.code).toBe(3);
@@ -178,11 +184,13 @@ describe('the manager handshake with real Envoy', () => {
     const ready = readyPath();
     const env = chartEnv(envoy, ready, { ENVOY_SHUTDOWN_MIN_DRAIN_DURATION: '800ms' });
     const manager = run(['shutdown-manager'], env);
-    const port = (await manager.waitForLog((l) => l.msg === 'shutdown manager listening'))['port'] as number;
+    const port = (await manager.waitForLog((l) => l.msg === 'shutdown manager listening')).port as number;
     const header = envoy.rendered.envoy.lifecycle?.preStop?.httpGet?.httpHeaders?.[0];
     expect(header?.name).toBe('X-Envoy-Shutdown-Token');
     // Envoy's own preStop, as kubelet sends it: held until the drain ends.
-    const envoyHook = request({ port }, envoy.rendered.envoy.lifecycle?.preStop?.httpGet?.path ?? '', { headers: { [header?.name ?? '']: header?.value ?? '' } });
+    const envoyHook = request({ port }, envoy.rendered.envoy.lifecycle?.preStop?.httpGet?.path ?? '', {
+      headers: { [header?.name ?? '']: header?.value ?? '' },
+    });
     // The sidecar's preStop, the rendered exec command (its first word is the image's executable).
     const hookArgs = envoy.rendered.sidecar.lifecycle?.preStop?.exec?.command?.slice(1) ?? [];
     expect(hookArgs).toEqual(['shutdown', '--require-envoy-prestop']);
@@ -196,7 +204,7 @@ describe('the manager handshake with real Envoy', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ ...report(ready), result: 'drained' });
     // Drained, failing health checks, still serving until kubelet's SIGTERM, which it then obeys at once.
     expect(await get(envoy.adminAddress, '/ready')).toMatchObject({ status: 503 });
-    expect((await request({ port: envoy.ports['ingress'] as number }, '/')).status).toBe(200);
+    expect((await request({ port: envoy.ports.ingress as number }, '/')).status).toBe(200);
     envoy.child.kill('SIGTERM');
     expect(await envoy.exited).toEqual({ code: 0, signal: null });
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
 import { cleanEnv, startCli, tempDir } from '../support/cli.js';
-import { startRealEnvoy, type RealEnvoy } from '../support/real-envoy/process.js';
+import { type RealEnvoy, startRealEnvoy } from '../support/real-envoy/process.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -31,7 +31,9 @@ function bootstrap(extra: Record<string, unknown> = {}): Bootstrap {
                     '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
                     stat_prefix: 'ingress',
                     route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200 } }] }] },
-                    http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+                    http_filters: [
+                      { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } },
+                    ],
                   },
                 },
               ],
@@ -50,11 +52,30 @@ async function envoy(config: Bootstrap): Promise<RealEnvoy> {
   return started;
 }
 
-async function shutdown(adminAddress: string, args: string[]): Promise<{ code: number | null; report: Record<string, unknown>; logs: ReadonlyArray<Record<string, unknown>> }> {
+async function shutdown(
+  adminAddress: string,
+  args: string[],
+): Promise<{ code: number | null; report: Record<string, unknown>; logs: ReadonlyArray<Record<string, unknown>> }> {
   const dir = tempDir();
   cleanups.push(dir.cleanup);
   const ready = join(dir.path, 'ready');
-  const cli = startCli(['shutdown', '--admin-address', adminAddress, '--ready-file', ready, '--min-drain-duration', '300ms', '--drain-timeout', '1500ms', '--check-interval', '100ms', ...args], cleanEnv());
+  const cli = startCli(
+    [
+      'shutdown',
+      '--admin-address',
+      adminAddress,
+      '--ready-file',
+      ready,
+      '--min-drain-duration',
+      '300ms',
+      '--drain-timeout',
+      '1500ms',
+      '--check-interval',
+      '100ms',
+      ...args,
+    ],
+    cleanEnv(),
+  );
   cleanups.push(() => {
     cli.child.kill('SIGKILL');
     return cli.result;
@@ -77,7 +98,7 @@ describe('real Envoy', () => {
     const { code, report, logs } = await shutdown(real.adminAddress, ['--connections', 'listeners']);
     expect(code).toBe(3);
     expect(report).toMatchObject({ result: 'timeout', connections: null });
-    const unknown = logs.find((l) => l['msg'] === 'connection count unknown: still waiting (unknown is not zero)');
-    expect(unknown?.['err']).toMatch(/no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/);
+    const unknown = logs.find((l) => l.msg === 'connection count unknown: still waiting (unknown is not zero)');
+    expect(unknown?.err).toMatch(/no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/);
   });
 });

@@ -1,17 +1,16 @@
 // `shutdown`, run as the built binary against real Envoy started from the chart's bootstrap (behind
 // a recording admin tap, which also injects the admin faults real Envoy cannot be made to show).
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FAST_READ_INTERVAL_MS } from '../../src/drain/schedule.js';
+import { cleanEnv, type RunResult, startCli, tempDir } from '../support/cli.js';
 import { idleHttpConnection } from '../support/clients.js';
 import { pollUntil } from '../support/poll.js';
-import { cleanEnv, startCli, tempDir, type RunResult } from '../support/cli.js';
 import { renderedPod } from '../support/real-envoy/chart-envoy.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { expectedStatsReads, isStatsRead } from '../support/stats-reads.js';
-import { FAST_READ_INTERVAL_MS } from '../../src/drain/schedule.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -39,7 +38,20 @@ function readyPath(): string {
 
 /** Fast defaults so each drain takes about a second; every test overrides what it is about. */
 function shutdownArgs(adminAddress: string, readyFile: string, extra: string[] = []): string[] {
-  return ['shutdown', '--admin-address', adminAddress, '--ready-file', readyFile, '--min-drain-duration', '300ms', '--drain-timeout', '5s', '--check-interval', '100ms', ...extra];
+  return [
+    'shutdown',
+    '--admin-address',
+    adminAddress,
+    '--ready-file',
+    readyFile,
+    '--min-drain-duration',
+    '300ms',
+    '--drain-timeout',
+    '5s',
+    '--check-interval',
+    '100ms',
+    ...extra,
+  ];
 }
 
 function run(args: string[], env: Record<string, string> = {}): ReturnType<typeof startCli> {
@@ -82,7 +94,15 @@ describe('shutdown drain sequence', () => {
     expect(envoy.calls.every((c) => c.status === 200)).toBe(true);
     expect(await envoy.state()).toBe('DRAINING');
     expect(report(ready)).toMatchObject({ result: 'drained', connections: 0, exitCode: 0 });
-    expect(messages(result)).toEqual(expect.arrayContaining(['health check failed: Envoy reports itself unhealthy', 'graceful drain started', 'minimum drain period reached', 'drain completed', 'shutdown finished']));
+    expect(messages(result)).toEqual(
+      expect.arrayContaining([
+        'health check failed: Envoy reports itself unhealthy',
+        'graceful drain started',
+        'minimum drain period reached',
+        'drain completed',
+        'shutdown finished',
+      ]),
+    );
   });
 
   it('never finishes before the minimum drain, even with no connections', async () => {
@@ -96,16 +116,27 @@ describe('shutdown drain sequence', () => {
     expect(envoy.calls[0]?.path).toBe('/healthcheck/fail');
     expect(result.exitedAt - (envoy.calls[0]?.time ?? Infinity)).toBeGreaterThanOrEqual(1_500);
     const finished = result.logs.find((l) => l.msg === 'shutdown finished');
-    expect(finished?.['elapsedMs']).toBeGreaterThanOrEqual(1_500);
+    expect(finished?.elapsedMs).toBeGreaterThanOrEqual(1_500);
   });
 
   it('finishes at the first read after the count reaches the threshold', async () => {
     const envoy = await standIn();
     const ready = readyPath();
     const held = await idleHttpConnection(envoy.listenerPort('ingress'));
-    const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--check-interval', '1s', '--min-drain-duration', '200ms', '--drain-timeout', '30s']));
+    const cli = run(
+      shutdownArgs(envoy.adminAddress, ready, [
+        '--connections',
+        'listeners',
+        '--check-interval',
+        '1s',
+        '--min-drain-duration',
+        '200ms',
+        '--drain-timeout',
+        '30s',
+      ]),
+    );
     // Past the minimum drain, the count read 1, and again at the next read: still draining.
-    await cli.waitForLog((l) => l.msg === 'minimum drain period reached' && l['connections'] === 1);
+    await cli.waitForLog((l) => l.msg === 'minimum drain period reached' && l.connections === 1);
     const readsBefore = statsReads(envoy);
     await waitForCall(envoy, () => statsReads(envoy) > readsBefore + 1);
     expect(cli.child.exitCode).toBeNull(); // one connection is still open
@@ -132,13 +163,13 @@ describe('shutdown drain sequence', () => {
     await cli.waitForLog((l) => l.msg === 'watching the socket count for a closed connection');
     await first?.close();
     // The hint's read sees one connection left: it does not end the drain.
-    await cli.waitForLog((l) => l.msg === 'connections read' && l['connections'] === 1);
+    await cli.waitForLog((l) => l.msg === 'connections read' && l.connections === 1);
     expect(cli.child.exitCode).toBeNull();
     await second?.close();
     const result = await cli.result;
     expect(result.code).toBe(0);
     expect(report(ready)).toMatchObject({ result: 'drained', connections: 0 });
-    const reasons = result.logs.filter((l) => l.msg === 'reading connections').map((l) => l['why']);
+    const reasons = result.logs.filter((l) => l.msg === 'reading connections').map((l) => l.why);
     expect(reasons.length).toBe(statsReads(envoy));
     // Two reads before the hint watched (the first, and the one at the end of the minimum drain),
     // then one per change in the count: a client's side and Envoy's side of a connection may
@@ -158,12 +189,12 @@ describe('shutdown drain sequence', () => {
     const args = ['--connections', 'listeners', '--check-interval', '1s', '--min-drain-duration', '200ms', '--drain-timeout', '30s', '--log-level', 'debug'];
     const cli = run(shutdownArgs(envoy.adminAddress, ready, args), { ENVOY_SHUTDOWN_SOCKET_COUNTS_DIR: join(readyPath(), 'no-such-dir') });
     const off = await cli.waitForLog((l) => l.msg === 'socket count unreadable: end-game reads at the regular cadence');
-    expect(off['reason']).toMatch(/ENOENT/);
+    expect(off.reason).toMatch(/ENOENT/);
     await held.close();
     const result = await cli.result;
     expect(result.code).toBe(0);
     expect(report(ready)).toMatchObject({ result: 'drained', connections: 0 });
-    const reasons = result.logs.filter((l) => l.msg === 'reading connections').map((l) => l['why']);
+    const reasons = result.logs.filter((l) => l.msg === 'reading connections').map((l) => l.why);
     // The first read, then the schedule's own: never one the socket count brought.
     expect(reasons[0]).toBe('first');
     expect(reasons.slice(1).every((why) => ['may-finish', 'end-game', 'share'].includes(String(why)))).toBe(true);
@@ -176,7 +207,10 @@ describe('shutdown drain sequence', () => {
     const ready = readyPath();
     const a = await idleHttpConnection(envoy.listenerPort('ingress'));
     const b = await idleHttpConnection(envoy.listenerPort('ingress'));
-    cleanups.push(() => a.close(), () => b.close());
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
     const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--exit-at-connections', '2'])).result;
     expect(result.code).toBe(0);
     expect(report(ready)).toMatchObject({ result: 'drained', connections: 2 });
@@ -187,10 +221,12 @@ describe('shutdown drain sequence', () => {
     const ready = readyPath();
     const idle = await idleHttpConnection(envoy.listenerPort('ingress')); // an idle keep-alive connection is never drained
     cleanups.push(() => idle.close());
-    const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--drain-timeout', '1200ms', '--min-drain-duration', '200ms'])).result;
+    const result = await run(
+      shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--drain-timeout', '1200ms', '--min-drain-duration', '200ms']),
+    ).result;
     expect(result.code).toBe(3);
     expect(report(ready)).toMatchObject({ result: 'timeout', connections: 1, exitCode: 3 });
-    expect(report(ready)['elapsedMs']).toBeGreaterThanOrEqual(1_200);
+    expect(report(ready).elapsedMs).toBeGreaterThanOrEqual(1_200);
     expect(messages(result)).toContain('drain timeout exceeded');
     expect(idle.socket.destroyed).toBe(false); // we never close connections ourselves
   });
@@ -199,7 +235,9 @@ describe('shutdown drain sequence', () => {
     const envoy = await standIn();
     const ready = readyPath();
     const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
-    const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--health-check-failure-delay', '600ms', '--min-drain-duration', '200ms', '--connections', 'listeners']));
+    const cli = run(
+      shutdownArgs(envoy.adminAddress, ready, ['--health-check-failure-delay', '600ms', '--min-drain-duration', '200ms', '--connections', 'listeners']),
+    );
     await cli.waitForLog((l) => l.msg === 'health check failed after the configured delay');
     await idle.close();
     const result = await cli.result;
@@ -217,7 +255,9 @@ describe('shutdown drain sequence', () => {
     const envoy = await standIn();
     const ready = readyPath();
     // Live counts: `total` would wait for Envoy's next stats flush (up to 5 s), past the delay.
-    const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--health-check-failure-delay', '3s', '--min-drain-duration', '200ms'])).result;
+    const result = await run(
+      shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--health-check-failure-delay', '3s', '--min-drain-duration', '200ms']),
+    ).result;
     expect(result.code).toBe(0);
     expect(envoy.calls.some((c) => c.path === '/healthcheck/fail')).toBe(false);
     expect(await envoy.state()).toBe('LIVE');
@@ -231,13 +271,13 @@ describe('shutdown drain sequence', () => {
     // Envoy recomputes the gauge at its stats flush: every 5 s with the chart's bootstrap.
     await envoy.waitForStat('server.total_connections', (value) => value === 1);
     const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--min-drain-duration', '100ms']));
-    await cli.waitForLog((l) => l.msg === 'draining' && l['connections'] === 1);
+    await cli.waitForLog((l) => l.msg === 'draining' && l.connections === 1);
     const closedAt = Date.now();
     await held.close();
     const result = await cli.result;
     expect(result.code).toBe(0);
     const finished = result.logs.find((l) => l.msg === 'drain completed');
-    expect(finished?.['connections']).toBe(0);
+    expect(finished?.connections).toBe(0);
     // The gauge may lag the close by up to one flush interval; the drain never ends before the close.
     expect(result.exitedAt).toBeGreaterThanOrEqual(closedAt);
   }, 30_000);
@@ -252,7 +292,7 @@ describe('shutdown drain sequence', () => {
     await envoy.waitForStat('server.total_connections', (value) => value === 1);
     const args = ['--check-interval', '1s', '--min-drain-duration', '100ms', '--drain-timeout', '60s', '--log-level', 'debug'];
     const cli = run(shutdownArgs(envoy.adminAddress, ready, args));
-    await cli.waitForLog((l) => l.msg === 'reading connections' && l['why'] === 'end-game', 30_000);
+    await cli.waitForLog((l) => l.msg === 'reading connections' && l.why === 'end-game', 30_000);
     expect(cli.child.exitCode).toBeNull(); // the connection still holds the drain
     const readsAtClose = statsReads(envoy);
     const closedAt = Date.now();
@@ -285,7 +325,7 @@ describe('shutdown drain sequence', () => {
     await cli.waitForLog((l) => l.msg === 'graceful drain started');
     expect(existsSync(ready)).toBe(false);
     expect((await cli.result).code).toBe(0);
-    expect(report(ready)['result']).toBe('drained');
+    expect(report(ready).result).toBe('drained');
   });
 });
 
@@ -309,7 +349,8 @@ describe('shutdown --connections listeners', () => {
     const ready = readyPath();
     const held = await idleHttpConnection(envoy.listenerPort('stats-19001'));
     cleanups.push(() => held.close());
-    const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--ignore-listener', 'stats', '--drain-timeout', '1s'])).result;
+    const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--ignore-listener', 'stats', '--drain-timeout', '1s']))
+      .result;
     expect(result.code).toBe(3);
     expect(report(ready)).toMatchObject({ result: 'timeout', connections: 1 });
   });
@@ -319,7 +360,10 @@ describe('shutdown --connections listeners', () => {
     const ready = readyPath();
     const a = await idleHttpConnection(envoy.listenerPort('stats'), '/stats/prometheus');
     const b = await idleHttpConnection(envoy.listenerPort('ready'), '/live');
-    cleanups.push(() => a.close(), () => b.close());
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
     const result = await run(shutdownArgs(envoy.adminAddress, ready), {
       ENVOY_SHUTDOWN_CONNECTIONS: 'listeners',
       ENVOY_SHUTDOWN_IGNORE_LISTENERS: 'stats,ready',
@@ -352,8 +396,8 @@ describe('shutdown when the admin API fails', () => {
     expect(report(ready)).toMatchObject({ result: 'envoy-unreachable', connections: null, exitCode: 1 });
     // Retried with backoff (0.25, 0.5, 1, 1 s) for up to 3 s: five attempts on an idle machine.
     expect(result.logs.filter((l) => l.msg === 'could not fail health check, retrying').length).toBeGreaterThanOrEqual(2);
-    expect(report(ready)['elapsedMs']).toBeLessThan(3_000 + 1_000);
-    expect(result.logs.find((l) => l.level === 'error')?.['err']).toMatch(/ECONNREFUSED/);
+    expect(report(ready).elapsedMs).toBeLessThan(3_000 + 1_000);
+    expect(result.logs.find((l) => l.level === 'error')?.err).toMatch(/ECONNREFUSED/);
   });
 
   it('exits 1 when the admin API accepts but never answers', async () => {
@@ -362,8 +406,8 @@ describe('shutdown when the admin API fails', () => {
     const ready = readyPath();
     const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--admin-timeout', '200ms', '--drain-timeout', '60s'])).result;
     expect(result.code).toBe(1);
-    expect(report(ready)['result']).toBe('envoy-unreachable');
-    expect(result.logs.find((l) => l.level === 'error')?.['err']).toMatch(/no answer within 200 ms/);
+    expect(report(ready).result).toBe('envoy-unreachable');
+    expect(result.logs.find((l) => l.level === 'error')?.err).toMatch(/no answer within 200 ms/);
   });
 
   it('retries a 5xx for 3 s, then gives up with exit 1', async () => {
@@ -373,7 +417,7 @@ describe('shutdown when the admin API fails', () => {
     const result = await run(shutdownArgs(envoy.adminAddress, ready)).result;
     expect(result.code).toBe(1);
     expect(envoy.calls.filter((c) => c.path === '/healthcheck/fail').length).toBeGreaterThanOrEqual(3);
-    expect(report(ready)['elapsedMs']).toBeGreaterThanOrEqual(2_000);
+    expect(report(ready).elapsedMs).toBeGreaterThanOrEqual(2_000);
     expect(envoy.calls.some((c) => c.path === '/drain_listeners')).toBe(false);
   });
 
@@ -389,14 +433,25 @@ describe('shutdown when the admin API fails', () => {
     const result = await run(shutdownArgs(`127.0.0.1:${(notEnvoy.address() as { port: number }).port}`, ready)).result;
     expect(result.code).toBe(1);
     expect(seen).toEqual(['POST /healthcheck/fail']);
-    expect(result.logs.find((l) => l.level === 'error')?.['err']).toMatch(/answered 404: no such page/);
+    expect(result.logs.find((l) => l.level === 'error')?.err).toMatch(/answered 404: no such page/);
   });
 
   it('waits for a slow answer within --admin-timeout, and counts a slower one as a failed read', async () => {
     const envoy = await standIn();
     const ready = readyPath();
     const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
-    const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--admin-timeout', '500ms', '--drain-timeout', '30s', '--min-drain-duration', '100ms', '--connections', 'listeners']));
+    const cli = run(
+      shutdownArgs(envoy.adminAddress, ready, [
+        '--admin-timeout',
+        '500ms',
+        '--drain-timeout',
+        '30s',
+        '--min-drain-duration',
+        '100ms',
+        '--connections',
+        'listeners',
+      ]),
+    );
     await cli.waitForLog((l) => l.msg === 'draining');
     envoy.setAdminFault({ kind: 'delay', ms: 200 });
     const slowFrom = Date.now();
@@ -520,7 +575,7 @@ describe('shutdown options, logs and signals', () => {
     expect(quiet.code).toBe(0);
     expect(quiet.stdout).toBe('');
     const text = await run(shutdownArgs(envoy.adminAddress, ready), { ENVOY_SHUTDOWN_LOG_FORMAT: 'text' }).result;
-    expect(text.stdout).toMatch(/INFO  shutdown: shutdown finished/);
+    expect(text.stdout).toMatch(/INFO {2}shutdown: shutdown finished/);
   });
 
   it('logs one JSON object per line, numbers in fields', async () => {
@@ -529,12 +584,13 @@ describe('shutdown options, logs and signals', () => {
     const result = await run(shutdownArgs(envoy.adminAddress, ready)).result;
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines.length).toBe(result.logs.length);
-    for (const line of result.logs) expect(line).toMatchObject({ level: expect.any(String), time: expect.any(String), msg: expect.any(String), component: 'shutdown' });
+    for (const line of result.logs)
+      expect(line).toMatchObject({ level: expect.any(String), time: expect.any(String), msg: expect.any(String), component: 'shutdown' });
     const progress = result.logs.filter((l) => l.msg === 'draining');
     expect(progress.length).toBeGreaterThan(0);
     for (const line of progress) {
-      expect(typeof line['connections']).toBe('number');
-      expect(typeof line['elapsedMs']).toBe('number');
+      expect(typeof line.connections).toBe('number');
+      expect(typeof line.elapsedMs).toBe('number');
     }
     expect(result.logs.at(-1)).toMatchObject({ msg: 'shutdown finished', result: 'drained', exitCode: 0, connections: 0 });
   });
@@ -544,8 +600,8 @@ describe('shutdown options, logs and signals', () => {
     const ready = readyPath();
     const result = await run([...shutdownArgs(envoy.adminAddress, ready), '--log-format', 'text']).result;
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^\S+Z INFO  shutdown: shutdown started adminAddress=127\.0\.0\.1:\d+/);
-    expect(result.stdout).toMatch(/INFO  shutdown: shutdown finished result=drained connections=0 elapsedMs=\d+ exitCode=0/);
+    expect(result.stdout).toMatch(/^\S+Z INFO {2}shutdown: shutdown started adminAddress=127\.0\.0\.1:\d+/);
+    expect(result.stdout).toMatch(/INFO {2}shutdown: shutdown finished result=drained connections=0 elapsedMs=\d+ exitCode=0/);
   });
 
   it('as a hook inside Kubernetes, copies its logs to PID 1 stdout', async () => {
@@ -555,7 +611,8 @@ describe('shutdown options, logs and signals', () => {
     cleanups.push(dir.cleanup);
     const pid1Stdout = join(dir.path, 'pid1-stdout');
     writeFileSync(pid1Stdout, '');
-    const result = await run(shutdownArgs(envoy.adminAddress, ready), { KUBERNETES_SERVICE_HOST: '10.96.0.1', ENVOY_SHUTDOWN_HOOK_LOG_PATH: pid1Stdout }).result;
+    const result = await run(shutdownArgs(envoy.adminAddress, ready), { KUBERNETES_SERVICE_HOST: '10.96.0.1', ENVOY_SHUTDOWN_HOOK_LOG_PATH: pid1Stdout })
+      .result;
     expect(result.code).toBe(0);
     expect(readFileSync(pid1Stdout, 'utf8')).toBe(result.stdout);
   });
@@ -563,7 +620,10 @@ describe('shutdown options, logs and signals', () => {
   it('falls back to stdout alone when PID 1 stdout cannot be opened', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const result = await run(shutdownArgs(envoy.adminAddress, ready), { KUBERNETES_SERVICE_HOST: '10.96.0.1', ENVOY_SHUTDOWN_HOOK_LOG_PATH: '/nonexistent/fd/1' }).result;
+    const result = await run(shutdownArgs(envoy.adminAddress, ready), {
+      KUBERNETES_SERVICE_HOST: '10.96.0.1',
+      ENVOY_SHUTDOWN_HOOK_LOG_PATH: '/nonexistent/fd/1',
+    }).result;
     expect(result.code).toBe(0);
     expect(messages(result)).toContain('shutdown finished');
   });

@@ -1,11 +1,11 @@
 // `status` and `shutdown --dry-run` against real Envoy, started from the chart's bootstrap.
 import { existsSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { idleHttpConnection } from '../support/clients.js';
 import { cleanEnv, startCli } from '../support/cli.js';
+import { idleHttpConnection } from '../support/clients.js';
+import { request } from '../support/http.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { isStatsRead } from '../support/stats-reads.js';
-import { request } from '../support/http.js';
 import { waitFor } from '../support/traffic/pod-conditions.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -35,7 +35,23 @@ describe('status', () => {
     const { envoy, ready } = await setup();
     const held = await idleHttpConnection(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
-    const status = run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--interval', '500ms', '--output', 'json']);
+    const status = run([
+      'status',
+      '--admin-address',
+      envoy.adminAddress,
+      '--ready-file',
+      ready,
+      '--connections',
+      'listeners',
+      '--ignore-listener',
+      'stats',
+      '--ignore-listener',
+      'ready',
+      '--interval',
+      '500ms',
+      '--output',
+      'json',
+    ]);
     // Two new connections during the measured interval: after status's first read was answered.
     await waitFor('the first count read', () => envoy.calls.some((c) => isStatsRead(c) && c.status === 200));
     await Promise.all([request({ port: envoy.listenerPort('ingress') }, '/'), request({ port: envoy.listenerPort('ingress') }, '/')]);
@@ -50,22 +66,34 @@ describe('status', () => {
       lastDrain: null,
     });
     expect(Object.keys(report).sort()).toEqual(['at', 'connections', 'drain', 'envoy', 'lastDrain', 'newConnections']);
-    expect((report['connections'] as { listeners: object }).listeners).not.toHaveProperty('stats');
-    expect((report['newConnections'] as { intervalMs: number }).intervalMs).toBeGreaterThanOrEqual(450);
+    expect((report.connections as { listeners: object }).listeners).not.toHaveProperty('stats');
+    expect((report.newConnections as { intervalMs: number }).intervalMs).toBeGreaterThanOrEqual(450);
     expect(envoy.calls.every((c) => c.method === 'GET')).toBe(true); // reads only
   });
 
   it('shows a drain in progress and, afterwards, how it ended', async () => {
     const { envoy, ready } = await setup();
     // A minimum drain far longer than any status run, however busy the machine: it is cut short below.
-    const drain = run(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '5m', '--drain-timeout', '10m', '--check-interval', '100ms']);
+    const drain = run([
+      'shutdown',
+      '--admin-address',
+      envoy.adminAddress,
+      '--ready-file',
+      ready,
+      '--min-drain-duration',
+      '5m',
+      '--drain-timeout',
+      '10m',
+      '--check-interval',
+      '100ms',
+    ]);
     await drain.waitForLog((l) => l.msg === 'graceful drain started');
     const during = await run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--interval', '100ms', '--output', 'json']).result;
     expect(json(during.stdout)).toMatchObject({
       envoy: { state: 'DRAINING', healthCheck: 'failing' },
       drain: { inProgress: true, startedBy: 'manual', pid: drain.child.pid, minDrainMs: 300_000, drainTimeoutMs: 600_000 },
     });
-    const drainReport = json(during.stdout)['drain'] as { minDrainLeftMs: number; timeoutLeftMs: number };
+    const drainReport = json(during.stdout).drain as { minDrainLeftMs: number; timeoutLeftMs: number };
     expect(drainReport.minDrainLeftMs).toBeGreaterThan(0);
     expect(drainReport.timeoutLeftMs).toBeGreaterThan(drainReport.minDrainLeftMs);
     drain.child.kill('SIGINT');
@@ -81,9 +109,12 @@ describe('status', () => {
 
   it('reports a drain-in-progress file whose process is gone as a drain that ended without finishing', async () => {
     const { envoy, ready } = await setup();
-    writeFileSync(`${ready}.draining`, JSON.stringify({ pid: 2 ** 22 + 1, startedAt: new Date().toISOString(), startedBy: 'hook', minDrainMs: 1, drainTimeoutMs: 2, quietPeriodMs: 0 }));
+    writeFileSync(
+      `${ready}.draining`,
+      JSON.stringify({ pid: 2 ** 22 + 1, startedAt: new Date().toISOString(), startedBy: 'hook', minDrainMs: 1, drainTimeoutMs: 2, quietPeriodMs: 0 }),
+    );
     const result = await run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--interval', '100ms', '--output', 'json']).result;
-    expect(json(result.stdout)['drain']).toEqual({ inProgress: false, abandoned: { pid: 2 ** 22 + 1, startedAt: expect.any(String), why: 'process gone' } });
+    expect(json(result.stdout).drain).toEqual({ inProgress: false, abandoned: { pid: 2 ** 22 + 1, startedAt: expect.any(String), why: 'process gone' } });
   });
 
   it('exits 1 with a clear message when the admin API is unreachable, still reporting the last drain', async () => {
@@ -130,10 +161,28 @@ describe('shutdown --dry-run', () => {
     writeFileSync(ready, 'left by an earlier drain');
     const held = await idleHttpConnection(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
-    const result = await run(['shutdown', '--dry-run', '--output', 'json', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--check-interval', '200ms'], {
-      ENVOY_SHUTDOWN_CONNECTIONS: 'listeners',
-      ENVOY_SHUTDOWN_QUIET_PERIOD: '5s',
-    }).result;
+    const result = await run(
+      [
+        'shutdown',
+        '--dry-run',
+        '--output',
+        'json',
+        '--admin-address',
+        envoy.adminAddress,
+        '--ready-file',
+        ready,
+        '--ignore-listener',
+        'stats',
+        '--ignore-listener',
+        'ready',
+        '--check-interval',
+        '200ms',
+      ],
+      {
+        ENVOY_SHUTDOWN_CONNECTIONS: 'listeners',
+        ENVOY_SHUTDOWN_QUIET_PERIOD: '5s',
+      },
+    ).result;
     expect(result.code).toBe(0);
     const report = json(result.stdout);
     expect(report).toMatchObject({
@@ -163,7 +212,8 @@ describe('shutdown --dry-run', () => {
 
   it('shows the delayed health check in the plan, as text', async () => {
     const { envoy, ready } = await setup();
-    const result = await run(['shutdown', '--dry-run', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--health-check-failure-delay', '5s']).result;
+    const result = await run(['shutdown', '--dry-run', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--health-check-failure-delay', '5s'])
+      .result;
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^dry run: nothing is sent to Envoy but reads, and no ready file is written \(the writability check leaves none behind\)$/m);
     expect(result.stdout).toMatch(/^ {2}1\. POST \/drain_listeners\?graceful&skip_exit\n {2}2\. POST \/healthcheck\/fail after 5s, unless the drain is over$/m);

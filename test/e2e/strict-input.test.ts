@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli, tempDir } from '../support/cli.js';
-import { realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import type { DrainTarget } from '../support/real-envoy/drain-target.js';
+import { realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -35,31 +35,34 @@ async function refused(args: string[], env: Record<string, string> = {}): Promis
 const SHUTDOWN = ['shutdown', '--admin-address', '$ADMIN', '--ready-file', '$READY', '--min-drain-duration', '0s'];
 
 describe('strict input', () => {
-  it.each([
-    [['--drain-timeout', ' 10s'], /" 10s" is not a duration/],
-    [['--drain-timeout', '10s\n'], /"10s\\n" is not a duration/],
-    [['--check-interval', '1s '], /"1s " is not a duration/],
-    [['--exit-at-connections', ' 1'], /" 1" is not a whole number/],
-    [['--connections', 'listeners '], /"listeners " is not a connection source/],
-    [['--admin-address', '[127.0.0.1]:19000'], /brackets are for IPv6 addresses only/],
-    [['--admin-address', 'http://127.0.0.1:19000/#top'], /give only scheme, host and port/],
-    [['--admin-address', 'http://127.0.0.1:19000#'], /give only scheme, host and port/],
-    [['--admin-address', ' 127.0.0.1:19000'], /leading or trailing white space/],
-    [['--ready-file', `/tmp/${'r'.repeat(240)}`], /file name must be at most 219 bytes/],
-    [['--ready-file', `/tmp/${'d'.repeat(256)}/ready`], /every directory name at most 255/],
-    [['--ready-file', `/${'long-directory-name/'.repeat(210)}ready`], /ready file path is too long/],
-    [['--ready-file', '/tmp/x', '--no-ready-file'], /--ready-file and --no-ready-file contradict each other/],
-    [['--no-ready-file', '--ready-file', '/tmp/x'], /--ready-file and --no-ready-file contradict each other/],
-    [['--ignore-listener', 'stats'], /--ignore-listener does nothing here: it only applies to --connections listeners or a --quiet-period/],
-    [['--output', 'json'], /--output only applies to --dry-run/],
-    [['--envoy-prestop-wait', '5s'], /--envoy-prestop-wait only applies to --require-envoy-prestop/],
-  ].map(([extra, message]) => ({ extra: extra as string[], message: message as RegExp, name: JSON.stringify(extra).replace(/(\w)\1{20,}/g, (run) => `${run[0]}×${run.length}`) })))(
-    'shutdown $name: exit 2, one line, nothing sent to Envoy',
-    async ({ extra, message }) => {
-      const { stderr } = await refused([...SHUTDOWN, ...extra]);
-      expect(stderr).toMatch(message);
-    },
-  );
+  it.each(
+    [
+      [['--drain-timeout', ' 10s'], /" 10s" is not a duration/],
+      [['--drain-timeout', '10s\n'], /"10s\\n" is not a duration/],
+      [['--check-interval', '1s '], /"1s " is not a duration/],
+      [['--exit-at-connections', ' 1'], /" 1" is not a whole number/],
+      [['--connections', 'listeners '], /"listeners " is not a connection source/],
+      [['--admin-address', '[127.0.0.1]:19000'], /brackets are for IPv6 addresses only/],
+      [['--admin-address', 'http://127.0.0.1:19000/#top'], /give only scheme, host and port/],
+      [['--admin-address', 'http://127.0.0.1:19000#'], /give only scheme, host and port/],
+      [['--admin-address', ' 127.0.0.1:19000'], /leading or trailing white space/],
+      [['--ready-file', `/tmp/${'r'.repeat(240)}`], /file name must be at most 219 bytes/],
+      [['--ready-file', `/tmp/${'d'.repeat(256)}/ready`], /every directory name at most 255/],
+      [['--ready-file', `/${'long-directory-name/'.repeat(210)}ready`], /ready file path is too long/],
+      [['--ready-file', '/tmp/x', '--no-ready-file'], /--ready-file and --no-ready-file contradict each other/],
+      [['--no-ready-file', '--ready-file', '/tmp/x'], /--ready-file and --no-ready-file contradict each other/],
+      [['--ignore-listener', 'stats'], /--ignore-listener does nothing here: it only applies to --connections listeners or a --quiet-period/],
+      [['--output', 'json'], /--output only applies to --dry-run/],
+      [['--envoy-prestop-wait', '5s'], /--envoy-prestop-wait only applies to --require-envoy-prestop/],
+    ].map(([extra, message]) => ({
+      extra: extra as string[],
+      message: message as RegExp,
+      name: JSON.stringify(extra).replace(/(\w)\1{20,}/g, (run) => `${run[0]}×${run.length}`),
+    })),
+  )('shutdown $name: exit 2, one line, nothing sent to Envoy', async ({ extra, message }) => {
+    const { stderr } = await refused([...SHUTDOWN, ...extra]);
+    expect(stderr).toMatch(message);
+  });
 
   it.each([
     ['ENVOY_SHUTDOWN_REQUIRE_ENVOY_PRESTOP', '', /"" is not a boolean/],
@@ -85,7 +88,10 @@ describe('strict input', () => {
 
   it('--ignore-listener from the environment with --connections total is one warning line, not silence', async () => {
     const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
-    const result = await started(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '0s'], cleanEnv({ ENVOY_SHUTDOWN_IGNORE_LISTENERS: 'stats' })).result;
+    const result = await started(
+      ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', '0s'],
+      cleanEnv({ ENVOY_SHUTDOWN_IGNORE_LISTENERS: 'stats' }),
+    ).result;
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('warning: ENVOY_SHUTDOWN_IGNORE_LISTENERS is ignored: it only applies to --connections listeners or a --quiet-period\n');
   });
@@ -95,10 +101,13 @@ describe('strict input', () => {
       ['a config file', (path: string) => writeFileSync(path, 'listen 80;\n')],
       ['an empty file', (path: string) => writeFileSync(path, '')],
       ['a directory', (path: string) => mkdirSync(path)],
-      ['a symlink to a ready report', (path: string) => {
-        writeFileSync(`${path}.real`, JSON.stringify({ result: 'drained', elapsedMs: 1 }));
-        symlinkSync(`${path}.real`, path);
-      }],
+      [
+        'a symlink to a ready report',
+        (path: string) => {
+          writeFileSync(`${path}.real`, JSON.stringify({ result: 'drained', elapsedMs: 1 }));
+          symlinkSync(`${path}.real`, path);
+        },
+      ],
     ])('shutdown, with %s there', async (_what, place) => {
       const dir = tempDir();
       cleanups.push(dir.cleanup);

@@ -1,7 +1,7 @@
 // Through the kubelet stand-in, on the real Envoy the chart configures: never drain a pod that is
 // not terminating, never hold one that cannot drain, native sidecars and sidecar-less mode.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ENVOY, SIDECAR, startEnvoyPod, type EnvoyPod, type EnvoyPodOptions } from '../support/envoy-pod.js';
+import { ENVOY, type EnvoyPod, type EnvoyPodOptions, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
 import { request } from '../support/http.js';
 import { startHealthyEnvoy } from '../support/real-envoy/healthy-envoy.js';
 import { startUpstream, type Upstream } from '../support/real-envoy/upstream.js';
@@ -27,7 +27,19 @@ async function start(options: Partial<EnvoyPodOptions>): Promise<EnvoyPod> {
     realEnvoy: { upstreamPort: upstream.port, values: { shutdown: { drainTimeout: 10 } } },
     terminationGracePeriodSeconds: 20,
     hookToken: TOKEN,
-    shutdownArgs: ['--require-envoy-prestop', '--envoy-prestop-wait', '1s', '--connections', 'listeners', '--min-drain-duration', '1200ms', '--drain-timeout', '10s', '--check-interval', '200ms'],
+    shutdownArgs: [
+      '--require-envoy-prestop',
+      '--envoy-prestop-wait',
+      '1s',
+      '--connections',
+      'listeners',
+      '--min-drain-duration',
+      '1200ms',
+      '--drain-timeout',
+      '10s',
+      '--check-interval',
+      '200ms',
+    ],
     managerArgs: ['--ready-timeout', '15s', '--drain-start-timeout', '3s'],
     ...options,
   });
@@ -43,7 +55,10 @@ describe('a preStop without pod termination', () => {
     const envoyPod = await start({});
     const healthy = await startHealthyEnvoy();
     cleanups.push(() => healthy.stop());
-    const traffic = await Traffic.start({ terminating: { host: '127.0.0.1', port: envoyPod.listeners['ingress'] as number }, healthy: { host: '127.0.0.1', port: healthy.port } });
+    const traffic = await Traffic.start({
+      terminating: { host: '127.0.0.1', port: envoyPod.listeners.ingress as number },
+      healthy: { host: '127.0.0.1', port: healthy.port },
+    });
     cleanups.push(() => traffic.stop());
 
     await envoyPod.pod.restartContainer(SIDECAR);
@@ -61,7 +76,12 @@ describe('a preStop without pod termination', () => {
       `container-restart ${SIDECAR}`,
     ]);
     expect(envoyPod.pod.timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 0');
-    expect(envoyPod.pod.container(SIDECAR).logs().some((l) => String(l['msg']).startsWith("no sign of Envoy's preStop hook"))).toBe(true);
+    expect(
+      envoyPod.pod
+        .container(SIDECAR)
+        .logs()
+        .some((l) => String(l.msg).startsWith("no sign of Envoy's preStop hook")),
+    ).toBe(true);
   });
 
   it('after such a restart, a real termination still drains under load with zero failed requests', async () => {
@@ -89,13 +109,16 @@ describe('no drain, no hostage', () => {
     expect(envoyHook.t).toBeGreaterThanOrEqual(timeline.find('sigterm', SIDECAR)!.t);
     expect(envoyHook.t).toBeLessThan(15_000);
     expect(timeline.find('sigkill')).toBeUndefined();
-    const released = envoyPod.pod.container(SIDECAR).logs().find((l) => l['level'] === 'error' && String(l['msg']).includes('releasing envoy undrained'));
-    expect(released?.['msg']).toMatch(/^stopped before the ready file appeared/);
+    const released = envoyPod.pod
+      .container(SIDECAR)
+      .logs()
+      .find((l) => l.level === 'error' && String(l.msg).includes('releasing envoy undrained'));
+    expect(released?.msg).toMatch(/^stopped before the ready file appeared/);
   });
 });
 
 describe('native sidecar mode', () => {
-  it('drains from Envoy\'s own hook, stops the sidecar after Envoy, and loses no request under load', async () => {
+  it("drains from Envoy's own hook, stops the sidecar after Envoy, and loses no request under load", async () => {
     const envoyPod = await start({
       mode: 'native',
       sidecarEnv: {
@@ -120,8 +143,8 @@ describe('native sidecar mode', () => {
     expect(timeline.find('sigkill')).toBeUndefined();
     expect(posts(envoyPod)).toEqual(['POST /healthcheck/fail', DRAIN]);
     const logs = envoyPod.pod.container(SIDECAR).logs();
-    expect(logs.some((l) => l['msg'] === 'drain request refused: it does not carry the hook token')).toBe(true);
-    expect(logs.find((l) => l['msg'] === 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
+    expect(logs.some((l) => l.msg === 'drain request refused: it does not carry the hook token')).toBe(true);
+    expect(logs.find((l) => l.msg === 'shutdown finished')).toMatchObject({ result: 'drained', connections: 0 });
     expect(JSON.stringify(logs)).not.toContain(TOKEN);
   });
 });
@@ -138,11 +161,18 @@ describe('sidecar-less mode', () => {
     expect(run.traffic.requests.healthy).toBeGreaterThan(0);
     const hookEnd = timeline.find('prestop-end', ENVOY)!;
     expect(hookEnd.detail).toBe('exit 0');
-    expect(timeline.find('prestop-start', ENVOY)?.detail).toMatch(/^exec ld-linux-x86-64\.so\.2 --library-path lib envoy-shutdown-manager shutdown --no-ready-file/);
+    expect(timeline.find('prestop-start', ENVOY)?.detail).toMatch(
+      /^exec ld-linux-x86-64\.so\.2 --library-path lib envoy-shutdown-manager shutdown --no-ready-file/,
+    );
     expect(timeline.find('sigterm', ENVOY)!.t).toBeGreaterThanOrEqual(hookEnd.t);
     expect(timeline.find('sigkill')).toBeUndefined();
     expect(timeline.events.filter((e) => e.container !== undefined && e.container !== ENVOY)).toEqual([]); // nothing else ran
     // The hook copied its logs to PID 1's stdout: `kubectl logs -c envoy` shows them.
-    expect(envoyPod.pod.container(ENVOY).logs().find((l) => l['msg'] === 'shutdown finished')).toMatchObject({ result: 'drained', readyFile: 'none', component: 'shutdown' });
+    expect(
+      envoyPod.pod
+        .container(ENVOY)
+        .logs()
+        .find((l) => l.msg === 'shutdown finished'),
+    ).toMatchObject({ result: 'drained', readyFile: 'none', component: 'shutdown' });
   });
 });

@@ -2,10 +2,10 @@
 // upstream: the kubelet stand-in runs both preStop hooks at once, sends each container SIGTERM
 // when its own hook returns, and SIGKILL at the grace period.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ENVOY, SIDECAR, startEnvoyPod, type EnvoyPod, type EnvoyPodOptions } from '../support/envoy-pod.js';
+import { ENVOY, type EnvoyPod, type EnvoyPodOptions, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
 import { startUpstream, type Upstream } from '../support/real-envoy/upstream.js';
-import { idleHttp1, type IdleConnection } from '../support/traffic/side-clients.js';
 import { terminateUnderLoad } from '../support/termination-run.js';
+import { type IdleConnection, idleHttp1 } from '../support/traffic/side-clients.js';
 
 let upstream: Upstream;
 beforeAll(async () => {
@@ -29,7 +29,17 @@ async function start(options: Omit<EnvoyPodOptions, 'realEnvoy'>, statsFlushInte
 }
 
 /** The chart's choice: live listener gauges without its stats and readiness listeners, a quiet period, idle connections ignored once quiet. */
-const CHART_LIKE = ['--ignore-listener', 'stats', '--ignore-listener', 'ready', '--quiet-period', '1s', '--ignore-idle-connections', '--check-interval', '200ms'];
+const CHART_LIKE = [
+  '--ignore-listener',
+  'stats',
+  '--ignore-listener',
+  'ready',
+  '--quiet-period',
+  '1s',
+  '--ignore-idle-connections',
+  '--check-interval',
+  '200ms',
+];
 
 /**
  * Envoy's stats flush interval where the termination must come before the first flush: twice the
@@ -39,17 +49,33 @@ const CHART_LIKE = ['--ignore-listener', 'stats', '--ignore-listener', 'ready', 
 const FIRST_FLUSH_MS = 10_000;
 
 function finished(pod: EnvoyPod): Record<string, unknown> | undefined {
-  return pod.pod.container(SIDECAR).logs().find((l) => l['msg'] === 'shutdown finished');
+  return pod.pod
+    .container(SIDECAR)
+    .logs()
+    .find((l) => l.msg === 'shutdown finished');
 }
 
 describe('pod termination on real Envoy', () => {
   it('without --ignore-idle-connections an idle pooled connection holds the drain to its timeout; the pod is still gone before SIGKILL', async () => {
     const { pod, listeners } = await start({
       terminationGracePeriodSeconds: 8,
-      shutdownArgs: ['--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', '--drain-timeout', '2s', '--min-drain-duration', '500ms', '--check-interval', '200ms'],
+      shutdownArgs: [
+        '--connections',
+        'listeners',
+        '--ignore-listener',
+        'stats',
+        '--ignore-listener',
+        'ready',
+        '--drain-timeout',
+        '2s',
+        '--min-drain-duration',
+        '500ms',
+        '--check-interval',
+        '200ms',
+      ],
       managerArgs: ['--ready-timeout', '5s'],
     });
-    const connection = await idleHttp1(listeners['ingress'] as number);
+    const connection = await idleHttp1(listeners.ingress as number);
     idle.push(connection);
     const timeline = await pod.terminate();
 
@@ -60,11 +86,19 @@ describe('pod termination on real Envoy', () => {
     expect(timeline.find('sigterm', ENVOY)!.t).toBeGreaterThanOrEqual(envoyHookEnd.t);
     expect(timeline.find('sigkill')).toBeUndefined();
     expect(timeline.find('pod-gone')!.t).toBeLessThan(8_000);
-    const released = pod.container(SIDECAR).logs().find((l) => l['msg'] === 'drain finished: releasing envoy');
+    const released = pod
+      .container(SIDECAR)
+      .logs()
+      .find((l) => l.msg === 'drain finished: releasing envoy');
     expect(released).toMatchObject({ result: 'timeout', connections: 1 });
     expect(connection.closed()).toBe(true); // Envoy kept it open through the drain and closed it on exit
     // The hook's own log lines reached the sidecar's log (what `kubectl logs -c shutdown-manager` shows).
-    expect(pod.container(SIDECAR).logs().some((l) => l['msg'] === 'drain timeout exceeded' && l['component'] === 'shutdown')).toBe(true);
+    expect(
+      pod
+        .container(SIDECAR)
+        .logs()
+        .some((l) => l.msg === 'drain timeout exceeded' && l.component === 'shutdown'),
+    ).toBe(true);
   });
 
   it('ends within seconds when Envoy is already dead, not at the drain timeout', async () => {
@@ -103,13 +137,16 @@ describe('zero loss under load on real Envoy', () => {
       // The idle pooled connections did not hold the drain: it ended on the count, far from its 20 s timeout.
       expect(timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 0');
       expect(finished(envoyPod)).toMatchObject({ result: 'drained', connections: 0 });
-      expect(finished(envoyPod)?.['elapsedMs']).toBeLessThan(10_000);
+      expect(finished(envoyPod)?.elapsedMs).toBeLessThan(10_000);
       expect(run.idle.map((c) => c.closed())).toEqual([true, true, true]); // they lived until Envoy exited
       // Envoy got SIGTERM only after the drain ended, and only then did it stop serving.
       // The drain's end is its 'drain completed' line: 'shutdown finished' comes after the ready file
       // is written and the drain marker removed, by which time Envoy may rightly have its SIGTERM.
-      const completed = envoyPod.pod.container(SIDECAR).logs().find((line) => line['msg'] === 'drain completed');
-      const drainEnded = Date.parse(String(completed?.['time']));
+      const completed = envoyPod.pod
+        .container(SIDECAR)
+        .logs()
+        .find((line) => line.msg === 'drain completed');
+      const drainEnded = Date.parse(String(completed?.time));
       const envoySigterm = timeline.find('sigterm', ENVOY)!;
       expect(envoySigterm.at).toBeGreaterThanOrEqual(drainEnded);
       expect(traffic.lastRequestToTerminatingAt).toBeLessThanOrEqual(envoySigterm.at);
@@ -121,11 +158,14 @@ describe('zero loss under load on real Envoy', () => {
 
   for (const connections of ['total', 'listeners'] as const) {
     it(`--connections ${connections}, terminated right after Envoy started, before its first stats flush: long requests over HTTP/1.1 and HTTP/2 are not lost`, async () => {
-      const envoyPod = await start({
-        terminationGracePeriodSeconds: 30,
-        shutdownArgs: ['--connections', connections, '--min-drain-duration', '500ms', '--drain-timeout', '20s', '--check-interval', '200ms'],
-        managerArgs: ['--ready-timeout', '25s'],
-      }, `${FIRST_FLUSH_MS / 1_000}s`);
+      const envoyPod = await start(
+        {
+          terminationGracePeriodSeconds: 30,
+          shutdownArgs: ['--connections', connections, '--min-drain-duration', '500ms', '--drain-timeout', '20s', '--check-interval', '200ms'],
+          managerArgs: ['--ready-timeout', '25s'],
+        },
+        `${FIRST_FLUSH_MS / 1_000}s`,
+      );
       const run = await terminateUnderLoad(envoyPod, {
         deprogrammingDelayMs: 300,
         steadyLoadFirst: false,

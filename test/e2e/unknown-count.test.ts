@@ -4,7 +4,7 @@
 // "Envoy exited". Only connections refused several times in a row mean Envoy is gone.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanEnv, startCli, type RunResult } from '../support/cli.js';
+import { cleanEnv, type RunResult, startCli } from '../support/cli.js';
 import type { AdminFault } from '../support/real-envoy/admin-tap.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 
@@ -30,7 +30,20 @@ const MIN_DRAIN_MS = 800;
 const DRAIN_TIMEOUT_MS = 1_200;
 
 function drainArgs(envoy: DrainTarget, ready: string, extra: string[] = []): string[] {
-  return ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--min-drain-duration', `${MIN_DRAIN_MS}ms`, '--drain-timeout', `${DRAIN_TIMEOUT_MS}ms`, '--check-interval', '100ms', ...extra];
+  return [
+    'shutdown',
+    '--admin-address',
+    envoy.adminAddress,
+    '--ready-file',
+    ready,
+    '--min-drain-duration',
+    `${MIN_DRAIN_MS}ms`,
+    '--drain-timeout',
+    `${DRAIN_TIMEOUT_MS}ms`,
+    '--check-interval',
+    '100ms',
+    ...extra,
+  ];
 }
 
 function report(path: string): Record<string, unknown> {
@@ -41,14 +54,14 @@ function report(path: string): Record<string, unknown> {
 function expectUnknownUntilTimeout(result: RunResult, ready: string, err: RegExp): void {
   expect(result.code).toBe(3);
   expect(report(ready)).toMatchObject({ result: 'timeout', connections: null, exitCode: 3 });
-  expect(report(ready)['elapsedMs']).toBeGreaterThanOrEqual(DRAIN_TIMEOUT_MS);
+  expect(report(ready).elapsedMs).toBeGreaterThanOrEqual(DRAIN_TIMEOUT_MS);
   const msgs = result.logs.map((l) => l.msg);
   expect(msgs).not.toContain('drain completed');
   expect(msgs.some((m) => m.startsWith('envoy is gone'))).toBe(false);
   expect(msgs).toContain('minimum drain period reached');
   const unknown = result.logs.filter((l) => l.msg === 'connection count unknown: still waiting (unknown is not zero)');
   expect(unknown.length).toBeGreaterThan(0);
-  for (const line of unknown) expect(line['err']).toMatch(err);
+  for (const line of unknown) expect(line.err).toMatch(err);
   expect(result.logs.find((l) => l.msg === 'drain timeout exceeded')).toMatchObject({ connections: null });
 }
 
@@ -97,7 +110,12 @@ describe('listeners mode: missing or malformed gauges are unknown, never 0', () 
   const total = 'listener.ingress.downstream_cx_total';
   const series = (stat: 'active' | 'total', value: string): string => `envoy_listener_downstream_cx_${stat}{envoy_listener_address="ingress"} ${value}\n`;
   it.each<[string, string, string, RegExp]>([
-    ['no listener gauges (a stats_matcher excludes them)', '', '', /no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/],
+    [
+      'no listener gauges (a stats_matcher excludes them)',
+      '',
+      '',
+      /no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/,
+    ],
     ['only the admin listener', text([['listener.admin.downstream_cx_active', '1']]), 'envoy_listener_admin_downstream_cx_active{} 1\n', /stats_matcher/],
     ['a counter without its gauge', text([[total, '4']]), series('total', '4'), /no listener\.ingress\.downstream_cx_active gauge/],
     ['a string', text([[active, '"0"']]), series('active', '"0"'), /is "\\"0\\"", not a whole number >= 0/],
@@ -105,7 +123,15 @@ describe('listeners mode: missing or malformed gauges are unknown, never 0', () 
     ['a float', text([[active, '0.5']]), series('active', '0.5'), /is "0\.5", not a whole number/],
     ['Infinity', text([[active, 'inf']]), series('active', '+Inf'), /not a whole number/],
     ['a negative count', text([[active, '-5']]), series('active', '-5'), /is "-5", not a whole number >= 0/],
-    ['duplicate entries', text([[active, '0'], [active, '3']]), series('active', '0') + series('active', '3'), /more than once/],
+    [
+      'duplicate entries',
+      text([
+        [active, '0'],
+        [active, '3'],
+      ]),
+      series('active', '0') + series('active', '3'),
+      /more than once/,
+    ],
   ])('%s', async (_what, textBody, prometheusBody, err) => {
     // Each format in turn, the other answering the same (or unreadable): a drain may try the other format for a cheaper read.
     for (const prometheus of [UNREADABLE_NAMES, { kind: 'answer', status: 200, body: prometheusBody } as const]) {
@@ -141,10 +167,10 @@ describe('bounded reads', () => {
     expect(result.code).toBe(1);
     expect(report(ready)).toMatchObject({ result: 'envoy-unreachable', connections: null });
     // The tool's own clock: 3 s (START_GIVE_UP_MS), plus timer lateness on a busy machine; 12.75 s before.
-    const elapsed = report(ready)['elapsedMs'] as number;
+    const elapsed = report(ready).elapsedMs as number;
     expect(elapsed).toBeGreaterThanOrEqual(2_900);
     expect(elapsed).toBeLessThan(4_500);
-    expect(result.logs.find((l) => l.level === 'error')?.['err']).toMatch(/no answer within/);
+    expect(result.logs.find((l) => l.level === 'error')?.err).toMatch(/no answer within/);
   });
 
   it('--help states the real give-up times', async () => {
@@ -171,10 +197,13 @@ describe('status reports an unusable count', () => {
   it('exits 1 and says why, never printing a number it did not read', async () => {
     const { envoy, ready } = await setup();
     envoy.setAdminFault({ kind: 'answer', status: 200, body: 'envoy_listener_downstream_cx_active{envoy_listener_address="ingress"} -5\n' }, PROMETHEUS);
-    const result = await run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--interval', '100ms']).result;
+    const result = await run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--interval', '100ms'])
+      .result;
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^envoy\s+LIVE, health check passing$/m);
-    expect(result.stdout).toMatch(/^connections\s+unknown: envoy_listener_downstream_cx_active\{envoy_listener_address="ingress"\} is "-5", not a whole number >= 0 as Envoy writes one$/m);
+    expect(result.stdout).toMatch(
+      /^connections\s+unknown: envoy_listener_downstream_cx_active\{envoy_listener_address="ingress"\} is "-5", not a whole number >= 0 as Envoy writes one$/m,
+    );
     expect(result.stdout).not.toMatch(/-5 active/);
   });
 });

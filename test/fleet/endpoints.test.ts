@@ -12,16 +12,24 @@ const { manager, managerTag, envoy, runId } = testImages();
 const context = { images: { manager, managerTag, envoy }, runId, heyBinary: inject('heyBinary') };
 
 describe('a rollout of 4 hostNetwork pods behind HAProxy following their endpoints (hostNetwork strategy)', () => {
-  it('with the hooks: no error from hey, the HTTP/1.1 and HTTP/2 clients, the long requests or HAProxy', async () => {
-    const out = await runFleetCase({ mode: 'endpoints', network: 'hostNetwork', hooks: true }, context);
-    console.log(summary(out));
-    expect(out.strategy).toEqual({ maxSurge: 0, maxUnavailable: 1 });
-    expectZeroErrors(out);
-  }, RUN_TIMEOUT_MS + 10_000);
+  it(
+    'with the hooks: no error from hey, the HTTP/1.1 and HTTP/2 clients, the long requests or HAProxy',
+    async () => {
+      const out = await runFleetCase({ mode: 'endpoints', network: 'hostNetwork', hooks: true }, context);
+      console.log(summary(out));
+      expect(out.strategy).toEqual({ maxSurge: 0, maxUnavailable: 1 });
+      expectZeroErrors(out);
+    },
+    RUN_TIMEOUT_MS + 10_000,
+  );
 
-  it('without the hooks (control): the same rollout loses requests', async () => {
-    const out = await runFleetCase({ mode: 'endpoints', network: 'hostNetwork', hooks: false }, context);
-    console.log(summary(out));
-    expectLosses(out);
-  }, RUN_TIMEOUT_MS + 10_000);
+  it(
+    'without the hooks (control): the same rollout loses requests',
+    async () => {
+      const out = await runFleetCase({ mode: 'endpoints', network: 'hostNetwork', hooks: false }, context);
+      console.log(summary(out));
+      expectLosses(out);
+    },
+    RUN_TIMEOUT_MS + 10_000,
+  );
 });

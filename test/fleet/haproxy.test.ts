@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { haproxyConfig } from './support/haproxy-config.js';
 import { parseShowStat } from './support/haproxy.js';
+import { haproxyConfig } from './support/haproxy-config.js';
 import { parseHeyReport } from './support/hey.js';
 
 const CHECK = { intervalMs: 250, timeoutMs: 1_000, rise: 2, fall: 2 };
@@ -36,7 +36,14 @@ describe('haproxyConfig with a check path', () => {
   it('checks GET <path> over HTTP/1.1 with a Host header, and haproxy accepts it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'haproxy-config-'));
     try {
-      const config = haproxyConfig({ mode: 'health-check', slots: 2, http1Port: 18080, http2Port: 18081, statsSocket: join(dir, 'admin.sock'), healthCheck: { ...CHECK, path: '/ready' } });
+      const config = haproxyConfig({
+        mode: 'health-check',
+        slots: 2,
+        http1Port: 18080,
+        http2Port: 18081,
+        statsSocket: join(dir, 'admin.sock'),
+        healthCheck: { ...CHECK, path: '/ready' },
+      });
       writeFileSync(join(dir, 'haproxy.cfg'), config);
       const check = spawnSync('haproxy', ['-c', '-f', join(dir, 'haproxy.cfg')], { encoding: 'utf8' });
       expect(check.status, check.stdout + check.stderr).toBe(0);
@@ -69,8 +76,17 @@ describe('parseShowStat', () => {
 describe('parseHeyReport', () => {
   it('counts every status and every error', () => {
     const text = [
-      'Summary:', '  Total:\t2.0 secs', '', 'Status code distribution:', '  [200]\t95 responses', '  [502]\t3 responses', '',
-      'Error distribution:', '  [2]\tGet "http://127.0.0.1:1/": EOF', '  [1]\tGet "http://127.0.0.1:1/": read: connection reset by peer', '',
+      'Summary:',
+      '  Total:\t2.0 secs',
+      '',
+      'Status code distribution:',
+      '  [200]\t95 responses',
+      '  [502]\t3 responses',
+      '',
+      'Error distribution:',
+      '  [2]\tGet "http://127.0.0.1:1/": EOF',
+      '  [1]\tGet "http://127.0.0.1:1/": read: connection reset by peer',
+      '',
     ].join('\n');
     expect(parseHeyReport(text)).toEqual({
       statuses: { '200': 95, '502': 3 },

@@ -12,16 +12,24 @@ const { manager, managerTag, envoy, runId } = testImages();
 const context = { images: { manager, managerTag, envoy }, runId, heyBinary: inject('heyBinary') };
 
 describe('a rollout of 4 pods behind HAProxy health-checking their readiness (default strategy)', () => {
-  it('with the hooks: no error from hey, the HTTP/1.1 and HTTP/2 clients, the long requests or HAProxy', async () => {
-    const out = await runFleetCase({ mode: 'health-check', network: 'pod', hooks: true }, context);
-    console.log(summary(out));
-    expect(out.strategy).toEqual({ maxSurge: 1, maxUnavailable: 0 });
-    expectZeroErrors(out);
-  }, RUN_TIMEOUT_MS + 10_000);
+  it(
+    'with the hooks: no error from hey, the HTTP/1.1 and HTTP/2 clients, the long requests or HAProxy',
+    async () => {
+      const out = await runFleetCase({ mode: 'health-check', network: 'pod', hooks: true }, context);
+      console.log(summary(out));
+      expect(out.strategy).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+      expectZeroErrors(out);
+    },
+    RUN_TIMEOUT_MS + 10_000,
+  );
 
-  it('without the hooks (control): the same rollout loses requests', async () => {
-    const out = await runFleetCase({ mode: 'health-check', network: 'pod', hooks: false }, context);
-    console.log(summary(out));
-    expectLosses(out);
-  }, RUN_TIMEOUT_MS + 10_000);
+  it(
+    'without the hooks (control): the same rollout loses requests',
+    async () => {
+      const out = await runFleetCase({ mode: 'health-check', network: 'pod', hooks: false }, context);
+      console.log(summary(out));
+      expectLosses(out);
+    },
+    RUN_TIMEOUT_MS + 10_000,
+  );
 });

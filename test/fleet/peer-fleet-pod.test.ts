@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { fleetPodSpec, newPodAfterExit, peerStrategy, scaledStrategy } from './support/peer-fleet-pod.js';
 
 describe('scaledStrategy', () => {
-  it("a Deployment: 25 % each by default, maxSurge rounded up, maxUnavailable down", () => {
+  it('a Deployment: 25 % each by default, maxSurge rounded up, maxUnavailable down', () => {
     expect(scaledStrategy('Deployment', undefined, 8)).toEqual({ maxSurge: 2, maxUnavailable: 2 });
     expect(scaledStrategy('Deployment', undefined, 3)).toEqual({ maxSurge: 1, maxUnavailable: 0 });
     expect(scaledStrategy('Deployment', { maxSurge: 0, maxUnavailable: '10%' }, 8)).toEqual({ maxSurge: 0, maxUnavailable: 1 });
@@ -38,7 +38,12 @@ describe('the peers as rendered', () => {
   it("a user's flags go after the manager's preStop command, nothing else changes", () => {
     const rendered = fleetPodSpec({ peer: 'contour', hookFlags: [] });
     const flagged = fleetPodSpec({ peer: 'contour', hookFlags: ['--check-delay=2s'] });
-    expect(flagged.containers.find((c) => c.name === 'shutdown-manager')?.lifecycle?.preStop?.exec?.command).toEqual(['/bin/contour', 'envoy', 'shutdown', '--check-delay=2s']);
+    expect(flagged.containers.find((c) => c.name === 'shutdown-manager')?.lifecycle?.preStop?.exec?.command).toEqual([
+      '/bin/contour',
+      'envoy',
+      'shutdown',
+      '--check-delay=2s',
+    ]);
     expect(flagged.containers.find((c) => c.name === 'envoy')).toEqual(rendered.containers.find((c) => c.name === 'envoy'));
     expect({ ...flagged, containers: [] }).toEqual({ ...rendered, containers: [] });
   });

@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { podTraffic } from './support/pod-traffic.js';
 import type { RolloutEvent } from './support/rollout.js';
+import { type RolloutTimeline, rolloutFloor, rolloutViolations } from './support/rollout-physics.js';
 import { CHART_STRATEGIES } from './support/rollout-plan.js';
-import { rolloutFloor, rolloutViolations, type RolloutTimeline } from './support/rollout-physics.js';
 
 const event = (t: number, pod: string, kind: RolloutEvent['kind']): RolloutEvent => ({ t, pod, kind });
 
@@ -15,10 +15,28 @@ function surge(): RolloutTimeline {
   for (let i = 0; i < 4; i += 1) {
     const start = 500 * i;
     events.push(event(start, `new-${i}`, 'created'), event(start, `new-${i}`, 'scheduled'), event(start + 450, `new-${i}`, 'ready'));
-    events.push(event(start + 495, `old-${i}`, 'deleted'), event(start + 500, `old-${i}`, 'terminating'), event(start + 2_100, `old-${i}`, 'envoy-hook-returned'), event(start + 2_200, `old-${i}`, 'exited'));
+    events.push(
+      event(start + 495, `old-${i}`, 'deleted'),
+      event(start + 500, `old-${i}`, 'terminating'),
+      event(start + 2_100, `old-${i}`, 'envoy-hook-returned'),
+      event(start + 2_200, `old-${i}`, 'exited'),
+    );
   }
-  const slots = Object.fromEntries([0, 1, 2, 3].flatMap((i) => [[`old-${i}`, i], [`new-${i}`, 4 + i]]));
-  return { replicas: 4, strategy: CHART_STRATEGIES.default, inPlace: false, minDrainMs: 1_500, durationMs: 3_800, events: events.sort((a, b) => a.t - b.t), slots };
+  const slots = Object.fromEntries(
+    [0, 1, 2, 3].flatMap((i) => [
+      [`old-${i}`, i],
+      [`new-${i}`, 4 + i],
+    ]),
+  );
+  return {
+    replicas: 4,
+    strategy: CHART_STRATEGIES.default,
+    inPlace: false,
+    minDrainMs: 1_500,
+    durationMs: 3_800,
+    events: events.sort((a, b) => a.t - b.t),
+    slots,
+  };
 }
 
 /** The same in place: each new pod placed on the ports its old pod freed, the next old pod deleted once it is ready. */
@@ -26,11 +44,29 @@ function inPlace(): RolloutTimeline {
   const events: RolloutEvent[] = [];
   for (let i = 0; i < 4; i += 1) {
     const start = 2_500 * i;
-    events.push(event(start, `old-${i}`, 'deleted'), event(start + 5, `old-${i}`, 'terminating'), event(start + 1_600, `old-${i}`, 'envoy-hook-returned'), event(start + 1_700, `old-${i}`, 'exited'));
+    events.push(
+      event(start, `old-${i}`, 'deleted'),
+      event(start + 5, `old-${i}`, 'terminating'),
+      event(start + 1_600, `old-${i}`, 'envoy-hook-returned'),
+      event(start + 1_700, `old-${i}`, 'exited'),
+    );
     events.push(event(start + 1, `new-${i}`, 'created'), event(start + 1_701, `new-${i}`, 'scheduled'), event(start + 2_400, `new-${i}`, 'ready'));
   }
-  const slots = Object.fromEntries([0, 1, 2, 3].flatMap((i) => [[`old-${i}`, i], [`new-${i}`, i]]));
-  return { replicas: 4, strategy: CHART_STRATEGIES.hostNetwork, inPlace: true, minDrainMs: 1_500, durationMs: 9_900, events: events.sort((a, b) => a.t - b.t), slots };
+  const slots = Object.fromEntries(
+    [0, 1, 2, 3].flatMap((i) => [
+      [`old-${i}`, i],
+      [`new-${i}`, i],
+    ]),
+  );
+  return {
+    replicas: 4,
+    strategy: CHART_STRATEGIES.hostNetwork,
+    inPlace: true,
+    minDrainMs: 1_500,
+    durationMs: 9_900,
+    events: events.sort((a, b) => a.t - b.t),
+    slots,
+  };
 }
 
 const without = (timeline: RolloutTimeline, drop: (e: RolloutEvent) => boolean, add: RolloutEvent[] = []): RolloutTimeline => ({

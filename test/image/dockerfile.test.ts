@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { execForm, parseCopy, parseStages, type Instruction, type Stage } from '../support/package/dockerfile.js';
+import { execForm, type Instruction, parseCopy, parseStages, type Stage } from '../support/package/dockerfile.js';
 import { inContext, parseDockerignore } from '../support/package/dockerignore.js';
 import { packagePaths } from '../support/package/paths.js';
 import { imageScripts } from './support/scripts.js';
@@ -92,28 +92,45 @@ describe('Dockerfile', () => {
   it('copies from the build context only paths a clean checkout holds and .dockerignore lets through', () => {
     const files = checkoutFiles();
     const rules = parseDockerignore(readFileSync('.dockerignore', 'utf8'));
-    const sources = stages.flatMap((stage) => all(stage, 'COPY').map(parseCopy)).filter((copy) => copy.from === undefined).flatMap((copy) => copy.sources);
+    const sources = stages
+      .flatMap((stage) => all(stage, 'COPY').map(parseCopy))
+      .filter((copy) => copy.from === undefined)
+      .flatMap((copy) => copy.sources);
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) {
       const held = files.filter((file) => file === source || file.startsWith(`${source.replace(/\/$/, '')}/`));
       expect(held, `${source} is not in a clean checkout`).not.toEqual([]);
-      expect(held.every((file) => inContext(rules, file)), `.dockerignore keeps ${source} out of the context`).toBe(true);
+      expect(
+        held.every((file) => inContext(rules, file)),
+        `.dockerignore keeps ${source} out of the context`,
+      ).toBe(true);
     }
     expect(all(build, 'ADD')).toEqual([]);
   });
 
   it('copies every script that `npm run package` runs', () => {
     const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
-    const runs = all(build, 'RUN').map((run) => run.args).join(' ');
-    const needed = [scripts['build'], scripts['package'], runs].flatMap((line) => [...(line ?? '').matchAll(/\bnode (\S+\.mjs)\b/g)].map((match) => match[1]));
-    const copied = all(build, 'COPY').map(parseCopy).flatMap((copy) => copy.sources);
+    const runs = all(build, 'RUN')
+      .map((run) => run.args)
+      .join(' ');
+    const needed = [scripts.build, scripts.package, runs].flatMap((line) => [...(line ?? '').matchAll(/\bnode (\S+\.mjs)\b/g)].map((match) => match[1]));
+    const copied = all(build, 'COPY')
+      .map(parseCopy)
+      .flatMap((copy) => copy.sources);
     expect(needed).toEqual(expect.arrayContaining(['scripts/package.mjs', 'scripts/image-rootfs.mjs']));
     for (const script of needed) expect(copied, `${script} is not copied into the build stage`).toContain(script);
   });
 
   it('keeps dependencies, build output and VCS data out of the build context', () => {
     const rules = parseDockerignore(readFileSync('.dockerignore', 'utf8'));
-    for (const path of ['node_modules/pino/package.json', 'dist/envoy-shutdown-manager', 'test/.build/x.cjs', '.git/HEAD', 'test/e2e/manager.test.ts', 'test-results.json']) {
+    for (const path of [
+      'node_modules/pino/package.json',
+      'dist/envoy-shutdown-manager',
+      'test/.build/x.cjs',
+      '.git/HEAD',
+      'test/e2e/manager.test.ts',
+      'test-results.json',
+    ]) {
       expect(inContext(rules, path), path).toBe(false);
     }
   });

@@ -3,10 +3,10 @@
 // passes with the chart's wiring, and fails when the manager looks for the admin API elsewhere.
 import type { IPod } from 'kubernetes-models/v1';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderChart, type K8sObject } from '../support/chart/helm.js';
+import { type K8sObject, renderChart } from '../support/chart/helm.js';
 import { findObjects, readPod, validateAgainstKubernetes } from '../support/chart/manifests.js';
+import { PodmanObjects, podman, testImages } from './support/podman.js';
 import { startPodmanPod } from './support/podman-pod.js';
-import { podman, PodmanObjects, testImages } from './support/podman.js';
 import { logs } from './support/wait.js';
 
 const images = testImages();

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/cli.js';
 import { arm64Sysroot, inArm64Namespace } from '../support/package/emulated.js';
 import { expectedFiles, imageFiles } from './support/image-files.js';
-import { podman, PodmanObjects, testImages } from './support/podman.js';
+import { PodmanObjects, podman, testImages } from './support/podman.js';
 import { imageScripts } from './support/scripts.js';
 
 const { manager: AMD64, managerArm64: ARM64 } = testImages();
@@ -58,7 +58,7 @@ async function config(image: string): Promise<ImageConfig> {
 }
 
 describe('the arm64 image', () => {
-  it('is linux/arm64 with the amd64 image\'s user, entrypoint, command and environment', async () => {
+  it("is linux/arm64 with the amd64 image's user, entrypoint, command and environment", async () => {
     const [arm64, amd64] = [await config(ARM64), await config(AMD64)];
     expect([arm64.Os, arm64.Architecture, amd64.Architecture]).toEqual(['linux', 'arm64', 'amd64']);
     expect(arm64.Config).toMatchObject({ User: amd64.Config.User, Entrypoint: amd64.Config.Entrypoint, Cmd: amd64.Config.Cmd, Env: amd64.Config.Env });
@@ -66,23 +66,35 @@ describe('the arm64 image', () => {
 
   it('holds the same layout as the amd64 image, with the arm64 loader and libraries where an arm64 Debian keeps them', async () => {
     const { files, listing } = await imageFiles(objects, ARM64);
-    expect(files).toEqual(expectedFiles(rootfs, 'lib/aarch64-linux-gnu', 'ld-linux-aarch64.so.1', 'lib/ld-linux-aarch64.so.1 -> aarch64-linux-gnu/ld-linux-aarch64.so.1'));
+    expect(files).toEqual(
+      expectedFiles(rootfs, 'lib/aarch64-linux-gnu', 'ld-linux-aarch64.so.1', 'lib/ld-linux-aarch64.so.1 -> aarch64-linux-gnu/ld-linux-aarch64.so.1'),
+    );
     expect(listing).toMatch(/^drwxrwxrwt .* tmp\/$/m);
     expect(readFileSync(`${mounted}/etc/passwd`, 'utf8')).toMatch(/^nonroot:x:65532:65532:/m);
   });
 
-  it('runs its executable, and answers as envoy-gateway and /bin/contour, from its own loader and libraries (emulated)', () => {
-    const version = inImage(`exec chroot "$1" ${rootfs.IMAGE_EXECUTABLE} --version`);
-    expect(version).toEqual({ status: 0, stdout: `${VERSION}\n`, stderr: '' });
-    expect(inImage('exec chroot "$1" /usr/local/bin/envoy-gateway --help').stdout).toContain("answering as Envoy Gateway's envoy-gateway");
-    expect(inImage('exec chroot "$1" /bin/contour --help').stdout).toContain("answering as Contour's contour");
-  }, EMULATED_TIMEOUT_MS);
+  it(
+    'runs its executable, and answers as envoy-gateway and /bin/contour, from its own loader and libraries (emulated)',
+    () => {
+      const version = inImage(`exec chroot "$1" ${rootfs.IMAGE_EXECUTABLE} --version`);
+      expect(version).toEqual({ status: 0, stdout: `${VERSION}\n`, stderr: '' });
+      expect(inImage('exec chroot "$1" /usr/local/bin/envoy-gateway --help').stdout).toContain("answering as Envoy Gateway's envoy-gateway");
+      expect(inImage('exec chroot "$1" /bin/contour --help').stdout).toContain("answering as Contour's contour");
+    },
+    EMULATED_TIMEOUT_MS,
+  );
 
-  it('installs itself, and the installed copy runs through the loader it copied (emulated)', () => {
-    const result = inImage(`mkdir "$0/esm" && chroot "$1" ${rootfs.IMAGE_EXECUTABLE} install /tmp/esm && exec chroot "$1" /tmp/esm/current/lib/ld-linux-aarch64.so.1 --library-path /tmp/esm/current/lib /tmp/esm/current/envoy-shutdown-manager --version`);
-    expect(result.status, result.stdout + result.stderr).toBe(0);
-    const lines = result.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^installed envoy-shutdown-manager .* the executable, ld-linux-aarch64\.so\.1 and 6 libraries/);
-    expect(lines.at(-1)).toBe(VERSION);
-  }, EMULATED_TIMEOUT_MS);
+  it(
+    'installs itself, and the installed copy runs through the loader it copied (emulated)',
+    () => {
+      const result = inImage(
+        `mkdir "$0/esm" && chroot "$1" ${rootfs.IMAGE_EXECUTABLE} install /tmp/esm && exec chroot "$1" /tmp/esm/current/lib/ld-linux-aarch64.so.1 --library-path /tmp/esm/current/lib /tmp/esm/current/envoy-shutdown-manager --version`,
+      );
+      expect(result.status, result.stdout + result.stderr).toBe(0);
+      const lines = result.stdout.trim().split('\n');
+      expect(lines[0]).toMatch(/^installed envoy-shutdown-manager .* the executable, ld-linux-aarch64\.so\.1 and 6 libraries/);
+      expect(lines.at(-1)).toBe(VERSION);
+    },
+    EMULATED_TIMEOUT_MS,
+  );
 });

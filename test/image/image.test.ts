@@ -9,9 +9,9 @@ import { PortMap } from '../support/chart/chart-pod.js';
 import { renderChart } from '../support/chart/helm.js';
 import { readPod } from '../support/chart/manifests.js';
 import { request } from '../support/http.js';
-import { startRealEnvoy, type RealEnvoy } from '../support/real-envoy/process.js';
+import { type RealEnvoy, startRealEnvoy } from '../support/real-envoy/process.js';
 import { expectedFiles, imageFiles } from './support/image-files.js';
-import { podman, podmanRun, PodmanObjects, testImages } from './support/podman.js';
+import { PodmanObjects, podman, podmanRun, testImages } from './support/podman.js';
 import { imageScripts } from './support/scripts.js';
 import { jsonLines, mainProcessIds, waitFor, waitForHttp } from './support/wait.js';
 
@@ -31,7 +31,9 @@ afterEach(async () => {
 describe('the image', () => {
   it('holds the executable (also linked as envoy-gateway and /bin/contour), its loader and libraries, passwd and group, /tmp and nothing else: no shell', async () => {
     const { files, listing } = await imageFiles(objects, IMAGE);
-    expect(files).toEqual(expectedFiles(rootfs, 'lib/x86_64-linux-gnu', 'ld-linux-x86-64.so.2', 'lib64/ld-linux-x86-64.so.2 -> ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2'));
+    expect(files).toEqual(
+      expectedFiles(rootfs, 'lib/x86_64-linux-gnu', 'ld-linux-x86-64.so.2', 'lib64/ld-linux-x86-64.so.2 -> ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2'),
+    );
     expect(listing).toMatch(/^drwxrwxrwt .* tmp\/$/m);
     const shell = await podmanRun(['run', '--rm', ...objects.labelArgs, '--network', 'host', '--entrypoint', '/bin/sh', IMAGE, '-c', 'true']);
     expect(shell.code).not.toBe(0);
@@ -40,7 +42,11 @@ describe('the image', () => {
 
   it(`is ${managerTag} and runs --version as 65532:65532, read-only, with no capabilities`, async () => {
     expect(managerTag).toBe(`localhost/envoy-shutdown-manager:${VERSION}`);
-    const config = JSON.parse(await podman(['image', 'inspect', '--format', '{{json .Config}}', IMAGE])) as { User: string; Entrypoint: string[]; Cmd: string[] };
+    const config = JSON.parse(await podman(['image', 'inspect', '--format', '{{json .Config}}', IMAGE])) as {
+      User: string;
+      Entrypoint: string[];
+      Cmd: string[];
+    };
     expect(config).toMatchObject({ User: '65532:65532', Entrypoint: [rootfs.IMAGE_EXECUTABLE], Cmd: ['shutdown-manager'] });
     const name = objects.container('version');
     const result = await podmanRun(['run', '--name', name, ...objects.labelArgs, ...RESTRICTED, IMAGE, '--version']);
@@ -49,7 +55,19 @@ describe('the image', () => {
 
   it('refuses to serve with its ready file on the read-only root filesystem (exit 2), as under readOnlyRootFilesystem', async () => {
     const name = objects.container('rofs');
-    const result = await podmanRun(['run', '--name', name, ...objects.labelArgs, ...RESTRICTED, IMAGE, 'shutdown-manager', '--host', '127.0.0.1', '--port', String((await PortMap.reserve([1])).port(1))]);
+    const result = await podmanRun([
+      'run',
+      '--name',
+      name,
+      ...objects.labelArgs,
+      ...RESTRICTED,
+      IMAGE,
+      'shutdown-manager',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String((await PortMap.reserve([1])).port(1)),
+    ]);
     expect(result.code).toBe(2);
     expect(`${result.stdout}${result.stderr}`).toContain('EROFS');
   });
@@ -60,15 +78,31 @@ describe('the image', () => {
     const volume = await objects.volume('shutdown');
     const name = objects.container('manager');
     await podman([
-      'run', '--detach', '--name', name, ...objects.labelArgs, ...RESTRICTED,
-      '--volume', `${volume}:/shutdown`,
-      '--env', 'ENVOY_SHUTDOWN_READY_FILE=/shutdown/ready',
-      '--env', `ENVOY_SHUTDOWN_ADMIN_ADDRESS=${envoy.adminAddress}`,
-      '--env', 'ENVOY_SHUTDOWN_MIN_DRAIN_DURATION=1s',
-      '--env', 'ENVOY_SHUTDOWN_CHECK_INTERVAL=100ms',
+      'run',
+      '--detach',
+      '--name',
+      name,
+      ...objects.labelArgs,
+      ...RESTRICTED,
+      '--volume',
+      `${volume}:/shutdown`,
+      '--env',
+      'ENVOY_SHUTDOWN_READY_FILE=/shutdown/ready',
+      '--env',
+      `ENVOY_SHUTDOWN_ADMIN_ADDRESS=${envoy.adminAddress}`,
+      '--env',
+      'ENVOY_SHUTDOWN_MIN_DRAIN_DURATION=1s',
+      '--env',
+      'ENVOY_SHUTDOWN_CHECK_INTERVAL=100ms',
       // kubelet sets it in every pod; the hook copies its lines to PID 1's stdout only inside a cluster.
-      '--env', 'KUBERNETES_SERVICE_HOST=127.0.0.1',
-      IMAGE, 'shutdown-manager', '--host', '127.0.0.1', '--port', String(port),
+      '--env',
+      'KUBERNETES_SERVICE_HOST=127.0.0.1',
+      IMAGE,
+      'shutdown-manager',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
     ]);
     await waitForHttp(name, port, '/healthz');
     expect(await mainProcessIds(name)).toEqual({ uid: 65532, gid: 65532, capEff: '0000000000000000' });
@@ -84,9 +118,9 @@ describe('the image', () => {
     // The hook is a separate process: its lines reach the container log through PID 1's stdout.
     const lines = await waitFor("the hook's last line in podman logs", async () => {
       const found = await jsonLines(name);
-      return found.some((line) => line['msg'] === 'shutdown finished') ? found : undefined;
+      return found.some((line) => line.msg === 'shutdown finished') ? found : undefined;
     });
-    const messages = lines.map((line) => String(line['msg']));
+    const messages = lines.map((line) => String(line.msg));
     expect(messages).toEqual(expect.arrayContaining(['shutdown manager listening', 'shutdown started', 'graceful drain started', 'shutdown finished']));
     expect(messages.indexOf('shutdown started')).toBeGreaterThan(messages.indexOf('shutdown manager listening'));
   });

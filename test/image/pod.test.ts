@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderChart } from '../support/chart/helm.js';
 import { readPod } from '../support/chart/manifests.js';
-import { DEPROGRAMMING_DELAY_MS, terminateUnderLoad, type LoadedTermination } from './support/loaded-termination.js';
+import { DEPROGRAMMING_DELAY_MS, type LoadedTermination, terminateUnderLoad } from './support/loaded-termination.js';
 import { PodmanObjects, testImages } from './support/podman.js';
 
 const images = testImages();
@@ -36,7 +36,7 @@ describe('the chart pod in podman, terminated as kubelet does under load', () =>
     for (const c of [envoy, manager]) expect(c?.sigtermMs).toBeGreaterThanOrEqual(c?.hookEndedMs ?? Infinity);
   });
 
-  it('native sidecar: Envoy\'s hook runs the drain in the manager, and the manager is stopped only after Envoy exited; no request lost', async () => {
+  it("native sidecar: Envoy's hook runs the drain in the manager, and the manager is stopped only after Envoy exited; no request lost", async () => {
     const { termination, traffic, requestsBeforeTermination } = await run(true, true);
     const { envoy, 'shutdown-manager': manager } = termination.containers;
     expect(traffic.failures).toEqual([]);
@@ -49,7 +49,7 @@ describe('the chart pod in podman, terminated as kubelet does under load', () =>
 
   it('without the preStop hooks (negative control) loses requests', async () => {
     const { termination, traffic } = await run(false);
-    expect(termination.containers['envoy']).toMatchObject({ hook: 'none', exitCode: 0 });
+    expect(termination.containers.envoy).toMatchObject({ hook: 'none', exitCode: 0 });
     expect(traffic.failures.length).toBeGreaterThan(0);
     // Both protocols' connections were cut: the load really was HTTP/1.1 and HTTP/2 through Envoy.
     expect(new Set(traffic.failures.map((failure) => failure.protocol))).toEqual(new Set(['http1', 'http2']));

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { renderChart } from '../support/chart/helm.js';
 import { readSidecarlessPod } from '../support/chart/manifests.js';
 import { DEPROGRAMMING_DELAY_MS, terminateUnderLoad } from './support/loaded-termination.js';
-import { jsonLines } from './support/wait.js';
 import { PodmanObjects, testImages } from './support/podman.js';
+import { jsonLines } from './support/wait.js';
 
 const images = testImages();
 const objects = new PodmanObjects();
@@ -24,14 +24,19 @@ describe('sidecar-less pod in podman', () => {
     const rendered = readSidecarlessPod(await renderChart({ values, kubeVersion }));
     expect(rendered.install?.image ?? (rendered.executableVolume as { image?: { reference?: string } }).image?.reference).toBe(MANAGER_IMAGE);
     expect(rendered.hookCommand[0]).toMatch(new RegExp(`^${rendered.executableMount.mountPath}/`));
-    const { termination, traffic, requestsBeforeTermination } = await terminateUnderLoad(rendered, objects, { [MANAGER_IMAGE]: images.manager, [rendered.envoy.image ?? '']: images.envoy }, { hooks: true });
+    const { termination, traffic, requestsBeforeTermination } = await terminateUnderLoad(
+      rendered,
+      objects,
+      { [MANAGER_IMAGE]: images.manager, [rendered.envoy.image ?? '']: images.envoy },
+      { hooks: true },
+    );
     expect(traffic.failures).toEqual([]);
     expect(traffic.requests.terminating).toBeGreaterThan(requestsBeforeTermination); // it kept serving while terminating
-    const envoy = termination.containers['envoy'];
+    const envoy = termination.containers.envoy;
     expect(envoy).toMatchObject({ hook: 'exec exit 0', exitCode: 0 });
     expect(envoy?.hookEndedMs).toBeGreaterThan(DEPROGRAMMING_DELAY_MS);
     // The hook ran in Envoy's container: its lines are in Envoy's container log, between Envoy's own.
-    const messages = (await jsonLines(envoy?.id ?? '')).map((line) => line['msg']);
+    const messages = (await jsonLines(envoy?.id ?? '')).map((line) => line.msg);
     expect(messages).toEqual(expect.arrayContaining(['shutdown started', 'graceful drain started', 'shutdown finished']));
   });
 });

@@ -2,17 +2,18 @@
 // real Envoy ends, exactly one Event on the pod with the documented reason, type and count,
 // created with a service-account token bound to the chart's own Role; and with a token the Role
 // is not bound to, a drain exactly like one without Events, one log line, no second attempt.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { randomUUID } from 'node:crypto';
-import { createServer, connect } from 'node:net';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { NAMESPACE, renderChart, type K8sObject } from '../support/chart/helm.js';
-import { tempDir, type LogLine } from '../support/cli.js';
+import { type K8sObject, NAMESPACE, renderChart } from '../support/chart/helm.js';
+import { type LogLine, tempDir } from '../support/cli.js';
+import { ENVOY, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
 import { type ApiServer, startApiServer } from '../support/kube/api-server.js';
 import { createNamespace, createServiceAccount } from '../support/kube/resources.js';
 import { type DrainOutcome, startObservedDrain } from '../support/observed-drain.js';
-import { ENVOY, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
 import { startUpstream } from '../support/real-envoy/upstream.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -133,13 +134,32 @@ describe('Events on a real API server', () => {
   it("names why an evicted pod was terminated: the DisruptionTarget reason the Eviction API set, read with the chart Role's get on pods", async () => {
     const name = 'edge-gw-evicted';
     // Bound to a node no kubelet runs: once evicted it stays terminating, as a pod does while it drains.
-    const restricted = { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
-    const { object: created } = await api.admin.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NAMESPACE }, spec: { nodeName: 'node-1', containers: [{ name: 'envoy', image: 'envoy', securityContext: restricted }] } });
-    await api.admin.call('POST', `/api/v1/namespaces/${NAMESPACE}/pods/${name}/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: NAMESPACE } });
+    const restricted = {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    };
+    const { object: created } = await api.admin.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NAMESPACE },
+      spec: { nodeName: 'node-1', containers: [{ name: 'envoy', image: 'envoy', securityContext: restricted }] },
+    });
+    await api.admin.call('POST', `/api/v1/namespaces/${NAMESPACE}/pods/${name}/eviction`, {
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name, namespace: NAMESPACE },
+    });
     const pod = { name, uid: (created.metadata as { uid?: string }).uid ?? '' };
     const observed = await startObservedDrain(defer, { args: ['--events'], env: await podEnv(CHART_ACCOUNT, pod) });
     await observed.drain('drained');
-    expect(await observed.manager.waitForLog((line) => line.msg === 'drain event created')).toMatchObject({ reason: 'EnvoyDrained', disruption: 'EvictionByEvictionAPI', status: 201 });
+    expect(await observed.manager.waitForLog((line) => line.msg === 'drain event created')).toMatchObject({
+      reason: 'EnvoyDrained',
+      disruption: 'EvictionByEvictionAPI',
+      status: 201,
+    });
     const events = await eventsOn(pod.uid);
     expect(events).toHaveLength(1);
     expect(events[0]?.message).toMatch(/^drained in [\d.]+ s, 0 connections left, .*; pod terminated for EvictionByEvictionAPI$/);
@@ -155,16 +175,24 @@ describe('Events on a real API server', () => {
       hookToken: 'kube-events-native-hook-token',
       terminationGracePeriodSeconds: 20,
       managerArgs: ['--events'],
-      sidecarEnv: { ...(await podEnv(CHART_ACCOUNT, pod)), ENVOY_SHUTDOWN_CONNECTIONS: 'listeners', ENVOY_SHUTDOWN_MIN_DRAIN_DURATION: '300ms', ENVOY_SHUTDOWN_CHECK_INTERVAL: '100ms' },
+      sidecarEnv: {
+        ...(await podEnv(CHART_ACCOUNT, pod)),
+        ENVOY_SHUTDOWN_CONNECTIONS: 'listeners',
+        ENVOY_SHUTDOWN_MIN_DRAIN_DURATION: '300ms',
+        ENVOY_SHUTDOWN_CHECK_INTERVAL: '100ms',
+      },
     });
     defer(() => envoyPod.destroy());
     const timeline = await envoyPod.pod.terminate();
     expect(timeline.find('prestop-end', ENVOY)?.detail).toBe('HTTP 200');
     const logs = envoyPod.pod.container(SIDECAR).logs();
-    expect(logs.find((line) => line['msg'] === 'drain event created')).toMatchObject({ reason: 'EnvoyDrained', status: 201 });
+    expect(logs.find((line) => line.msg === 'drain event created')).toMatchObject({ reason: 'EnvoyDrained', status: 201 });
     // Seen once under load without the sidecar's last line: the timeline, its last lines and stderr say how it ended.
     const why = `${timeline.format()}\n${JSON.stringify(logs.slice(-4))}\n${envoyPod.pod.container(SIDECAR).stderr}`;
-    expect(logs.findIndex((line) => line['msg'] === 'drain event created'), why).toBeLessThan(logs.findIndex((line) => line['msg'] === 'shutdown manager stopped'));
+    expect(
+      logs.findIndex((line) => line.msg === 'drain event created'),
+      why,
+    ).toBeLessThan(logs.findIndex((line) => line.msg === 'shutdown manager stopped'));
     expect(await eventsOn(pod.uid)).toMatchObject([{ type: 'Normal', reason: 'EnvoyDrained', count: 1, involvedObject: { name: pod.name, uid: pod.uid } }]);
   });
 
@@ -172,24 +200,27 @@ describe('Events on a real API server', () => {
     const pod = { name: 'edge-gw-forbidden', uid: randomUUID() };
     const relay = await countingRelay();
     const plain = await startObservedDrain(defer);
-    const forbidden = await startObservedDrain(defer, { args: ['--events'], env: { ...(await podEnv(UNBOUND_ACCOUNT, pod)), KUBERNETES_SERVICE_PORT: String(relay.port) } });
+    const forbidden = await startObservedDrain(defer, {
+      args: ['--events'],
+      env: { ...(await podEnv(UNBOUND_ACCOUNT, pod)), KUBERNETES_SERVICE_PORT: String(relay.port) },
+    });
     const without = await plain.drain('drained');
     const refused = await forbidden.drain('drained');
     // The same drain, the same answer to Envoy, the same exit code.
     expect(refused.hook.code).toBe(without.hook.code);
     expect(refused.prestop.status).toBe(without.prestop.status);
     expect(JSON.parse(refused.prestop.body)).toMatchObject({ result: 'drained', exitCode: 0 });
-    expect(refused.released).toMatchObject({ result: without.released['result'], connections: without.released['connections'] });
+    expect(refused.released).toMatchObject({ result: without.released.result, connections: without.released.connections });
     const failed = await forbidden.manager.waitForLog((line) => line.msg.startsWith('could not create the drain event'));
     expect(failed).toMatchObject({ level: 'warn', component: 'events', status: 403, reason: 'EnvoyDrained' });
-    expect(String(failed['why'])).toMatch(/^Forbidden/);
+    expect(String(failed.why)).toMatch(/^Forbidden/);
     // Envoy was released first: its release line comes before the failure's.
     expect(index(forbidden.manager.logs, 'drain finished: releasing envoy')).toBeLessThan(forbidden.manager.logs.indexOf(failed));
     // A second drain on the same manager: nothing attempted, nothing logged about events.
     await forbidden.drain('drained');
     const stopped = await forbidden.stop();
     expect(stopped.code).toBe(0);
-    expect(stopped.logs.filter((line) => line['component'] === 'events')).toHaveLength(1);
+    expect(stopped.logs.filter((line) => line.component === 'events')).toHaveLength(1);
     // One read of the pod (its reason to terminate), one Event refused; nothing for the second drain.
     expect(relay.connections()).toBe(2);
     expect(await eventsOn(pod.uid)).toEqual([]);

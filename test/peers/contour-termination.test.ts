@@ -17,14 +17,18 @@ const objects = new PodmanObjects();
 afterEach(() => objects.removeAll());
 
 describe("Contour's pod with the drop-in, terminated under load", () => {
-  it.each(CONTOUR_CASES)('$fixture: 0 lost, streams hold the drain, it ends early with only idle connections left', async (c) => {
-    const outcome = await expectProtocolCase(objects, images, c);
-    // Contour's Envoy drains gradually, but a failed health check makes its listeners close every
-    // keep-alive connection on its next answer: the busy client was told to leave, and the drain
-    // ended only after that (it counts that client's requests).
-    const told = outcome.toldToLeaveAfterMs[c.busyClient ?? ''];
-    expect(told).toBeDefined();
-    expect(outcome.zero + (told as number)).toBeLessThan(outcome.finishedAt);
-    console.info(`contour/${c.fixture}: ${JSON.stringify(outcome)}`);
-  }, PROTOCOL_CASE_TIMEOUT_MS);
+  it.each(CONTOUR_CASES)(
+    '$fixture: 0 lost, streams hold the drain, it ends early with only idle connections left',
+    async (c) => {
+      const outcome = await expectProtocolCase(objects, images, c);
+      // Contour's Envoy drains gradually, but a failed health check makes its listeners close every
+      // keep-alive connection on its next answer: the busy client was told to leave, and the drain
+      // ended only after that (it counts that client's requests).
+      const told = outcome.toldToLeaveAfterMs[c.busyClient ?? ''];
+      expect(told).toBeDefined();
+      expect(outcome.zero + (told as number)).toBeLessThan(outcome.finishedAt);
+      console.info(`contour/${c.fixture}: ${JSON.stringify(outcome)}`);
+    },
+    PROTOCOL_CASE_TIMEOUT_MS,
+  );
 });

@@ -13,5 +13,7 @@ const objects = new PodmanObjects();
 afterEach(() => objects.removeAll());
 
 describe("Envoy Gateway's pod with the drop-in, terminated under load", () => {
-  it.each(PEER_CASES.filter((c) => c.peer === 'envoy-gateway'))('$fixture: 0 lost, the drain ends early with only idle connections left', (c) => expectZeroLossAndEarlyEnd(objects, images, c));
+  it.each(PEER_CASES.filter((c) => c.peer === 'envoy-gateway'))('$fixture: 0 lost, the drain ends early with only idle connections left', (c) =>
+    expectZeroLossAndEarlyEnd(objects, images, c),
+  );
 });

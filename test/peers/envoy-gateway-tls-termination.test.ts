@@ -13,7 +13,11 @@ const objects = new PodmanObjects();
 afterEach(() => objects.removeAll());
 
 describe("Envoy Gateway's pod with the drop-in, terminated under its listeners' own protocols", () => {
-  it.each(EG_TLS_CASES)('$fixture: 0 lost, streams hold the drain, it ends early with only idle connections left', async (c) => {
-    await expectProtocolCase(objects, images, c);
-  }, PROTOCOL_CASE_TIMEOUT_MS);
+  it.each(EG_TLS_CASES)(
+    '$fixture: 0 lost, streams hold the drain, it ends early with only idle connections left',
+    async (c) => {
+      await expectProtocolCase(objects, images, c);
+    },
+    PROTOCOL_CASE_TIMEOUT_MS,
+  );
 });

@@ -7,11 +7,11 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureEnvoyBinary } from '../support/real-envoy/binary.js';
 import { testCertificate } from '../support/peer-fixtures/certificate.js';
-import { peerFixtures, type PeerFixture } from '../support/peer-fixtures/fixtures.js';
+import { type PeerFixture, peerFixtures } from '../support/peer-fixtures/fixtures.js';
 import { listenerSummaries } from '../support/peer-fixtures/listeners.js';
 import type { TestEnvironment } from '../support/peer-fixtures/static-bootstrap.js';
+import { ensureEnvoyBinary } from '../support/real-envoy/binary.js';
 
 const fixtures = peerFixtures();
 let envoy = '';
@@ -31,7 +31,11 @@ function validate(fixture: PeerFixture): { status: number | null; output: string
   // A file, not a pipe: the peers' access logs open /dev/stdout, which a socket pair cannot be.
   const log = join(dir, `${fixture.peer}-${fixture.name}.log`);
   const stdout = openSync(log, 'w');
-  const result = spawnSync(envoy, ['--mode', 'validate', '--config-path', config, '--disable-hot-restart', '--log-level', 'warning'], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', stdout, 'pipe'] });
+  const result = spawnSync(envoy, ['--mode', 'validate', '--config-path', config, '--disable-hot-restart', '--log-level', 'warning'], {
+    encoding: 'utf8',
+    timeout: 20_000,
+    stdio: ['ignore', stdout, 'pipe'],
+  });
   closeSync(stdout);
   return { status: result.status, output: `${readFileSync(log, 'utf8')}${result.stderr}` };
 }
@@ -66,15 +70,27 @@ describe("the peers' generated Envoy configuration, in real Envoy", () => {
       const listeners = listenerSummaries(fixture.bootstrap(env));
       // The stats listener comes with the bootstrap, which `egctl` renders for IPv4 whatever the
       // EnvoyProxy says; the readiness listener comes over xDS and follows its ipFamily.
-      expect(listeners, fixture.name).toContainEqual({ name: 'envoy-gateway-proxy-stats-0.0.0.0-19001', statName: '0.0.0.0_19001', chains: [{ kind: 'http', statPrefix: 'eg-stats-http' }] });
+      expect(listeners, fixture.name).toContainEqual({
+        name: 'envoy-gateway-proxy-stats-0.0.0.0-19001',
+        statName: '0.0.0.0_19001',
+        chains: [{ kind: 'http', statPrefix: 'eg-stats-http' }],
+      });
       const ipv6 = fixture.name === 'dual-stack';
-      expect(listeners, fixture.name).toContainEqual({ name: `envoy-gateway-proxy-ready-${ipv6 ? '::' : '0.0.0.0'}-19003`, statName: ipv6 ? '[__]_19003' : '0.0.0.0_19003', chains: [{ kind: 'http', statPrefix: 'eg-ready-http' }] });
+      expect(listeners, fixture.name).toContainEqual({
+        name: `envoy-gateway-proxy-ready-${ipv6 ? '::' : '0.0.0.0'}-19003`,
+        statName: ipv6 ? '[__]_19003' : '0.0.0.0_19003',
+        chains: [{ kind: 'http', statPrefix: 'eg-ready-http' }],
+      });
     }
   });
 
   it("Contour's stats and health listener is stats-health on 8002, its connection manager's prefix stats", () => {
     for (const fixture of fixtures.filter((f) => f.peer === 'contour' && f.name !== 'bootstrap')) {
-      expect(listenerSummaries(fixture.bootstrap(env)), fixture.name).toContainEqual({ name: 'stats-health', statName: '0.0.0.0_8002', chains: [{ kind: 'http', statPrefix: 'stats' }] });
+      expect(listenerSummaries(fixture.bootstrap(env)), fixture.name).toContainEqual({
+        name: 'stats-health',
+        statName: '0.0.0.0_8002',
+        chains: [{ kind: 'http', statPrefix: 'stats' }],
+      });
     }
   });
 });

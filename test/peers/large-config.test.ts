@@ -7,9 +7,9 @@ import { request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
-import { FIRST_EXTRA_PORT, hostname, largeBootstrap, onLoopback, type LargeConfigSize } from '../support/large-config/expand.js';
+import { FIRST_EXTRA_PORT, hostname, type LargeConfigSize, largeBootstrap, onLoopback } from '../support/large-config/expand.js';
 import { testCertificate } from '../support/peer-fixtures/certificate.js';
-import { get, startRealEnvoy, type RealEnvoy } from '../support/real-envoy/process.js';
+import { get, type RealEnvoy, startRealEnvoy } from '../support/real-envoy/process.js';
 
 let backend: Server;
 let backendPort = 0;
@@ -31,9 +31,12 @@ async function startLarge(size: LargeConfigSize): Promise<RealEnvoy> {
 /** One HTTPS GET with this server name; the status, or the error when the handshake is refused. */
 function httpsGet(port: number, serverName: string): Promise<number> {
   return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', servername: serverName, headers: { host: serverName }, rejectUnauthorized: false, agent: false, timeout: 5_000 }, (res) => {
-      res.resume().on('end', () => done(res.statusCode ?? 0));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path: '/', servername: serverName, headers: { host: serverName }, rejectUnauthorized: false, agent: false, timeout: 5_000 },
+      (res) => {
+        res.resume().on('end', () => done(res.statusCode ?? 0));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('no answer in 5 s')));
     req.on('error', fail);
     req.end();
@@ -44,7 +47,10 @@ function httpsGet(port: number, serverName: string): Promise<number> {
 async function perListenerHttpNames(envoy: RealEnvoy): Promise<string[]> {
   const { status, body } = await get(envoy.adminAddress, `/stats?filter=${encodeURIComponent(String.raw`^listener\..*\.http\..*\.downstream_rq_completed$`)}`);
   expect(status).toBe(200);
-  return body.split('\n').filter((line) => line !== '').map((line) => line.split(':')[0] ?? '');
+  return body
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.split(':')[0] ?? '');
 }
 
 describe("Envoy Gateway's HTTPS listener at a large gateway's size, in real Envoy", () => {

@@ -5,12 +5,18 @@ import { expect } from 'vitest';
 import type { PodmanObjects } from '../image/support/podman.js';
 import { testCertificate } from '../support/peer-fixtures/certificate.js';
 import { drainEnd } from '../support/peer-pod/drain-end.js';
-import { peerBootstrap, peerPodSpec, type PeerCase } from '../support/peer-pod/peer-cases.js';
+import { type PeerCase, peerBootstrap, peerPodSpec } from '../support/peer-pod/peer-cases.js';
 import { terminatePeerUnderLoad } from '../support/peer-pod/peer-termination.js';
 
 /** No request lost; both hooks succeeded; the drain ended on its count within its bound (drain-end.ts), idle connections still open. */
 export async function expectZeroLossAndEarlyEnd(objects: PodmanObjects, images: { manager: string; envoy: string }, c: PeerCase): Promise<void> {
-  const run = await terminatePeerUnderLoad(objects, { ...c, spec: peerPodSpec(c.peer), bootstrap: peerBootstrap(c), images, envoyMounts: [dirname(testCertificate().certFile)] });
+  const run = await terminatePeerUnderLoad(objects, {
+    ...c,
+    spec: peerPodSpec(c.peer),
+    bootstrap: peerBootstrap(c),
+    images,
+    envoyMounts: [dirname(testCertificate().certFile)],
+  });
   const { envoy, 'shutdown-manager': manager } = run.termination.containers;
   const story = run.managerLog;
   expect(run.traffic.failures).toEqual([]);

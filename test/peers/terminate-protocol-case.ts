@@ -30,7 +30,13 @@ export interface ProtocolOutcome {
 
 /** No request, call or byte lost; both hooks succeeded; held streams held the drain; it ended on its count within its bound, idle connections still open. */
 export async function expectProtocolCase(objects: PodmanObjects, images: { manager: string; envoy: string }, c: ProtocolCase): Promise<ProtocolOutcome> {
-  const run = await terminatePeer(objects, { ...c, spec: peerPodSpec(c.peer), bootstrap: peerBootstrap(c), images, envoyMounts: [dirname(testCertificate().certFile)] });
+  const run = await terminatePeer(objects, {
+    ...c,
+    spec: peerPodSpec(c.peer),
+    bootstrap: peerBootstrap(c),
+    images,
+    envoyMounts: [dirname(testCertificate().certFile)],
+  });
   const { envoy, 'shutdown-manager': manager } = run.termination.containers;
   const story = `${run.managerLog}\n${JSON.stringify(run.sides)}`;
   if (run.traffic !== undefined) {
@@ -51,7 +57,8 @@ export async function expectProtocolCase(objects: PodmanObjects, images: { manag
   const finishedAt = Date.parse(/finishedAt[=":]+([0-9TZ:.-]+)/.exec(run.managerLog)?.[1] ?? '');
   // A TCP proxy, TLS passthrough or gRPC stream open across the deletion holds the drain until
   // its client began to end it (both times are this machine's clock).
-  for (const side of run.sides.filter((s) => s.heldUntil !== undefined)) expect(finishedAt, `${side.name}\n${story}`).toBeGreaterThanOrEqual(side.heldUntil as number);
+  for (const side of run.sides.filter((s) => s.heldUntil !== undefined))
+    expect(finishedAt, `${side.name}\n${story}`).toBeGreaterThanOrEqual(side.heldUntil as number);
   // Once those ended, only idle connections (pooled, the scraper's) were left: they must not hold it.
   expect(run.idleReleasedByTest, story).toBe(false);
   expect(end.elapsedMs, story).toBeLessThanOrEqual(end.boundMs);

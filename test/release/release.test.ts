@@ -5,13 +5,13 @@
 // linux/arm64 that skopeo copies whole and podman loads; the chart carries the index digest and
 // the appVersion; each platform's SBOM names the executable and the Debian packages in the image.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { tempDir } from '../support/cli.js';
 import { podman } from '../image/support/podman.js';
+import { tempDir } from '../support/cli.js';
 
 interface Release {
   files: string[];
@@ -35,7 +35,8 @@ const script = (await import(pathToFileURL(resolve('scripts/release.mjs')).href)
 if (typeof script.release !== 'function') throw new Error('scripts/release.mjs no longer exports release');
 const release = script.release;
 const sbomScript = (await import(pathToFileURL(resolve('scripts/sbom.mjs')).href)) as Partial<SbomScript>;
-if (typeof sbomScript.sbomName !== 'function' || typeof sbomScript.SYFT_VERSION !== 'string') throw new Error('scripts/sbom.mjs no longer exports sbomName and SYFT_VERSION');
+if (typeof sbomScript.sbomName !== 'function' || typeof sbomScript.SYFT_VERSION !== 'string')
+  throw new Error('scripts/sbom.mjs no longer exports sbomName and SYFT_VERSION');
 const { sbomName, SYFT_VERSION } = sbomScript as SbomScript;
 const SBOMS = ARCHES.map((arch) => sbomName(VERSION, arch));
 /** What a release is made from: everything else (dist/, the podman build contexts) is made anew. */
@@ -70,12 +71,17 @@ function independentRelease(epoch: number): Release {
   const env = { ...process.env, SOURCE_DATE_EPOCH: String(epoch) };
   const run = (args: string[]): string => {
     const result = spawnSync(process.execPath, args, { cwd: copy, env, encoding: 'utf8', timeout: 500_000, maxBuffer: 16 * 1024 * 1024 });
-    if (result.status !== 0) throw new Error(`node ${args.join(' ')} in ${copy} failed (exit ${result.status ?? result.signal}): ${result.stderr}${result.stdout}`.slice(-3_000));
+    if (result.status !== 0)
+      throw new Error(`node ${args.join(' ')} in ${copy} failed (exit ${result.status ?? result.signal}): ${result.stderr}${result.stdout}`.slice(-3_000));
     return result.stdout;
   };
   run(['scripts/build.mjs']);
   run(['scripts/package.mjs', '--arch=all']);
-  const out = run(['--input-type=module', '-e', `const { release } = await import('./scripts/release.mjs'); console.log(JSON.stringify(await release({ log: () => undefined })));`]);
+  const out = run([
+    '--input-type=module',
+    '-e',
+    `const { release } = await import('./scripts/release.mjs'); console.log(JSON.stringify(await release({ log: () => undefined })));`,
+  ]);
   return JSON.parse(out.trim().split('\n').at(-1) ?? '') as Release;
 }
 
@@ -93,7 +99,11 @@ interface Component {
   version?: string;
   purl?: string;
 }
-function sbom(arch: (typeof ARCHES)[number]): { serialNumber: string; metadata: { timestamp: string; tools: { components: Component[] }; component: Component }; components: Component[] } {
+function sbom(arch: (typeof ARCHES)[number]): {
+  serialNumber: string;
+  metadata: { timestamp: string; tools: { components: Component[] }; component: Component };
+  components: Component[];
+} {
   return JSON.parse(readFileSync(join(first, sbomName(VERSION, arch)), 'utf8')) as ReturnType<typeof sbom>;
 }
 
@@ -107,7 +117,15 @@ function recordedPackages(arch: (typeof ARCHES)[number]): Record<string, string>
     const rootfs = join(dir.path, 'rootfs');
     mkdirSync(rootfs);
     for (const layer of manifest.layers) {
-      execFileSync('tar', ['-xf', join(image, layer.digest.replace(/^sha256:/, '')), '-C', rootfs, '--wildcards', '--no-wildcards-match-slash', 'var/lib/dpkg/status.d/*']);
+      execFileSync('tar', [
+        '-xf',
+        join(image, layer.digest.replace(/^sha256:/, '')),
+        '-C',
+        rootfs,
+        '--wildcards',
+        '--no-wildcards-match-slash',
+        'var/lib/dpkg/status.d/*',
+      ]);
     }
     const status = join(rootfs, 'var/lib/dpkg/status.d');
     const packages: Record<string, string> = {};
@@ -130,7 +148,12 @@ describe('npm run release', () => {
     expect(b.platforms).toEqual(a.platforms);
     expect(Object.keys(a.platforms).sort()).toEqual([...ARCHES]);
     const check = spawnSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: first, encoding: 'utf8' });
-    expect(check.stdout).toBe([ARCHIVE, ...SBOMS, CHART].sort().map((name) => `${name}: OK\n`).join(''));
+    expect(check.stdout).toBe(
+      [ARCHIVE, ...SBOMS, CHART]
+        .sort()
+        .map((name) => `${name}: OK\n`)
+        .join(''),
+    );
   });
 
   it.each(ARCHES)('describes the linux/%s image in a CycloneDX SBOM by syft: the executable and the Debian packages with their versions', (arch) => {
@@ -138,14 +161,21 @@ describe('npm run release', () => {
     expect(bom.metadata.tools.components).toContainEqual(expect.objectContaining({ name: 'syft', version: SYFT_VERSION.replace(/^v/, '') }));
     expect(bom.metadata.component).toMatchObject({ type: 'container', name: 'envoy-shutdown-manager', version: VERSION });
     // The executable, from its ELF package note.
-    expect(bom.components).toContainEqual(expect.objectContaining({ name: 'envoy-shutdown-manager', version: VERSION, purl: `pkg:generic/envoy-shutdown-manager@${VERSION}` }));
+    expect(bom.components).toContainEqual(
+      expect.objectContaining({ name: 'envoy-shutdown-manager', version: VERSION, purl: `pkg:generic/envoy-shutdown-manager@${VERSION}` }),
+    );
     const packages = recordedPackages(arch);
     expect(Object.keys(packages).sort()).toEqual(['libc6', 'libgcc-s1', 'libstdc++6']);
     for (const [name, version] of Object.entries(packages)) {
       const found = bom.components.filter((component) => component.name === name);
-      expect(found.map(({ type, version: v }) => ({ type, version: v })), name).toEqual([{ type: 'library', version }]);
+      expect(
+        found.map(({ type, version: v }) => ({ type, version: v })),
+        name,
+      ).toEqual([{ type: 'library', version }]);
       // A Debian purl with the release (the image's os-release), as scanners match it against Debian's security tracker.
-      expect(found[0]?.purl).toMatch(new RegExp(`^pkg:deb/debian/${escape(encodeURIComponent(name))}@${escape(encodeURIComponent(version))}\\?arch=${arch}&distro=debian-12(&|$)`));
+      expect(found[0]?.purl).toMatch(
+        new RegExp(`^pkg:deb/debian/${escape(encodeURIComponent(name))}@${escape(encodeURIComponent(version))}\\?arch=${arch}&distro=debian-12(&|$)`),
+      );
     }
   });
 
@@ -162,7 +192,9 @@ describe('npm run release', () => {
       execFileSync('skopeo', ['copy', '--all', '--quiet', `oci-archive:${join(first, ARCHIVE)}`, `oci:${out.path}:copy`], { encoding: 'utf8' });
       const top = JSON.parse(readFileSync(join(out.path, 'index.json'), 'utf8')) as { manifests: Array<{ digest: string; mediaType: string }> };
       expect(top.manifests.map((entry) => [entry.mediaType, entry.digest])).toEqual([['application/vnd.oci.image.index.v1+json', a.digest]]);
-      const index = JSON.parse(readFileSync(join(out.path, 'blobs', ...a.digest.split(':')), 'utf8')) as { manifests: Array<{ platform: { os: string; architecture: string } }> };
+      const index = JSON.parse(readFileSync(join(out.path, 'blobs', ...a.digest.split(':')), 'utf8')) as {
+        manifests: Array<{ platform: { os: string; architecture: string } }>;
+      };
       expect(index.manifests.map((entry) => `${entry.platform.os}/${entry.platform.architecture}`).sort()).toEqual(['linux/amd64', 'linux/arm64']);
     } finally {
       out.cleanup();

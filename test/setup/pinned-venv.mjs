@@ -35,7 +35,10 @@ export function ensurePinnedVenv(spec, log = (line) => process.stderr.write(`${l
   try {
     if (spec.pythonVersion !== undefined) {
       const want = spec.pythonVersion;
-      run(fail, system, ['-c', `import sys; v = "%d.%d" % sys.version_info[:2]; sys.exit(0 if v == "${want}" else "needs CPython ${want} (the pinned wheels are built for it), found " + v)`]);
+      run(fail, system, [
+        '-c',
+        `import sys; v = "%d.%d" % sys.version_info[:2]; sys.exit(0 if v == "${want}" else "needs CPython ${want} (the pinned wheels are built for it), found " + v)`,
+      ]);
     }
     const requirements = join(spec.dir, 'requirements.in');
     writeFileSync(requirements, spec.requirements);
@@ -59,7 +62,10 @@ export function ensurePinnedVenv(spec, log = (line) => process.stderr.write(`${l
 function run(fail, file, args) {
   const result = spawnSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
   if (result.status !== 0) {
-    const lines = `${result.error?.message ?? ''}\n${result.stderr ?? ''}`.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    const lines = `${result.error?.message ?? ''}\n${result.stderr ?? ''}`
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '');
     throw fail(`${[file, ...args.slice(0, 3)].join(' ')} failed: ${lines.slice(-3).join(' | ') || `exit ${result.status}`}`);
   }
   return result.stdout;

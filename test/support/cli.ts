@@ -1,6 +1,6 @@
 // Runs the built executable the way users and kubelet do: a child process with its own
 // environment. Log lines come back parsed, so tests assert on fields rather than strings.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -35,7 +35,7 @@ export interface RunningCli {
 
 /** A minimal environment: nothing from the test runner's shell leaks into the command. */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...extra };
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...extra };
 }
 
 export function startCli(

@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { type PodEnvoy, startChartPodEnvoy } from './chart/pod-envoy.js';
 import { BIN } from './cli.js';
 import type { PreStopHook } from './kubelet/hooks.js';
-import { Pod, type ContainerSpec, type PodSpec } from './kubelet/pod.js';
+import { type ContainerSpec, Pod, type PodSpec } from './kubelet/pod.js';
 
 export interface EnvoyPodOptions {
   /** The real Envoy, configured by the chart, proxying `ingress` to an upstream. */
@@ -59,7 +59,7 @@ const INSTALL_DIR = 'esm';
 export const ENVOY = 'envoy';
 export const SIDECAR = 'shutdown-manager';
 
-const managerReady = (line: Record<string, unknown>): boolean => line['msg'] === 'shutdown manager listening';
+const managerReady = (line: Record<string, unknown>): boolean => line.msg === 'shutdown manager listening';
 
 export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod> {
   const sharedVolume = mkdtempSync(join(tmpdir(), 'emptydir-')); // the emptyDir both containers mount
@@ -70,7 +70,12 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
   try {
     const values = native ? { ...options.realEnvoy.values, admin: { unixSocket: { enabled: true } } } : options.realEnvoy.values;
     const flush = options.realEnvoy.statsFlushInterval === undefined ? {} : { statsFlushInterval: options.realEnvoy.statsFlushInterval };
-    envoy = await startChartPodEnvoy({ upstreamPort: options.realEnvoy.upstreamPort, podDir: sharedVolume, ...(values === undefined ? {} : { values }), ...flush });
+    envoy = await startChartPodEnvoy({
+      upstreamPort: options.realEnvoy.upstreamPort,
+      podDir: sharedVolume,
+      ...(values === undefined ? {} : { values }),
+      ...flush,
+    });
   } catch (error) {
     rmSync(sharedVolume, { recursive: true, force: true });
     throw error;
@@ -78,7 +83,7 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
   if (options.mode === 'sidecarless') return launch(sidecarlessSpec(options, envoy, sharedVolume), sharedVolume, '', envoy);
 
   const tokenHeader = options.hookToken === undefined ? [] : [{ name: 'X-Envoy-Shutdown-Token', value: options.hookToken }];
-  const managerPort = (p: Pod): number => p.container(SIDECAR).lines.find(managerReady)?.['port'] as number;
+  const managerPort = (p: Pod): number => p.container(SIDECAR).lines.find(managerReady)?.port as number;
   const sidecar: ContainerSpec = {
     name: SIDECAR,
     command: [BIN, 'shutdown-manager', '--port', '0', '--ready-file', readyFile, ...(native ? ['--drain-endpoint'] : []), ...(options.managerArgs ?? [])],
@@ -88,7 +93,23 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
       ...options.sidecarEnv,
     },
     ready: (c) => c.waitForLine(managerReady),
-    ...(native ? {} : { preStop: { exec: { command: options.sidecarHook ?? [BIN, 'shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, ...(options.shutdownArgs ?? [])] } } }),
+    ...(native
+      ? {}
+      : {
+          preStop: {
+            exec: {
+              command: options.sidecarHook ?? [
+                BIN,
+                'shutdown',
+                '--admin-address',
+                envoy.adminAddress,
+                '--ready-file',
+                readyFile,
+                ...(options.shutdownArgs ?? []),
+              ],
+            },
+          },
+        }),
   };
   const envoyContainer: ContainerSpec = {
     name: ENVOY,
@@ -96,11 +117,17 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
     ready: () => envoy.ready(),
     ...(options.withoutManager === true
       ? {}
-      : { preStop: (p: Pod): PreStopHook => ({ httpGet: { port: managerPort(p), path: native ? '/shutdown/drain' : '/shutdown/ready', httpHeaders: tokenHeader } }) }),
+      : {
+          preStop: (p: Pod): PreStopHook => ({
+            httpGet: { port: managerPort(p), path: native ? '/shutdown/drain' : '/shutdown/ready', httpHeaders: tokenHeader },
+          }),
+        }),
   };
   const spec: PodSpec = {
     terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
-    ...(native ? { initContainers: [sidecar], containers: [envoyContainer] } : { containers: [envoyContainer, ...(options.withoutManager === true ? [] : [sidecar])] }),
+    ...(native
+      ? { initContainers: [sidecar], containers: [envoyContainer] }
+      : { containers: [envoyContainer, ...(options.withoutManager === true ? [] : [sidecar])] }),
   };
   return launch(spec, sharedVolume, readyFile, envoy);
 }
@@ -123,7 +150,7 @@ async function launch(spec: PodSpec, sharedVolume: string, readyFile: string, en
     pod,
     adminAddress: envoy.adminAddress,
     listeners: envoy.listeners,
-    managerPort: hasSidecar ? (pod.container(SIDECAR).lines.find(managerReady)?.['port'] as number) : undefined,
+    managerPort: hasSidecar ? (pod.container(SIDECAR).lines.find(managerReady)?.port as number) : undefined,
     readyFile,
     adminCalls: () => envoy.adminCalls(),
     async destroy() {

@@ -3,9 +3,9 @@
 // file, as in the pod. Tests read what the manager tells about it: /metrics, its log, its Events.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanEnv, startCli, tempDir, type LogLine, type RunResult, type RunningCli } from './cli.js';
+import { cleanEnv, type LogLine, type RunningCli, type RunResult, startCli, tempDir } from './cli.js';
 import { idleHttpConnection } from './clients.js';
-import { request, type HttpAnswer } from './http.js';
+import { type HttpAnswer, request } from './http.js';
 import { type DrainTarget, startDrainTarget } from './real-envoy/drain-target.js';
 
 /**
@@ -34,19 +34,25 @@ export interface ObservedDrain {
 /** Fast drains: about half a second when nothing holds them. */
 const FAST = ['--min-drain-duration', '300ms', '--drain-timeout', '1500ms', '--check-interval', '100ms', '--admin-timeout', '300ms'];
 
-export async function startObservedDrain(defer: (cleanup: () => unknown) => void, manager: { args?: readonly string[]; env?: Record<string, string> } = {}): Promise<ObservedDrain> {
+export async function startObservedDrain(
+  defer: (cleanup: () => unknown) => void,
+  manager: { args?: readonly string[]; env?: Record<string, string> } = {},
+): Promise<ObservedDrain> {
   const envoy = await startDrainTarget();
   defer(() => envoy.close());
   const dir = tempDir();
   defer(dir.cleanup);
   const readyFile = join(dir.path, 'ready');
-  const cli = startCli(['shutdown-manager', '--port', '0', '--ready-file', readyFile, '--ready-timeout', '10s', ...(manager.args ?? [])], cleanEnv(manager.env));
+  const cli = startCli(
+    ['shutdown-manager', '--port', '0', '--ready-file', readyFile, '--ready-timeout', '10s', ...(manager.args ?? [])],
+    cleanEnv(manager.env),
+  );
   defer(() => {
     cli.child.kill('SIGKILL');
     return cli.result.catch(() => undefined);
   });
   const listening = await cli.waitForLog((line) => line.msg === 'shutdown manager listening');
-  const managerPort = listening['port'] as number;
+  const managerPort = listening.port as number;
   let drains = 0;
   return {
     envoy,
@@ -64,9 +70,23 @@ export async function startObservedDrain(defer: (cleanup: () => unknown) => void
       const idle = outcome === 'timeout' || outcome === 'slow-drained' ? await idleHttpConnection(envoy.listenerPort('ingress')) : undefined;
       if (outcome === 'unknown-count') envoy.setAdminFault({ kind: 'status', status: 503 }, '/stats/prometheus');
       if (outcome === 'unreachable') await envoy.kill();
-      const running = startCli(['shutdown', '--admin-address', envoy.adminAddress, '--ready-file', readyFile, '--connections', 'listeners', '--ignore-listener', 'stats', '--ignore-listener', 'ready', ...FAST, ...(outcome === 'slow-drained' ? SLOW_DRAIN_TIMEOUT : [])]);
+      const running = startCli([
+        'shutdown',
+        '--admin-address',
+        envoy.adminAddress,
+        '--ready-file',
+        readyFile,
+        '--connections',
+        'listeners',
+        '--ignore-listener',
+        'stats',
+        '--ignore-listener',
+        'ready',
+        ...FAST,
+        ...(outcome === 'slow-drained' ? SLOW_DRAIN_TIMEOUT : []),
+      ]);
       if (outcome === 'slow-drained') {
-        await running.waitForLog((l) => l.msg === 'draining' && Number(l['elapsedMs']) >= SLOW_DRAIN_MS, 30_000);
+        await running.waitForLog((l) => l.msg === 'draining' && Number(l.elapsedMs) >= SLOW_DRAIN_MS, 30_000);
         await idle?.close();
       }
       const hook = await running.result;

@@ -20,7 +20,7 @@ function ephemeralLow(): number {
 
 const sliceSize = Math.floor((ephemeralLow() - LOWEST) / SLICES);
 // vitest numbers its workers from 1; anything else (the bench, the demo) takes a slice by pid.
-const slice = (Number(process.env['VITEST_POOL_ID'] ?? Number.NaN) || process.pid) % SLICES;
+const slice = (Number(process.env.VITEST_POOL_ID ?? Number.NaN) || process.pid) % SLICES;
 const sliceStart = LOWEST + slice * sliceSize;
 let next = Math.floor(Math.random() * sliceSize);
 
@@ -42,7 +42,11 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /** Listens on a port the kernel picks on 127.0.0.1, for servers whose port is read back, never told up front; resolves to it. */
-export function listenOnLoopback(server: { listen(options: { host: string; port: number }, done: () => void): unknown; once(event: 'error', listener: (error: Error) => void): unknown; address(): unknown }): Promise<number> {
+export function listenOnLoopback(server: {
+  listen(options: { host: string; port: number }, done: () => void): unknown;
+  once(event: 'error', listener: (error: Error) => void): unknown;
+  address(): unknown;
+}): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host: '127.0.0.1', port: 0 }, () => resolve((server.address() as { port: number }).port));

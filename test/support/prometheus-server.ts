@@ -36,12 +36,27 @@ export async function startPrometheus(targets: readonly ScrapeTarget[], rulesYam
   const config = {
     global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
     rule_files: [join(dir.path, 'rules.yaml')],
-    scrape_configs: [{ job_name: 'envoy-shutdown-manager', metrics_path: '/metrics', static_configs: targets.map((t) => ({ targets: [`127.0.0.1:${t.port}`], labels: t.labels })) }],
+    scrape_configs: [
+      {
+        job_name: 'envoy-shutdown-manager',
+        metrics_path: '/metrics',
+        static_configs: targets.map((t) => ({ targets: [`127.0.0.1:${t.port}`], labels: t.labels })),
+      },
+    ],
   };
   writeFileSync(join(dir.path, 'prometheus.yml'), stringify(config));
   const port = await freePort();
   const binary = await prometheusBinary();
-  const child = spawn(binary, [`--config.file=${join(dir.path, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir.path, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    binary,
+    [
+      `--config.file=${join(dir.path, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir.path, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -57,14 +72,23 @@ export async function startPrometheus(targets: readonly ScrapeTarget[], rulesYam
     dir.cleanup();
   };
   try {
-    await pollUntil('prometheus ready', async () => (await fetch(`http://127.0.0.1:${port}/-/ready`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, everyMs: 50, lastSeen: () => stderr });
+    await pollUntil('prometheus ready', async () => (await fetch(`http://127.0.0.1:${port}/-/ready`).catch(() => undefined))?.status === 200, {
+      timeoutMs: 30_000,
+      everyMs: 50,
+      lastSeen: () => stderr,
+    });
   } catch (error) {
     await stop();
     throw error;
   }
   return {
-    query: async (promql) => ((await api(`/api/v1/query?query=${encodeURIComponent(promql)}`)) as { result: Array<{ metric: Record<string, string>; value: [number, string] }> }).result,
-    firing: async () => ((await api('/api/v1/alerts')) as { alerts: Array<{ state: string; labels: Record<string, string> }> }).alerts.filter((a) => a.state === 'firing').map((a) => a.labels),
+    query: async (promql) =>
+      ((await api(`/api/v1/query?query=${encodeURIComponent(promql)}`)) as { result: Array<{ metric: Record<string, string>; value: [number, string] }> })
+        .result,
+    firing: async () =>
+      ((await api('/api/v1/alerts')) as { alerts: Array<{ state: string; labels: Record<string, string> }> }).alerts
+        .filter((a) => a.state === 'firing')
+        .map((a) => a.labels),
     labelValues: async (label, match) => (await api(`/api/v1/label/${encodeURIComponent(label)}/values?match[]=${encodeURIComponent(match)}`)) as string[],
     stop,
   };

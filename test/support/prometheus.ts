@@ -43,7 +43,8 @@ export async function prometheusPython(): Promise<string> {
 
 export async function parsePrometheusText(text: string): Promise<ParsedFamily[]> {
   const run = spawnSync(await prometheusPython(), ['-c', PARSE], { input: text, encoding: 'utf8', timeout: 30_000 });
-  if (run.status !== 0) throw new Error(`prometheus_client rejected the exposition: ${(run.stderr || run.error?.message || '').trim().split('\n').slice(-1)[0] ?? ''}`);
+  if (run.status !== 0)
+    throw new Error(`prometheus_client rejected the exposition: ${(run.stderr || run.error?.message || '').trim().split('\n').slice(-1)[0] ?? ''}`);
   return JSON.parse(run.stdout) as ParsedFamily[];
 }
 

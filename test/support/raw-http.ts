@@ -19,7 +19,10 @@ export function rawRequest(port: number, request: string, timeoutMs = 5_000): Pr
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let text = '';
-    const timer = setTimeout(() => socket.destroy(new Error(`no complete answer from port ${port} within ${timeoutMs} ms: ${JSON.stringify(text.slice(0, 200))}`)), timeoutMs);
+    const timer = setTimeout(
+      () => socket.destroy(new Error(`no complete answer from port ${port} within ${timeoutMs} ms: ${JSON.stringify(text.slice(0, 200))}`)),
+      timeoutMs,
+    );
     socket.setEncoding('latin1');
     socket.once('connect', () => socket.write(request, 'latin1'));
     socket.on('data', (chunk: string) => {

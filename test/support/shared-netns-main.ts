@@ -43,10 +43,19 @@ async function run(input: SharedNetnsInput): Promise<SharedNetnsOutput> {
     for (const { name, port, request } of input.requests) {
       // A process that exits ends every wait: nothing is answered on a guess.
       const gone = (): string | undefined => started.filter((p) => p.exit !== undefined).map((p) => `${p.name} ${p.exit ?? ''}`)[0];
-      answers[name] = await pollFor<string>(`an answer to ${name} on port ${port}`, async () => gone() ?? (await rawRequest(port, request).then((a: RawAnswer) => a.statusLine, () => undefined)), {
-        timeoutMs: input.timeoutMs,
-        lastSeen: () => started.map((p) => `${p.name}: ${p.exit ?? 'running'} ${p.log.slice(-300)}`).join('; '),
-      });
+      answers[name] = await pollFor<string>(
+        `an answer to ${name} on port ${port}`,
+        async () =>
+          gone() ??
+          (await rawRequest(port, request).then(
+            (a: RawAnswer) => a.statusLine,
+            () => undefined,
+          )),
+        {
+          timeoutMs: input.timeoutMs,
+          lastSeen: () => started.map((p) => `${p.name}: ${p.exit ?? 'running'} ${p.log.slice(-300)}`).join('; '),
+        },
+      );
     }
     return { answers, processes: Object.fromEntries(started.map((p) => [p.name, { state: p.exit ?? 'running', log: p.log }])) };
   } finally {

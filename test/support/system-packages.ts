@@ -16,7 +16,12 @@ async function debianScript(): Promise<DebianScript> {
   // A computed specifier: TypeScript cannot type a .mjs without declarations, so the shape is checked here.
   const script = (await import(pathToFileURL(resolve('test/setup/debian.mjs')).href)) as Partial<DebianScript>;
   const { ensureTestPackages, ensureArm64Sysroot, ensureEtcd, ensurePrometheus } = script;
-  if (typeof ensureTestPackages !== 'function' || typeof ensureArm64Sysroot !== 'function' || typeof ensureEtcd !== 'function' || typeof ensurePrometheus !== 'function') {
+  if (
+    typeof ensureTestPackages !== 'function' ||
+    typeof ensureArm64Sysroot !== 'function' ||
+    typeof ensureEtcd !== 'function' ||
+    typeof ensurePrometheus !== 'function'
+  ) {
     throw new Error('test/setup/debian.mjs no longer exports ensureTestPackages, ensureArm64Sysroot, ensureEtcd and ensurePrometheus');
   }
   return { ensureTestPackages, ensureArm64Sysroot, ensureEtcd, ensurePrometheus };

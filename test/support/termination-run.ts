@@ -7,8 +7,8 @@ import type { Timeline } from './kubelet/timeline.js';
 import { startHealthyEnvoy } from './real-envoy/healthy-envoy.js';
 import { get } from './real-envoy/process.js';
 import type { Upstream } from './real-envoy/upstream.js';
-import { idleHttp1, idleHttp2, longRequest, type IdleConnection, type SideResult } from './traffic/side-clients.js';
 import { waitFor } from './traffic/pod-conditions.js';
+import { type IdleConnection, idleHttp1, idleHttp2, longRequest, type SideResult } from './traffic/side-clients.js';
 import { Traffic, type TrafficOptions, type TrafficStats } from './traffic/traffic.js';
 
 /** Requests the pod serves before its termination starts: the load is running, not starting. */
@@ -62,7 +62,7 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
   const traffic = await Traffic.start({ terminating: { host: '127.0.0.1', port }, healthy: { host: '127.0.0.1', port: healthy.port }, ...options.traffic });
   try {
     if (options.idleClients === true) {
-      const stats = pod.listeners['stats'];
+      const stats = pod.listeners.stats;
       idle.push(await idleHttp1(port), await idleHttp2(port));
       if (stats !== undefined) idle.push(await idleHttp1(stats, '/stats/prometheus'));
     }
@@ -79,7 +79,9 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
     const requestsBeforeTermination = traffic.stats.requests.terminating;
     const samples: ConnectionSample[] = [];
     const terminating = pod.pod.terminate(); // the timeline starts here
-    const sampling = options.sampleEveryMs ? sampleConnections(pod.adminAddress, listener, options.sampleEveryMs, pod.pod.timeline.startedAt, samples) : undefined;
+    const sampling = options.sampleEveryMs
+      ? sampleConnections(pod.adminAddress, listener, options.sampleEveryMs, pod.pod.timeline.startedAt, samples)
+      : undefined;
     traffic.terminationStarted(options.deprogrammingDelayMs);
     const timeline = await terminating;
     sampling?.stop();

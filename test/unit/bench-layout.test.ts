@@ -24,7 +24,10 @@ function importedScenarios(run: string): Map<string, string> {
 /** The names listed in bench/run.ts's SCENARIOS array. */
 function registered(run: string): string[] {
   const list = /const SCENARIOS[^=]*=\s*\[([^\]]*)\]/.exec(run)?.[1] ?? '';
-  return list.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  return list
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
 }
 
 /** Every relative import of `file` that leaves bench/ for test/, as the path under the repository. */
@@ -44,9 +47,13 @@ describe('bench/', () => {
     expect(registered(RUN).sort()).toEqual([...imported.values()].sort());
   });
 
-  it("takes from test/ only what its support folders share", () => {
+  it('takes from test/ only what its support folders share', () => {
     const shared = (path: string): boolean => path.startsWith('test/support/') || /^test\/[^/]+\/support\//.test(path);
-    const reaching = tsFiles(BENCH).flatMap((file) => testImports(file).filter((path) => !shared(path)).map((path) => `${relative(process.cwd(), file)} imports ${path}`));
+    const reaching = tsFiles(BENCH).flatMap((file) =>
+      testImports(file)
+        .filter((path) => !shared(path))
+        .map((path) => `${relative(process.cwd(), file)} imports ${path}`),
+    );
     expect(reaching).toEqual([]);
   });
 

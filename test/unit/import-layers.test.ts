@@ -68,7 +68,8 @@ function upwardImports(imports: readonly Import[]): string[] {
     const [source, target] = [folderOf(from), folderOf(to)];
     if (source === target) return [];
     const [high, low] = [LAYERS[source], LAYERS[target]];
-    if (high === undefined || low === undefined) return [`${relative(SRC, from)}:${line}: ${high === undefined ? source : target}/ is in no layer: add it to LAYERS`];
+    if (high === undefined || low === undefined)
+      return [`${relative(SRC, from)}:${line}: ${high === undefined ? source : target}/ is in no layer: add it to LAYERS`];
     return low < high ? [] : [`${relative(SRC, from)}:${line}: ${source}/ (layer ${high}) imports ${relative(SRC, to)} (${target}/, layer ${low})`];
   });
 }
@@ -100,7 +101,10 @@ function folderCycle(imports: readonly Import[]): string[] | undefined {
 
 describe('import layers of src/', () => {
   it('finds the imports, multi-line and dynamic ones included', () => {
-    const found = relativeImports('/x/src/cli/a.ts', "import {\n  b,\n} from '../drain/b.js';\nexport * from './c.js';\nconst d = await import('../envoy/d.js');\nimport './e.js';\n");
+    const found = relativeImports(
+      '/x/src/cli/a.ts',
+      "import {\n  b,\n} from '../drain/b.js';\nexport * from './c.js';\nconst d = await import('../envoy/d.js');\nimport './e.js';\n",
+    );
     expect(found.map(({ to, line }) => [relative('/x/src', to), line])).toEqual([
       ['drain/b.ts', 3],
       ['cli/c.ts', 4],

@@ -7,11 +7,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { largeBootstrap, type LargeConfigSize } from '../../support/large-config/expand.js';
+import { type LargeConfigSize, largeBootstrap } from '../../support/large-config/expand.js';
 import { testCertificate } from '../../support/peer-fixtures/certificate.js';
-import { peerFixture, type PeerName } from '../../support/peer-fixtures/fixtures.js';
+import { type PeerName, peerFixture } from '../../support/peer-fixtures/fixtures.js';
 import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT } from '../../support/peer-fixtures/pod-bootstraps.js';
-import { arrayField, eachObject, field, isObject, objectField, setField, stringField, type JsonObject } from '../../support/peer-fixtures/proto-json.js';
+import { arrayField, eachObject, field, isObject, type JsonObject, objectField, setField, stringField } from '../../support/peer-fixtures/proto-json.js';
 import { ensureEnvoyBinary } from '../../support/real-envoy/binary.js';
 import { runSandboxed } from '../../support/sandbox.js';
 import type { PodObservation, PodScenario } from './pod.js';
@@ -31,12 +31,33 @@ const DRAIN_TIMEOUT = '30s';
 export const HOOKS = {
   ours: {
     peer: 'envoy-gateway',
-    hook: [resolve('dist/envoy-shutdown-manager'), 'shutdown', '--admin-address', '127.0.0.1:19000', '--ready-file', '/tmp/ready', '--connections', 'listeners', '--ignore-idle-connections',
-      '--min-drain-duration', '1s', '--quiet-period', '500ms', '--drain-timeout', DRAIN_TIMEOUT, '--ignore-listener', '0.0.0.0_19001'],
+    hook: [
+      resolve('dist/envoy-shutdown-manager'),
+      'shutdown',
+      '--admin-address',
+      '127.0.0.1:19000',
+      '--ready-file',
+      '/tmp/ready',
+      '--connections',
+      'listeners',
+      '--ignore-idle-connections',
+      '--min-drain-duration',
+      '1s',
+      '--quiet-period',
+      '500ms',
+      '--drain-timeout',
+      DRAIN_TIMEOUT,
+      '--ignore-listener',
+      '0.0.0.0_19001',
+    ],
     readyFile: '/tmp/ready',
   },
   // As Envoy Gateway renders the preStop hook for an EnvoyProxy with these two durations.
-  'envoy-gateway': { peer: 'envoy-gateway', hook: ['envoy-gateway', 'envoy', 'shutdown', `--drain-timeout=${DRAIN_TIMEOUT}`, '--min-drain-duration=1s'], readyFile: '/tmp/shutdown-ready' },
+  'envoy-gateway': {
+    peer: 'envoy-gateway',
+    hook: ['envoy-gateway', 'envoy', 'shutdown', `--drain-timeout=${DRAIN_TIMEOUT}`, '--min-drain-duration=1s'],
+    readyFile: '/tmp/shutdown-ready',
+  },
   // As Contour renders it: its defaults (no minimum beyond the check delay, 0; no timeout; text logs).
   contour: { peer: 'contour', hook: ['/bin/contour', 'envoy', 'shutdown'], readyFile: '/admin/ok' },
 } as const satisfies Record<string, { peer: PeerName; hook: readonly string[]; readyFile: string }>;
@@ -58,13 +79,16 @@ function podBootstrap(peer: PeerName, size: LargeConfigSize, dir: string): JsonO
   const bootstrap = largeBootstrap(peer, size, env);
   const listeners = arrayField(objectField(bootstrap, 'static_resources') ?? {}, 'listeners');
   if (peer === 'envoy-gateway') {
-    const http = arrayField(objectField(peerFixture(peer, 'http').bootstrap(env), 'static_resources') ?? {}, 'listeners').filter(isObject).find((l) => stringField(l, 'name') === 'default/eg/http');
+    const http = arrayField(objectField(peerFixture(peer, 'http').bootstrap(env), 'static_resources') ?? {}, 'listeners')
+      .filter(isObject)
+      .find((l) => stringField(l, 'name') === 'default/eg/http');
     if (http === undefined) throw new Error('envoy-gateway/http: no listener default/eg/http');
     listeners.push(http);
   }
   const admin = objectField(bootstrap, 'admin') ?? {};
   const tapped = JSON.stringify(field(admin, 'address'));
-  const real: JsonObject = peer === 'envoy-gateway' ? { socket_address: { address: '127.0.0.1', port_value: EG_REAL_ADMIN_PORT } } : { pipe: { path: CONTOUR_REAL_ADMIN_SOCKET } };
+  const real: JsonObject =
+    peer === 'envoy-gateway' ? { socket_address: { address: '127.0.0.1', port_value: EG_REAL_ADMIN_PORT } } : { pipe: { path: CONTOUR_REAL_ADMIN_SOCKET } };
   setField(bootstrap, 'admin', { ...admin, address: real });
   // The stats listener serves the admin API's /stats/prometheus through a cluster at the admin
   // address, where the pod's tap now listens: pointed at the real admin API, the scraper's requests
@@ -122,7 +146,7 @@ export function logged(stdout: string, msg: string): Record<string, unknown> | u
   for (const line of stdout.split('\n')) {
     if (line.startsWith('{')) {
       const entry = JSON.parse(line) as Record<string, unknown>;
-      if (entry['msg'] === msg) return entry;
+      if (entry.msg === msg) return entry;
       continue;
     }
     const at = line.indexOf(` ${msg}`);
@@ -139,4 +163,3 @@ export function logged(stdout: string, msg: string): Record<string, unknown> | u
   }
   return undefined;
 }
-

@@ -6,12 +6,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startAdminTap } from '../../support/real-envoy/admin-tap.js';
-import { replayCost, type ReadCost } from '../../support/real-envoy/read-cost.js';
-import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT, contourBootstrap, egBootstrap } from '../../support/peer-fixtures/pod-bootstraps.js';
+import { CONTOUR_REAL_ADMIN_SOCKET, contourBootstrap, EG_REAL_ADMIN_PORT, egBootstrap } from '../../support/peer-fixtures/pod-bootstraps.js';
 import { bounded, idleConnection, portOpen, until } from '../../support/pod-probes.js';
 import { pollUntil } from '../../support/poll.js';
-import { idleHttp1, idleHttp2, type IdleConnection } from '../../support/traffic/side-clients.js';
+import { startAdminTap } from '../../support/real-envoy/admin-tap.js';
+import { type ReadCost, replayCost } from '../../support/real-envoy/read-cost.js';
+import { type IdleConnection, idleHttp1, idleHttp2 } from '../../support/traffic/side-clients.js';
 
 export interface PodScenario {
   readonly peer: 'envoy-gateway' | 'contour';
@@ -89,14 +89,29 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
   else writeFileSync('/tmp/envoy.json', JSON.stringify(eg ? egBootstrap(adminHost) : contourBootstrap()));
   const backend = scenario.backendPort === undefined ? undefined : await startBackend(scenario.backendPort);
   const envoyStartedAt = Date.now();
-  const envoy = spawn(scenario.envoyBinary, ['--config-path', '/tmp/envoy.json', '--disable-hot-restart', '--concurrency', '1', '--log-level', 'warning', ...(eg ? ['--drain-strategy', 'immediate', '--drain-time-s', '60'] : [])], { stdio: 'ignore' });
+  const envoy = spawn(
+    scenario.envoyBinary,
+    [
+      '--config-path',
+      '/tmp/envoy.json',
+      '--disable-hot-restart',
+      '--concurrency',
+      '1',
+      '--log-level',
+      'warning',
+      ...(eg ? ['--drain-strategy', 'immediate', '--drain-time-s', '60'] : []),
+    ],
+    { stdio: 'ignore' },
+  );
   const realAdmin = eg ? `${adminHost === '::1' ? '[::1]' : '127.0.0.1'}:${EG_REAL_ADMIN_PORT}` : `unix:${CONTOUR_REAL_ADMIN_SOCKET}`;
   const tapAt = eg ? `${adminHost === '::1' ? '[::1]' : '127.0.0.1'}:19000` : 'unix:/admin/admin.sock';
   const children: ChildProcess[] = [envoy];
   try {
     // A large configuration takes Envoy seconds of CPU to load: on a busy machine, many more.
     const listening = () => portOpen(eg ? 10080 : 8080);
-    await (scenario.bootstrapFile === undefined ? until(listening, 'envoy listening') : pollUntil('envoy listening', listening, { timeoutMs: scenario.envoyStartBoundMs ?? LARGE_START_BOUND_MS, everyMs: 50 }));
+    await (scenario.bootstrapFile === undefined
+      ? until(listening, 'envoy listening')
+      : pollUntil('envoy listening', listening, { timeoutMs: scenario.envoyStartBoundMs ?? LARGE_START_BOUND_MS, everyMs: 50 }));
     const envoyStartMs = Date.now() - envoyStartedAt;
     const tap = scenario.adminUnreachable === true ? undefined : await startAdminTap(realAdmin, tapAt);
     const manager = scenario.manager === undefined ? undefined : exec(scenario.manager, children);
@@ -122,7 +137,10 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
     const hookDone = hook === undefined ? undefined : await bounded(hook.exited, 'hook exit', BOUND_MS);
     const idlePoolOpenAtHookExit = scenario.idlePoolOn === undefined ? undefined : pool.map((connection) => !connection.closed());
     const scraped = await scraper?.stop();
-    const hookSeen = hook === undefined || hookDone === undefined ? undefined : { exitCode: hookDone.code, atMs: hookDone.at - startedAt, stdout: hook.stdout(), stderr: hook.stderr() };
+    const hookSeen =
+      hook === undefined || hookDone === undefined
+        ? undefined
+        : { exitCode: hookDone.code, atMs: hookDone.at - startedAt, stdout: hook.stdout(), stderr: hook.stderr() };
     const readySeen = ready === undefined ? undefined : await bounded(ready, 'ready answer', BOUND_MS);
     const readyFileExists = existsSync(scenario.readyFile);
     let managerExit: PodObservation['managerExit'];
@@ -134,10 +152,24 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
     for (const socket of idle) socket.destroy();
     await Promise.all(pool.map((connection) => connection.close()));
     await tap?.close();
-    const adminCalls = (tap?.calls ?? []).filter((call) => call.time >= startedAt).map((call) => ({ method: call.method, path: call.path, query: call.query, atMs: call.time - startedAt }));
+    const adminCalls = (tap?.calls ?? [])
+      .filter((call) => call.time >= startedAt)
+      .map((call) => ({ method: call.method, path: call.path, query: call.query, atMs: call.time - startedAt }));
     // Nothing else asks Envoy for anything now: the scraper stopped, every client connection is closed.
     const readCost = scenario.replayReads === true ? await replayCost(envoy.pid as number, realAdmin, adminCalls) : undefined;
-    return { healthz, ready: readySeen, hook: hookSeen, readyFileExists, idleClosedAtMs, adminCalls, managerExit, envoyStartMs, idlePoolOpenAtHookExit, scraped, ...(readCost === undefined ? {} : { readCost }) };
+    return {
+      healthz,
+      ready: readySeen,
+      hook: hookSeen,
+      readyFileExists,
+      idleClosedAtMs,
+      adminCalls,
+      managerExit,
+      envoyStartMs,
+      idlePoolOpenAtHookExit,
+      scraped,
+      ...(readCost === undefined ? {} : { readCost }),
+    };
   } finally {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     backend?.close();
@@ -163,7 +195,10 @@ function startScraper(port: number, path: string): { stop(): Promise<{ sent: num
   const one = (): Promise<number> =>
     new Promise((resolve) => {
       const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
-        res.resume().on('end', () => resolve(res.statusCode ?? 0)).on('error', () => resolve(0));
+        res
+          .resume()
+          .on('end', () => resolve(res.statusCode ?? 0))
+          .on('error', () => resolve(0));
       });
       req.on('error', () => resolve(0));
       req.end();
@@ -200,7 +235,9 @@ function exec(argv: readonly string[], children: ChildProcess[], env: Readonly<R
   let err = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+  const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+  );
   return { child, exited, stdout: () => out, stderr: () => err };
 }
 
@@ -215,4 +252,3 @@ function httpGet(host: string, port: number, path: string, since: number): Promi
     req.end();
   });
 }
-

@@ -12,8 +12,12 @@ import { fleetTimeline, rolloutFloor, rolloutViolations } from './rollout-physic
 /** One line for the test log and the README's numbers. */
 export function summary(out: FleetOutput): string {
   const drains = out.rollout.drains.map((d) => `${d.pod} hook ${d.hookMs ?? '-'} ms exit ${d.exitMs} ms`).join(', ');
-  const letGo = Object.entries(out.balancerLetGoMs).map(([pod, ms]) => `${pod} ${ms ?? 'never'}`).join(', ');
-  const served = Object.entries(out.podTraffic).map(([pod, t]) => `${pod} ${t.served}${t.whileTerminating === undefined ? '' : ` (${t.whileTerminating} terminating)`}`).join(', ');
+  const letGo = Object.entries(out.balancerLetGoMs)
+    .map(([pod, ms]) => `${pod} ${ms ?? 'never'}`)
+    .join(', ');
+  const served = Object.entries(out.podTraffic)
+    .map(([pod, t]) => `${pod} ${t.served}${t.whileTerminating === undefined ? '' : ` (${t.whileTerminating} terminating)`}`)
+    .join(', ');
   const floor = rolloutFloor(fleetTimeline(out));
   const bound = out.input.hooks ? ` (floor ${floor.ms} ms: ${floor.formula})` : '';
   return `${out.input.mode} ${out.input.network} hooks=${out.input.hooks}: rollout ${out.rollout.durationMs} ms${bound}; hey ${out.hey.responses} responses, ${out.hey.failed} failed ${JSON.stringify(out.hey.errors)}; http1 ${out.clients.http1.succeeded}/${out.clients.http1.failures.length} failed; http2 ${out.clients.http2.succeeded}/${out.clients.http2.failures.length} failed; long ${out.longRequests.sent}/${out.longRequests.failures.length} failed; haproxy ${JSON.stringify(out.haproxy.totals)}; balancer let go: ${letGo}; served: ${served}; drains: ${drains}`;

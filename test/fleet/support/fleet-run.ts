@@ -6,24 +6,25 @@
 // through its h2c frontend (h2c to the pods too), long requests put in flight before each deletion,
 // and idle pooled connections. Returns what every client and HAProxy counted, and the rollout's
 // timeline.
-import { pollUntil } from '../../support/poll.js';
-import { freePort } from '../../support/ports.js';
-import { helmTemplate, parseManifests } from '../../support/chart/helm.js';
-import { readPod, type RenderedPod } from '../../support/chart/manifests.js';
-import { startUpstream } from '../../support/real-envoy/upstream.js';
-import { idleHttp1, idleHttp2, longRequest, type IdleConnection, type SideResult } from '../../support/traffic/side-clients.js';
-import { Traffic } from '../../support/traffic/traffic.js';
+
 import { terminatePod } from '../../image/support/podman-kubelet.js';
 import { RunObjects } from '../../image/support/podman-objects.js';
-import { startPodmanPod } from '../../image/support/podman-pod.js';
-import { type BalancerMode, type HealthCheck, HTTP1_BACKEND, SERVER_HEADER, slotName } from './haproxy-config.js';
-import { Haproxy, haproxyVersion, type ServerStats } from './haproxy.js';
-import { type HeyReport, HEY_VERSION, startHey } from './hey.js';
-import { CHART_STRATEGIES, type Strategy } from './rollout-plan.js';
-import { podTraffic, type PodTraffic } from './pod-traffic.js';
-import { type FleetPod, rollout, type RolloutReport } from './rollout.js';
-import { PEER_SHAPES, type PeerPodChoice, newPodAfterExit, peerStrategy, startPeerFleetPod } from './peer-fleet-pod.js';
 import type { PodmanPod } from '../../image/support/podman-pod.js';
+import { startPodmanPod } from '../../image/support/podman-pod.js';
+import { helmTemplate, parseManifests } from '../../support/chart/helm.js';
+import { type RenderedPod, readPod } from '../../support/chart/manifests.js';
+import { pollUntil } from '../../support/poll.js';
+import { freePort } from '../../support/ports.js';
+import { startUpstream } from '../../support/real-envoy/upstream.js';
+import { type IdleConnection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../../support/traffic/side-clients.js';
+import { Traffic } from '../../support/traffic/traffic.js';
+import { Haproxy, haproxyVersion, type ServerStats } from './haproxy.js';
+import { type BalancerMode, type HealthCheck, HTTP1_BACKEND, SERVER_HEADER, slotName } from './haproxy-config.js';
+import { HEY_VERSION, type HeyReport, startHey } from './hey.js';
+import { newPodAfterExit, PEER_SHAPES, type PeerPodChoice, peerStrategy, startPeerFleetPod } from './peer-fleet-pod.js';
+import { type PodTraffic, podTraffic } from './pod-traffic.js';
+import { type FleetPod, type RolloutReport, rollout } from './rollout.js';
+import { CHART_STRATEGIES, type Strategy } from './rollout-plan.js';
 
 export interface FleetInput {
   readonly mode: BalancerMode;
@@ -108,12 +109,31 @@ function appValues(upstreamPort: number): Record<string, unknown> {
     '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
     stat_prefix: 'ingress',
     codec_type: 'AUTO',
-    route_config: { name: 'app', virtual_hosts: [{ name: 'app', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'app', timeout: '0s' } }] }] },
+    route_config: {
+      name: 'app',
+      virtual_hosts: [{ name: 'app', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'app', timeout: '0s' } }] }],
+    },
     http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
   };
   return {
-    listeners: [{ name: 'ingress', address: { socket_address: { address: '0.0.0.0', port_value: APP_PORT } }, filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] }] }],
-    clusters: [{ name: 'app', type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: 'app', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstreamPort } } } }] }] } }],
+    listeners: [
+      {
+        name: 'ingress',
+        address: { socket_address: { address: '0.0.0.0', port_value: APP_PORT } },
+        filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] }],
+      },
+    ],
+    clusters: [
+      {
+        name: 'app',
+        type: 'STATIC',
+        connect_timeout: '1s',
+        load_assignment: {
+          cluster_name: 'app',
+          endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstreamPort } } } }] }],
+        },
+      },
+    ],
   };
 }
 
@@ -152,7 +172,13 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
     const inPlace = input.network === 'hostNetwork';
     const http1Port = await freePort();
     const http2Port = await freePort();
-    const haproxy = await Haproxy.start({ mode: input.mode, slots: inPlace ? input.replicas : 2 * input.replicas, http1Port, http2Port, healthCheck: input.healthCheck });
+    const haproxy = await Haproxy.start({
+      mode: input.mode,
+      slots: inPlace ? input.replicas : 2 * input.replicas,
+      http1Port,
+      http2Port,
+      healthCheck: input.healthCheck,
+    });
     cleanups.unshift(() => haproxy.stop());
     const podIdle: IdleConnection[] = [];
     cleanups.unshift(() => Promise.all(podIdle.map((c) => c.close())));
@@ -170,29 +196,62 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
     if (input.mode === 'health-check') for (const pod of initial) await haproxy.waitUp(pod.slot, 10_000);
 
     // The clients, all through HAProxy.
-    const hey = startHey(input.heyBinary, { url: `http://127.0.0.1:${http1Port}/`, workers: 8, ratePerWorker: 25, maxSeconds: Math.ceil(rolloutTimeoutMs / 1_000) + 30, timeoutSeconds: 10 });
-    const http1 = await Traffic.start({ terminating: { host: '127.0.0.1', port: http1Port }, healthy: { host: '127.0.0.1', port: http1Port }, http1Clients: 3, http2Clients: 0, thinkTimeMs: 10 });
-    const http2 = await Traffic.start({ terminating: { host: '127.0.0.1', port: http2Port }, healthy: { host: '127.0.0.1', port: http2Port }, http1Clients: 0, http2Clients: 2, streamsPerSession: 2, thinkTimeMs: 10 });
+    const hey = startHey(input.heyBinary, {
+      url: `http://127.0.0.1:${http1Port}/`,
+      workers: 8,
+      ratePerWorker: 25,
+      maxSeconds: Math.ceil(rolloutTimeoutMs / 1_000) + 30,
+      timeoutSeconds: 10,
+    });
+    const http1 = await Traffic.start({
+      terminating: { host: '127.0.0.1', port: http1Port },
+      healthy: { host: '127.0.0.1', port: http1Port },
+      http1Clients: 3,
+      http2Clients: 0,
+      thinkTimeMs: 10,
+    });
+    const http2 = await Traffic.start({
+      terminating: { host: '127.0.0.1', port: http2Port },
+      healthy: { host: '127.0.0.1', port: http2Port },
+      http1Clients: 0,
+      http2Clients: 2,
+      streamsPerSession: 2,
+      thinkTimeMs: 10,
+    });
     const idle: IdleConnection[] = [await idleHttp1(http1Port), await idleHttp1(http1Port), await idleHttp2(http2Port)];
     const long: Array<Promise<SideResult>> = [];
     const deletedAt = new Map<string, { slot: number; at: number }>();
 
     let report: RolloutReport;
     try {
-      report = await rollout(initial, {
-        startPod,
-        admit,
-        remove: (pod) => haproxy.remove(pod.slot),
-        terminate: (pod) => terminatePod(pod.pod, { hooks: input.hooks }),
-        beforeDelete: async (pod) => {
-          deletedAt.set(pod.name, { slot: pod.slot, at: Date.now() });
-          // Enough long requests on each protocol that round robin puts some on every pod.
-          const batch = Array.from({ length: input.replicas }, () => [longRequest(http1Port, 'http1', `/slow/${input.longRequestMs}`, 30_000), longRequest(http2Port, 'http2', `/slow/${input.longRequestMs}`, 30_000)]).flat();
-          long.push(...batch);
-          // Held by the application, or (a pod already gone, in the control) failed: either way, no wait without end.
-          await Promise.race([upstream.slowInFlight(batch.length), Promise.all(batch)]);
+      report = await rollout(
+        initial,
+        {
+          startPod,
+          admit,
+          remove: (pod) => haproxy.remove(pod.slot),
+          terminate: (pod) => terminatePod(pod.pod, { hooks: input.hooks }),
+          beforeDelete: async (pod) => {
+            deletedAt.set(pod.name, { slot: pod.slot, at: Date.now() });
+            // Enough long requests on each protocol that round robin puts some on every pod.
+            const batch = Array.from({ length: input.replicas }, () => [
+              longRequest(http1Port, 'http1', `/slow/${input.longRequestMs}`, 30_000),
+              longRequest(http2Port, 'http2', `/slow/${input.longRequestMs}`, 30_000),
+            ]).flat();
+            long.push(...batch);
+            // Held by the application, or (a pod already gone, in the control) failed: either way, no wait without end.
+            await Promise.race([upstream.slowInFlight(batch.length), Promise.all(batch)]);
+          },
         },
-      }, { replicas: input.replicas, strategy, inPlace, afterExit: pods.afterExit, removeLagMs: input.mode === 'endpoints' ? input.removeLagMs : undefined, timeoutMs: rolloutTimeoutMs });
+        {
+          replicas: input.replicas,
+          strategy,
+          inPlace,
+          afterExit: pods.afterExit,
+          removeLagMs: input.mode === 'endpoints' ? input.removeLagMs : undefined,
+          timeoutMs: rolloutTimeoutMs,
+        },
+      );
       // The clients keep going until each pod of the new fleet has served a request since the rollout ended.
       const ended = Date.now();
       const newSlots = report.pods.filter((p) => !initial.includes(p)).map((p) => p.slot);
@@ -225,7 +284,16 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
       }),
     );
     return {
-      input: { mode: input.mode, network: input.network, hooks: input.hooks, replicas: input.replicas, minDrainSeconds: input.minDrainSeconds, healthCheck: input.healthCheck, removeLagMs: input.removeLagMs, longRequestMs: input.longRequestMs },
+      input: {
+        mode: input.mode,
+        network: input.network,
+        hooks: input.hooks,
+        replicas: input.replicas,
+        minDrainSeconds: input.minDrainSeconds,
+        healthCheck: input.healthCheck,
+        removeLagMs: input.removeLagMs,
+        longRequestMs: input.longRequestMs,
+      },
       versions,
       strategy,
       rollout: timeline,
@@ -263,12 +331,14 @@ async function chartPods(input: FleetInput, upstreamPort: number, objects: RunOb
   const rendered = await render(input, upstreamPort);
   const strategy = renderedStrategy(rendered);
   const expected = CHART_STRATEGIES[input.network === 'hostNetwork' ? 'hostNetwork' : 'default'];
-  if (strategy.maxSurge !== expected.maxSurge || strategy.maxUnavailable !== expected.maxUnavailable) throw new Error(`the chart renders ${JSON.stringify(strategy)} for ${input.network}, not ${JSON.stringify(expected)}`);
+  if (strategy.maxSurge !== expected.maxSurge || strategy.maxUnavailable !== expected.maxUnavailable)
+    throw new Error(`the chart renders ${JSON.stringify(strategy)} for ${input.network}, not ${JSON.stringify(expected)}`);
   if (!input.hooks) {
     for (const c of [rendered.envoy, rendered.sidecar]) delete c.lifecycle;
   }
   const images = { [rendered.sidecar.image ?? '']: input.images.manager, [rendered.envoy.image ?? '']: input.images.envoy };
-  if (`localhost/${rendered.sidecar.image}` !== input.images.managerTag) throw new Error(`the chart's manager image ${rendered.sidecar.image} is not ${input.images.managerTag}`);
+  if (`localhost/${rendered.sidecar.image}` !== input.images.managerTag)
+    throw new Error(`the chart's manager image ${rendered.sidecar.image} is not ${input.images.managerTag}`);
   const listenerPort = (name: string): number => {
     const port = rendered.bootstrap.static_resources?.listeners?.find((l) => l.name === name)?.address.socket_address?.port_value;
     if (port === undefined) throw new Error(`the rendered bootstrap has no ${name} listener`);
@@ -307,6 +377,9 @@ function totals(stats: readonly ServerStats[]): HaproxyTotals {
     wretr: sum((s) => s.wretr),
     wredis: sum((s) => s.wredis),
     srvAbrt: sum((s) => s.srvAbrt),
-    frontend5xx: sum((s) => s.hrsp5xx, stats.filter((s) => s.server === 'FRONTEND')),
+    frontend5xx: sum(
+      (s) => s.hrsp5xx,
+      stats.filter((s) => s.server === 'FRONTEND'),
+    ),
   };
 }

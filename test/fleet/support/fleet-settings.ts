@@ -1,7 +1,7 @@
 // The fleet tests' numbers, in one place for the tests, the demo and the README.
 import { resolve } from 'node:path';
-import type { HealthCheck } from './haproxy-config.js';
 import type { FleetInput, FleetOutput } from './fleet-run.js';
+import type { HealthCheck } from './haproxy-config.js';
 import { runInPrivateNetns } from './netns.js';
 
 /**

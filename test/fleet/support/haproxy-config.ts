@@ -56,7 +56,9 @@ export function haproxyConfig(options: HaproxyOptions): string {
   // Placeholder address: a slot is in maintenance (`disabled`) until a pod is put in it.
   const http1Servers = slots.map((slot) => `  server ${slotName(slot)} 127.0.0.1:1 disabled${checked ? ' check port 1' : ''}`);
   // The h2c backend follows the same pods: its slots track the checked ones, or are set alike.
-  const http2Servers = slots.map((slot) => `  server ${slotName(slot)} 127.0.0.1:1 disabled proto h2${checked ? ` track ${HTTP1_BACKEND}/${slotName(slot)}` : ''}`);
+  const http2Servers = slots.map(
+    (slot) => `  server ${slotName(slot)} 127.0.0.1:1 disabled proto h2${checked ? ` track ${HTTP1_BACKEND}/${slotName(slot)}` : ''}`,
+  );
   return [
     'global',
     `  stats socket ${options.statsSocket} mode 600 level admin`,
@@ -83,7 +85,9 @@ export function haproxyConfig(options: HaproxyOptions): string {
     `  default_backend ${HTTP2_BACKEND}`,
     `backend ${HTTP1_BACKEND}`,
     ...(checked ? ['  option httpchk'] : []),
-    ...(checked && options.healthCheck.path !== undefined ? [`  http-check send meth GET uri ${options.healthCheck.path} ver HTTP/1.1 hdr Host readiness`] : []),
+    ...(checked && options.healthCheck.path !== undefined
+      ? [`  http-check send meth GET uri ${options.healthCheck.path} ver HTTP/1.1 hdr Host readiness`]
+      : []),
     `  http-send-name-header ${SERVER_HEADER}`,
     ...http1Servers,
     `backend ${HTTP2_BACKEND}`,

@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollFor } from '../../support/poll.js';
-import { HTTP1_BACKEND, HTTP2_BACKEND, haproxyConfig, type HaproxyOptions, slotName } from './haproxy-config.js';
+import { type HaproxyOptions, HTTP1_BACKEND, HTTP2_BACKEND, haproxyConfig, slotName } from './haproxy-config.js';
 
 const MAX_ANSWER_BYTES = 1024 * 1024;
 const COMMAND_TIMEOUT_MS = 5_000;
@@ -17,7 +17,9 @@ export function haproxyVersion(): string {
   const result = spawnSync('haproxy', ['-v'], { encoding: 'utf8' });
   const version = /HAProxy version (\S+)/.exec(result.stdout ?? '')?.[1];
   if (result.error !== undefined || version === undefined) {
-    throw new Error(`haproxy is not installed or does not run (Debian: apt-get install -y haproxy; test/setup/debian.mjs does it): ${result.error?.message ?? result.stderr}`);
+    throw new Error(
+      `haproxy is not installed or does not run (Debian: apt-get install -y haproxy; test/setup/debian.mjs does it): ${result.error?.message ?? result.stderr}`,
+    );
   }
   return version;
 }
@@ -81,7 +83,15 @@ export class Haproxy {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const haproxy = new Haproxy(child, dir, full, exited);
     try {
-      await pollFor('haproxy answering on its stats socket', () => haproxy.command('show info').then(() => true, () => (child.exitCode === null ? undefined : Promise.reject(new Error(`haproxy exited ${child.exitCode}: ${haproxy.log}`)))), { timeoutMs: 10_000 });
+      await pollFor(
+        'haproxy answering on its stats socket',
+        () =>
+          haproxy.command('show info').then(
+            () => true,
+            () => (child.exitCode === null ? undefined : Promise.reject(new Error(`haproxy exited ${child.exitCode}: ${haproxy.log}`))),
+          ),
+        { timeoutMs: 10_000 },
+      );
     } catch (error) {
       await haproxy.stop();
       throw error;
@@ -146,10 +156,14 @@ export class Haproxy {
   async waitUp(slot: number, timeoutMs: number): Promise<void> {
     const name = slotName(slot);
     let seen = '';
-    await pollFor(`haproxy seeing ${name} UP`, async () => {
-      seen = (await this.stats()).find((s) => s.backend === HTTP1_BACKEND && s.server === name)?.status ?? 'missing';
-      return seen.startsWith('UP') && !seen.includes('/') ? true : undefined;
-    }, { timeoutMs, everyMs: 20, lastSeen: () => seen });
+    await pollFor(
+      `haproxy seeing ${name} UP`,
+      async () => {
+        seen = (await this.stats()).find((s) => s.backend === HTTP1_BACKEND && s.server === name)?.status ?? 'missing';
+        return seen.startsWith('UP') && !seen.includes('/') ? true : undefined;
+      },
+      { timeoutMs, everyMs: 20, lastSeen: () => seen },
+    );
   }
 
   async stop(): Promise<void> {
@@ -171,7 +185,19 @@ export function parseShowStat(csv: string): ServerStats[] {
     if (index < 0) throw new Error(`show stat has no ${name} column`);
     return index;
   };
-  const columns = { backend: at('pxname'), server: at('svname'), status: at('status'), econ: at('econ'), eresp: at('eresp'), wretr: at('wretr'), wredis: at('wredis'), hrsp5xx: at('hrsp_5xx'), srvAbrt: at('srv_abrt'), cliAbrt: at('cli_abrt'), stot: at('stot') };
+  const columns = {
+    backend: at('pxname'),
+    server: at('svname'),
+    status: at('status'),
+    econ: at('econ'),
+    eresp: at('eresp'),
+    wretr: at('wretr'),
+    wredis: at('wredis'),
+    hrsp5xx: at('hrsp_5xx'),
+    srvAbrt: at('srv_abrt'),
+    cliAbrt: at('cli_abrt'),
+    stot: at('stot'),
+  };
   return rows.map((row) => {
     const cells = row.split(',');
     const num = (index: number): number => Number(cells[index] || 0);

@@ -11,16 +11,22 @@ import { join } from 'node:path';
 export const HEY_MODULE = 'github.com/rakyll/hey';
 export const HEY_VERSION = 'v0.1.4';
 /** Outside the repository, by version: a new pin builds anew. */
-export const HEY_DIR = join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'esm-hey', HEY_VERSION);
+export const HEY_DIR = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'esm-hey', HEY_VERSION);
 export const HEY_BIN = join(HEY_DIR, 'hey');
 
 /** Builds hey when the cache has none; throws one clear line when Go is missing or the build fails. */
 export function ensureHey(): string {
   if (existsSync(HEY_BIN)) return HEY_BIN;
   const go = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (go.error !== undefined || go.status !== 0) throw new Error(`go is not installed: the fleet tests build ${HEY_MODULE}@${HEY_VERSION} with it (${go.error?.message ?? go.stderr})`);
-  const result = spawnSync('go', ['install', `${HEY_MODULE}@${HEY_VERSION}`], { encoding: 'utf8', env: { ...process.env, GOBIN: HEY_DIR, CGO_ENABLED: '0', GOFLAGS: '-trimpath' }, timeout: 600_000 });
-  if (result.status !== 0 || !existsSync(HEY_BIN)) throw new Error(`go install ${HEY_MODULE}@${HEY_VERSION} failed (${result.error?.message ?? `exit ${result.status}`}): ${result.stderr.slice(-1_000)}`);
+  if (go.error !== undefined || go.status !== 0)
+    throw new Error(`go is not installed: the fleet tests build ${HEY_MODULE}@${HEY_VERSION} with it (${go.error?.message ?? go.stderr})`);
+  const result = spawnSync('go', ['install', `${HEY_MODULE}@${HEY_VERSION}`], {
+    encoding: 'utf8',
+    env: { ...process.env, GOBIN: HEY_DIR, CGO_ENABLED: '0', GOFLAGS: '-trimpath' },
+    timeout: 600_000,
+  });
+  if (result.status !== 0 || !existsSync(HEY_BIN))
+    throw new Error(`go install ${HEY_MODULE}@${HEY_VERSION} failed (${result.error?.message ?? `exit ${result.status}`}): ${result.stderr.slice(-1_000)}`);
   return HEY_BIN;
 }
 
@@ -51,7 +57,17 @@ export interface HeyRun {
 }
 
 export function startHey(binary: string, options: HeyOptions): HeyRun {
-  const args = ['-c', String(options.workers), '-q', String(options.ratePerWorker), '-z', `${options.maxSeconds}s`, '-t', String(options.timeoutSeconds), options.url];
+  const args = [
+    '-c',
+    String(options.workers),
+    '-q',
+    String(options.ratePerWorker),
+    '-z',
+    `${options.maxSeconds}s`,
+    '-t',
+    String(options.timeoutSeconds),
+    options.url,
+  ];
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -82,7 +98,10 @@ export function parseHeyReport(text: string): HeyReport {
     const start = text.indexOf(title);
     if (start < 0) return {};
     const counts: Record<string, number> = {};
-    for (const line of text.slice(start + title.length).split('\n').slice(1)) {
+    for (const line of text
+      .slice(start + title.length)
+      .split('\n')
+      .slice(1)) {
       const match = /^\s+\[(\d+)\]\s+(\d+) responses$/.exec(line) ?? /^\s+\[(\d+)\]\s+(.+)$/.exec(line);
       if (match === null) break;
       // Status lines: [code] n responses; error lines: [n] message.

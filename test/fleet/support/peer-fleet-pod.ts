@@ -5,10 +5,10 @@
 // Deployment and DaemonSet controllers scale percentages.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { IPodSpec } from 'kubernetes-models/v1';
-import type { PodmanPod } from '../../image/support/podman-pod.js';
+import { parseAllDocuments } from 'yaml';
 import type { PodmanObjects } from '../../image/support/podman.js';
+import type { PodmanPod } from '../../image/support/podman-pod.js';
 import { testCertificate } from '../../support/peer-fixtures/certificate.js';
 import { FIXTURES_DIR, type PeerName } from '../../support/peer-fixtures/fixtures.js';
 import { peerBootstrap, peerPodSpec } from '../../support/peer-pod/peer-cases.js';
@@ -109,7 +109,11 @@ export function peerStrategy(peer: PeerName, replicas: number): Strategy {
  * maxUnavailable to 1 and maxSurge to 0 and rounds both up. Both fall back to maxUnavailable 1
  * when the two come out 0.
  */
-export function scaledStrategy(kind: 'Deployment' | 'DaemonSet', rolling: { maxSurge?: IntOrPercent; maxUnavailable?: IntOrPercent } | undefined, replicas: number): Strategy {
+export function scaledStrategy(
+  kind: 'Deployment' | 'DaemonSet',
+  rolling: { maxSurge?: IntOrPercent; maxUnavailable?: IntOrPercent } | undefined,
+  replicas: number,
+): Strategy {
   const deployment = kind === 'Deployment';
   const scale = (value: IntOrPercent, fallback: IntOrPercent, roundUp: boolean): number => {
     const given = value ?? fallback;

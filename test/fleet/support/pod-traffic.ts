@@ -26,7 +26,7 @@ export function podTraffic(timeline: TrafficTimeline, arrivals: ReadonlyMap<stri
     Object.entries(timeline.slots).map(([pod, slot]) => {
       const deleted = at(pod, 'deleted') !== undefined;
       const exited = at(pod, 'exited') ?? Infinity;
-      const from = deleted ? -Infinity : at(pod, 'ready') ?? Infinity;
+      const from = deleted ? -Infinity : (at(pod, 'ready') ?? Infinity);
       const terminating = at(pod, 'terminating');
       const whileTerminating = terminating === undefined ? undefined : count(slot, terminating, at(pod, 'envoy-hook-returned') ?? exited);
       return [pod, { served: count(slot, from, exited), whileTerminating }];

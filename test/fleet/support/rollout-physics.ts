@@ -32,7 +32,15 @@ export interface RolloutFloor {
 
 export function fleetTimeline(out: FleetOutput): RolloutTimeline {
   const { durationMs, events, slots } = out.rollout;
-  return { replicas: out.input.replicas, strategy: out.strategy, inPlace: out.inPlace, minDrainMs: out.input.minDrainSeconds * 1_000, durationMs, events, slots };
+  return {
+    replicas: out.input.replicas,
+    strategy: out.strategy,
+    inPlace: out.inPlace,
+    minDrainMs: out.input.minDrainSeconds * 1_000,
+    durationMs,
+    events,
+    slots,
+  };
 }
 
 /** The shortest the rollout can physically last. */
@@ -75,7 +83,10 @@ export function rolloutViolations(timeline: RolloutTimeline): string[] {
     // A new pod is placed only on the ports of an old pod that has exited.
     for (const placed of events.filter((e) => e.kind === 'scheduled')) {
       const slot = timeline.slots[placed.pod];
-      const previous = deletions.filter((d) => timeline.slots[d.pod] === slot).map((d) => at(d.pod, 'exited') ?? Infinity).filter((t) => t <= placed.t);
+      const previous = deletions
+        .filter((d) => timeline.slots[d.pod] === slot)
+        .map((d) => at(d.pod, 'exited') ?? Infinity)
+        .filter((t) => t <= placed.t);
       if (previous.length === 0) violations.push(`${placed.pod} placed at ${placed.t} ms on slot ${slot} before any old pod there exited`);
     }
   }

@@ -101,10 +101,12 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
     change = new Promise<void>((resolve) => (changed = resolve));
   };
   const track = (task: Promise<void>): void => {
-    const tracked = task.catch((error: unknown) => void failures.push(error)).finally(() => {
-      work.delete(tracked);
-      notify();
-    });
+    const tracked = task
+      .catch((error: unknown) => void failures.push(error))
+      .finally(() => {
+        work.delete(tracked);
+        notify();
+      });
     work.add(tracked);
   };
   // Slots: new ones after the initial pods' (surge), or those deleted pods free when they exit (in place).
@@ -117,11 +119,17 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
     const exited = (async () => {
       await hooks.beforeDelete(pod);
       const lag = options.removeLagMs;
-      const out = lag === undefined ? Promise.resolve() : delay(lag).then(() => hooks.remove(pod)).then(() => record(pod.name, 'balancer-removed'));
+      const out =
+        lag === undefined
+          ? Promise.resolve()
+          : delay(lag)
+              .then(() => hooks.remove(pod))
+              .then(() => record(pod.name, 'balancer-removed'));
       const termination = await hooks.terminate(pod);
       events.push({ t: termination.startedAt - startedAt, pod: pod.name, kind: 'terminating' });
-      const envoy = termination.containers['envoy'];
-      if (envoy?.hookEndedMs !== undefined && envoy.hook !== 'none') events.push({ t: termination.startedAt + envoy.hookEndedMs - startedAt, pod: pod.name, kind: 'envoy-hook-returned' });
+      const envoy = termination.containers.envoy;
+      if (envoy?.hookEndedMs !== undefined && envoy.hook !== 'none')
+        events.push({ t: termination.startedAt + envoy.hookEndedMs - startedAt, pod: pod.name, kind: 'envoy-hook-returned' });
       record(pod.name, 'exited');
       await out;
       // The endpoint is gone with the pod, whichever balancer.
@@ -149,7 +157,8 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
     return (async () => {
       // In place: the scheduler holds the pod until the deleted pod whose ports it takes has exited;
       // after an exit: the DaemonSet controller creates it only then.
-      const waited = options.inPlace || options.afterExit === true ? await (freed.shift() ?? Promise.reject(new Error(`${name}: no deleted pod exits for it`))) : undefined;
+      const waited =
+        options.inPlace || options.afterExit === true ? await (freed.shift() ?? Promise.reject(new Error(`${name}: no deleted pod exits for it`))) : undefined;
       const slot = options.inPlace && waited !== undefined ? waited : nextSlot++;
       record(name, 'scheduled');
       const pod = await hooks.startPod(name, slot);
@@ -165,7 +174,11 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
   for (;;) {
     if (failures.length > 0) break;
     const step = nextStep(
-      { replicas: options.replicas, old: { total: old.length, ready: old.length }, fresh: { total: fresh.length, ready: fresh.filter((f) => f.pod !== undefined).length } },
+      {
+        replicas: options.replicas,
+        old: { total: old.length, ready: old.length },
+        fresh: { total: fresh.length, ready: fresh.filter((f) => f.pod !== undefined).length },
+      },
       options.strategy,
     );
     if (step.done) break;

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { podman, type PodmanObjects } from './podman.js';
+import { type PodmanObjects, podman } from './podman.js';
 
 export interface ImageListing {
   /** Regular files and links (`path -> target`), without the mount points podman adds to every container. */
@@ -38,8 +38,22 @@ export async function imageFiles(objects: PodmanObjects, image: string): Promise
  * libraries in `libDir`, the link at the path the executable names its loader by, and the record
  * of the Debian packages the libraries come from (and of their Debian release).
  */
-export function expectedFiles(rootfs: { IMAGE_EXECUTABLE: string; PEER_LINKS: Readonly<Record<string, string>>; DPKG_STATUS_DIR: string; RUNTIME_PACKAGES: readonly string[] }, libDir: string, loader: string, interpreterLink: string): string[] {
+export function expectedFiles(
+  rootfs: { IMAGE_EXECUTABLE: string; PEER_LINKS: Readonly<Record<string, string>>; DPKG_STATUS_DIR: string; RUNTIME_PACKAGES: readonly string[] },
+  libDir: string,
+  loader: string,
+  interpreterLink: string,
+): string[] {
   const libraries = [loader, 'libc.so.6', 'libdl.so.2', 'libgcc_s.so.1', 'libm.so.6', 'libpthread.so.0', 'libstdc++.so.6'].map((name) => `${libDir}/${name}`);
   const packages = rootfs.RUNTIME_PACKAGES.flatMap((name) => [name, `${name}.md5sums`]).map((name) => `${rootfs.DPKG_STATUS_DIR}/${name}`);
-  return ['etc/group', 'etc/os-release', 'etc/passwd', ...libraries, interpreterLink, ...packages, rootfs.IMAGE_EXECUTABLE.slice(1), ...Object.entries(rootfs.PEER_LINKS).map(([link, target]) => `${link.slice(1)} -> ${target}`)].sort();
+  return [
+    'etc/group',
+    'etc/os-release',
+    'etc/passwd',
+    ...libraries,
+    interpreterLink,
+    ...packages,
+    rootfs.IMAGE_EXECUTABLE.slice(1),
+    ...Object.entries(rootfs.PEER_LINKS).map(([link, target]) => `${link.slice(1)} -> ${target}`),
+  ].sort();
 }

@@ -41,7 +41,10 @@ export async function buildAmd64Images(log: (line: string) => void): Promise<Pic
   return { manager: manager.id, managerTag: manager.tag, envoy: await buildEnvoyImage(rootfs.layoutRootfs, rootfs.elfInterpreter) };
 }
 
-async function buildEnvoyImage(layoutRootfs: Awaited<ReturnType<typeof imageScripts>>['rootfs']['layoutRootfs'], elfInterpreter: (path: string) => string): Promise<string> {
+async function buildEnvoyImage(
+  layoutRootfs: Awaited<ReturnType<typeof imageScripts>>['rootfs']['layoutRootfs'],
+  elfInterpreter: (path: string) => string,
+): Promise<string> {
   const binary = await ensureEnvoyBinary();
   const runtime = await findRuntimeFiles(binary);
   layoutRootfs(join(CONTEXT, 'rootfs'), {

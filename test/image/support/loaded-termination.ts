@@ -5,9 +5,9 @@
 import type { RenderedEnvoyPod } from '../../support/chart/manifests.js';
 import { startRealEnvoy } from '../../support/real-envoy/process.js';
 import { Traffic, type TrafficStats } from '../../support/traffic/traffic.js';
-import { terminatePod, type PodTermination } from './podman-kubelet.js';
-import { startPodmanPod, type PodImages } from './podman-pod.js';
 import type { PodmanObjects } from './podman.js';
+import { type PodTermination, terminatePod } from './podman-kubelet.js';
+import { type PodImages, startPodmanPod } from './podman-pod.js';
 
 /** How long the load balancer keeps sending new connections to the pod after its deletion. */
 export const DEPROGRAMMING_DELAY_MS = 1_500;
@@ -19,14 +19,19 @@ export interface LoadedTermination {
   readonly requestsBeforeTermination: number;
 }
 
-export async function terminateUnderLoad(rendered: RenderedEnvoyPod, objects: PodmanObjects, images: PodImages, options: { hooks: boolean; listenerPort?: number }): Promise<LoadedTermination> {
+export async function terminateUnderLoad(
+  rendered: RenderedEnvoyPod,
+  objects: PodmanObjects,
+  images: PodImages,
+  options: { hooks: boolean; listenerPort?: number },
+): Promise<LoadedTermination> {
   const pod = await startPodmanPod(rendered, objects, images);
   const other = await startRealEnvoy({ bootstrap: rendered.bootstrap });
   let traffic: Traffic | undefined;
   try {
     traffic = await Traffic.start({
       terminating: { host: '127.0.0.1', port: pod.ports.port(options.listenerPort ?? 8080) },
-      healthy: { host: '127.0.0.1', port: other.ports['ingress'] ?? 0 },
+      healthy: { host: '127.0.0.1', port: other.ports.ingress ?? 0 },
       requestTimeoutMs: 5_000,
     });
     const requestsBeforeTermination = traffic.stats.requests.terminating;

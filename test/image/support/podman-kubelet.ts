@@ -6,8 +6,8 @@
 // and the sidecar declared after it; then `podman stop -t <what is left, at least 2 s>`: SIGTERM,
 // SIGKILL when that runs out. A failed hook is a FailedPreStopHook event and SIGTERM follows.
 import { runHook as runHttpGet } from '../../support/kubelet/hooks.js';
-import { within } from '../../support/poll.js';
 import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, graceLeft, stopTimeoutSeconds, terminationPrerequisites } from '../../support/kubelet/rules.js';
+import { within } from '../../support/poll.js';
 import type { Hook, PodContainer, PodmanPod } from './podman-pod.js';
 import { podman, podmanRun } from './podman-run.js';
 
@@ -38,7 +38,13 @@ export async function terminatePod(pod: PodmanPod, options: { hooks: boolean }):
   const startedAt = Date.now();
   const since = (): number => Date.now() - startedAt;
   const graceS = effectiveGraceSeconds(pod.terminationGracePeriodSeconds);
-  const prerequisites = pod.sidecars.length === 0 ? undefined : terminationPrerequisites(pod.containers.map((c) => c.name), pod.sidecars.map((c) => c.name));
+  const prerequisites =
+    pod.sidecars.length === 0
+      ? undefined
+      : terminationPrerequisites(
+          pod.containers.map((c) => c.name),
+          pod.sidecars.map((c) => c.name),
+        );
   const stopped = new Map<string, Promise<ContainerTermination>>();
   const hooksLeft = new Set<AbortController>();
 
@@ -73,7 +79,11 @@ export async function terminatePod(pod: PodmanPod, options: { hooks: boolean }):
   };
   // Every container at once; a sidecar's turn waits on the others' stops, so each is registered first.
   const all = [...pod.containers, ...pod.sidecars];
-  for (const c of all) stopped.set(c.name, Promise.resolve().then(() => terminate(c)));
+  for (const c of all)
+    stopped.set(
+      c.name,
+      Promise.resolve().then(() => terminate(c)),
+    );
   const results = await Promise.all(all.map((c) => stopped.get(c.name) as Promise<ContainerTermination>));
   // kubelet never cancels an httpGet hook; the pod is gone, so the test stops what is left.
   for (const abort of hooksLeft) abort.abort();

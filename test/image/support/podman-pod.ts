@@ -15,11 +15,11 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec, IProbe, ISecurityContext } from 'kubernetes-models/v1';
-import { PortMap } from '../../support/chart/chart-pod.js';
-import { httpGetAction, resolveContainerPort, type HttpGetAction } from '../../support/kubelet/hooks.js';
 import type { Bootstrap } from '../../support/chart/bootstrap.js';
+import { PortMap } from '../../support/chart/chart-pod.js';
 import type { RenderedEnvoyPod } from '../../support/chart/manifests.js';
 import { envOf } from '../../support/chart/manifests.js';
+import { type HttpGetAction, httpGetAction, resolveContainerPort } from '../../support/kubelet/hooks.js';
 import type { RunObjects as PodmanObjects } from './podman-objects.js';
 import { podman } from './podman-run.js';
 import { waitForHttp } from './wait.js';
@@ -61,7 +61,12 @@ export interface PodmanPodOptions {
  * Starts the pod; `objects` removes it, its containers and volumes. `images` maps each rendered
  * image to the one to run; the manager's rendered image must be the tag `npm run image` builds.
  */
-export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: PodmanObjects, images: PodImages, options: PodmanPodOptions = {}): Promise<PodmanPod> {
+export async function startPodmanPod(
+  rendered: RenderedEnvoyPod,
+  objects: PodmanObjects,
+  images: PodImages,
+  options: PodmanPodOptions = {},
+): Promise<PodmanPod> {
   const spec = rendered.podSpec;
   const grace = spec.terminationGracePeriodSeconds;
   if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
@@ -78,13 +83,21 @@ export async function startPodmanPod(rendered: RenderedEnvoyPod, objects: Podman
     const image = images[c.image ?? ''];
     if (image === undefined) throw new Error(`${c.name}: no image to run for ${c.image}`);
     const args = [
-      'run', ...(detach ? ['--detach'] : []), '--pod', name, '--name', id, ...objects.labelArgs,
-      ...securityArgs(c.securityContext, spec), ...memoryArgs(c),
+      'run',
+      ...(detach ? ['--detach'] : []),
+      '--pod',
+      name,
+      '--name',
+      id,
+      ...objects.labelArgs,
+      ...securityArgs(c.securityContext, spec),
+      ...memoryArgs(c),
       ...(c.command === undefined ? [] : ['--entrypoint', JSON.stringify(c.command.slice(0, 1))]),
       ...Object.entries(containerEnv(c, rendered, ports)).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
       ...(c.volumeMounts ?? []).flatMap((m) => mountArgs(volumes.get(m.name) ?? missing(c, m.name), m.mountPath, m.readOnly === true)),
       image,
-      ...(c.command ?? []).slice(1), ...(c.args ?? []),
+      ...(c.command ?? []).slice(1),
+      ...(c.args ?? []),
     ];
     return podman(args, 60_000).then(() => id);
   };
@@ -141,7 +154,14 @@ function mountArgs(volume: PodVolume, mountPath: string, readOnly: boolean): str
 }
 
 /** Every volume as podman mounts it: the ConfigMap as a directory of its keys, each emptyDir as a named volume, an image volume as an image mount. */
-async function podVolumes(spec: IPodSpec, rendered: RenderedEnvoyPod, bootstrapDir: string, onHost: (bootstrap: Bootstrap) => Bootstrap, objects: PodmanObjects, images: PodImages): Promise<Map<string, PodVolume>> {
+async function podVolumes(
+  spec: IPodSpec,
+  rendered: RenderedEnvoyPod,
+  bootstrapDir: string,
+  onHost: (bootstrap: Bootstrap) => Bootstrap,
+  objects: PodmanObjects,
+  images: PodImages,
+): Promise<Map<string, PodVolume>> {
   const volumes = new Map<string, PodVolume>();
   for (const volume of spec.volumes ?? []) {
     // kubernetes-models 4.5.1 predates image volumes (Kubernetes 1.31+).
@@ -164,7 +184,7 @@ async function podVolumes(spec: IPodSpec, rendered: RenderedEnvoyPod, bootstrapD
 function fixedPorts(spec: IPodSpec, bootstrap: Bootstrap): number[] {
   const ports = [...(spec.initContainers ?? []), ...spec.containers].flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
   walk(bootstrap, (object) => {
-    if (typeof object['port_value'] === 'number') ports.push(object['port_value']);
+    if (typeof object.port_value === 'number') ports.push(object.port_value);
   });
   return ports;
 }
@@ -173,10 +193,10 @@ function fixedPorts(spec: IPodSpec, bootstrap: Bootstrap): number[] {
 export function onHostPorts(bootstrap: Bootstrap, ports: PortMap, outside: ReadonlySet<number> = new Set()): Bootstrap {
   const copy = JSON.parse(JSON.stringify(bootstrap)) as Bootstrap;
   walk(copy, (object) => {
-    const port = object['port_value'];
-    if (typeof port === 'number' && !outside.has(port)) object['port_value'] = ports.port(port);
-    if (object['address'] === '0.0.0.0') object['address'] = '127.0.0.1';
-    if (object['address'] === '::') object['address'] = '::1';
+    const port = object.port_value;
+    if (typeof port === 'number' && !outside.has(port)) object.port_value = ports.port(port);
+    if (object.address === '0.0.0.0') object.address = '127.0.0.1';
+    if (object.address === '::') object.address = '::1';
   });
   return copy;
 }
@@ -192,14 +212,14 @@ function walk(value: unknown, visit: (object: Record<string, unknown>) => void):
 /** The container's environment as kubelet resolves it, with the drain's ports moved, plus what a cluster adds. */
 function containerEnv(c: IContainer, rendered: RenderedEnvoyPod, ports: PortMap): Record<string, string> {
   const env = envOf(c, rendered.objects);
-  const admin = /^(.*):(\d+)$/.exec(env['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] ?? '');
-  if (admin !== null) env['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] = `${admin[1]}:${ports.port(Number(admin[2]))}`;
-  if (env['ENVOY_SHUTDOWN_PORT'] !== undefined) {
-    env['ENVOY_SHUTDOWN_PORT'] = String(ports.port(Number(env['ENVOY_SHUTDOWN_PORT'])));
-    env['ENVOY_SHUTDOWN_HOST'] = '127.0.0.1';
+  const admin = /^(.*):(\d+)$/.exec(env.ENVOY_SHUTDOWN_ADMIN_ADDRESS ?? '');
+  if (admin !== null) env.ENVOY_SHUTDOWN_ADMIN_ADDRESS = `${admin[1]}:${ports.port(Number(admin[2]))}`;
+  if (env.ENVOY_SHUTDOWN_PORT !== undefined) {
+    env.ENVOY_SHUTDOWN_PORT = String(ports.port(Number(env.ENVOY_SHUTDOWN_PORT)));
+    env.ENVOY_SHUTDOWN_HOST = '127.0.0.1';
   }
   // kubelet sets it in every pod of a cluster (the hook copies its lines to the container log only then).
-  env['KUBERNETES_SERVICE_HOST'] = '127.0.0.1';
+  env.KUBERNETES_SERVICE_HOST = '127.0.0.1';
   return env;
 }
 
@@ -217,7 +237,7 @@ export function securityArgs(context: ISecurityContext | undefined, spec: IPodSp
 }
 
 function memoryArgs(c: IContainer): string[] {
-  const limit = c.resources?.limits?.['memory'];
+  const limit = c.resources?.limits?.memory;
   const match = /^(\d+)(Mi|Gi)$/.exec(String(limit ?? ''));
   if (match === null) return [];
   return ['--memory', `${Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1)}m`];

@@ -3,11 +3,17 @@
 import { inject } from 'vitest';
 import { RunObjects } from './podman-objects.js';
 
-export { podman, podmanRun, type PodmanResult } from './podman-run.js';
+export { type PodmanResult, podman, podmanRun } from './podman-run.js';
 
 /** The images the global setup built, by id: a rebuild of the tag elsewhere cannot change them under a test. */
 export function testImages(): { manager: string; managerTag: string; managerArm64: string; envoy: string; runId: string } {
-  return { manager: inject('managerImage'), managerTag: inject('managerImageTag'), managerArm64: inject('managerImageArm64'), envoy: inject('envoyImage'), runId: inject('podmanRunId') };
+  return {
+    manager: inject('managerImage'),
+    managerTag: inject('managerImageTag'),
+    managerArm64: inject('managerImageArm64'),
+    envoy: inject('envoyImage'),
+    runId: inject('podmanRunId'),
+  };
 }
 
 /** Names and removes what one test creates, labelled with this test run. */

@@ -47,7 +47,16 @@ async function load<T>(path: string, names: readonly string[]): Promise<T> {
 
 export async function imageScripts(): Promise<{ rootfs: RootfsScript; image: ImageScript; podman: PodmanScript }> {
   return {
-    rootfs: await load<RootfsScript>('scripts/image-rootfs.mjs', ['ROOTFS', 'IMAGE_EXECUTABLE', 'PEER_LINKS', 'NONROOT', 'DPKG_STATUS_DIR', 'RUNTIME_PACKAGES', 'layoutRootfs', 'elfInterpreter']),
+    rootfs: await load<RootfsScript>('scripts/image-rootfs.mjs', [
+      'ROOTFS',
+      'IMAGE_EXECUTABLE',
+      'PEER_LINKS',
+      'NONROOT',
+      'DPKG_STATUS_DIR',
+      'RUNTIME_PACKAGES',
+      'layoutRootfs',
+      'elfInterpreter',
+    ]),
     image: await load<ImageScript>('scripts/image.mjs', ['IMAGE_NAME', 'imageTag', 'buildImage', 'localContainerfile']),
     podman: await load<PodmanScript>('scripts/podman.mjs', ['CONTAINERS_CONF', 'podmanEnv', 'requirePodman']),
   };

@@ -30,15 +30,19 @@ const STATE_EVERY_MS = 1_000;
 /** Waits until the server on 127.0.0.1:`port` answers `path` with 200; if `container` exited, the error at the deadline carries its log. */
 export async function waitForHttp(container: string, port: number, path: string, timeoutMs = STARTED_WITHIN_MS): Promise<void> {
   let stateAt = Date.now();
-  await waitFor(`${container} answering ${path} on 127.0.0.1:${port}`, async () => {
-    const answer = await request({ port }, path).catch(() => undefined);
-    if (answer?.status === 200) return true;
-    if (Date.now() - stateAt < STATE_EVERY_MS) return undefined;
-    stateAt = Date.now();
-    const state = (await podman(['inspect', '--format', '{{.State.Status}}', container])).trim();
-    if (state === 'exited') throw new Error(`${container} exited:\n${await logs(container)}`);
-    return undefined;
-  }, timeoutMs);
+  await waitFor(
+    `${container} answering ${path} on 127.0.0.1:${port}`,
+    async () => {
+      const answer = await request({ port }, path).catch(() => undefined);
+      if (answer?.status === 200) return true;
+      if (Date.now() - stateAt < STATE_EVERY_MS) return undefined;
+      stateAt = Date.now();
+      const state = (await podman(['inspect', '--format', '{{.State.Status}}', container])).trim();
+      if (state === 'exited') throw new Error(`${container} exited:\n${await logs(container)}`);
+      return undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** The container's log as `podman logs` (and `kubectl logs`) shows it: stdout and stderr. */

@@ -77,7 +77,10 @@ export function listenerKind(listener: Listener): 'http' | 'tcp' {
   const filters = networkFilters(listener);
   const http = filters.some((f) => isFilter(f, HCM, '.HttpConnectionManager'));
   const tcp = filters.some((f) => isFilter(f, TCP_PROXY, '.TcpProxy'));
-  if (http === tcp) throw new Error(`listener ${listener.name}: expected an HTTP connection manager or a TCP proxy, found ${filters.map((f) => f.name).join(', ') || 'no filter'}`);
+  if (http === tcp)
+    throw new Error(
+      `listener ${listener.name}: expected an HTTP connection manager or a TCP proxy, found ${filters.map((f) => f.name).join(', ') || 'no filter'}`,
+    );
   return http ? 'http' : 'tcp';
 }
 
@@ -85,14 +88,15 @@ export function listenerKind(listener: Listener): 'http' | 'tcp' {
 export function healthCheckPaths(listener: Listener): string[] {
   const paths = networkFilters(listener).flatMap((filter) => {
     if (!isFilter(filter, HCM, '.HttpConnectionManager')) return [];
-    const httpFilters = (filter.typed_config?.['http_filters'] ?? []) as readonly Filter[];
+    const httpFilters = (filter.typed_config?.http_filters ?? []) as readonly Filter[];
     return httpFilters
       .filter((f) => isFilter(f, HEALTH_CHECK, '.HealthCheck'))
       .map((f) => {
         const config = f.typed_config ?? {};
-        if (config['pass_through_mode'] !== false) throw new Error(`listener ${listener.name}: the chart's health check filter runs with pass_through_mode false only`);
+        if (config.pass_through_mode !== false)
+          throw new Error(`listener ${listener.name}: the chart's health check filter runs with pass_through_mode false only`);
         type Header = { name?: string; string_match?: { exact?: string }; exact_match?: string };
-        const header = ((config['headers'] ?? []) as readonly Header[]).find((h) => h.name === ':path');
+        const header = ((config.headers ?? []) as readonly Header[]).find((h) => h.name === ':path');
         const path = header?.string_match?.exact ?? header?.exact_match;
         if (path === undefined) throw new Error(`listener ${listener.name}: health check filter without an exact :path match`);
         return path;
@@ -104,7 +108,7 @@ export function healthCheckPaths(listener: Listener): string[] {
 /** The HTTP connection manager's `http_protocol_options` of a listener (its first HCM). */
 export function httpProtocolOptions(listener: Listener): Record<string, unknown> | undefined {
   const hcm = networkFilters(listener).find((filter) => isFilter(filter, HCM, '.HttpConnectionManager'));
-  return hcm?.typed_config?.['http_protocol_options'] as Record<string, unknown> | undefined;
+  return hcm?.typed_config?.http_protocol_options as Record<string, unknown> | undefined;
 }
 
 /** An Envoy Address as the shutdown binary spells it: unix:/path, host:port or [v6]:port. */

@@ -32,7 +32,9 @@ export const USER_LISTENERS = [
               route_config: {
                 virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' } }] }],
               },
-              http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+              http_filters: [
+                { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } },
+              ],
             },
           },
         ],
@@ -57,8 +59,24 @@ export const USER_LISTENERS = [
 ] as const;
 
 export const USER_CLUSTERS = [
-  { name: 'backend', type: 'STRICT_DNS', connect_timeout: '1s', load_assignment: { cluster_name: 'backend', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'web.apps.svc', port_value: 8080 } } } }] }] } },
-  { name: 'database', type: 'STRICT_DNS', connect_timeout: '1s', load_assignment: { cluster_name: 'database', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'pg.db.svc', port_value: 5432 } } } }] }] } },
+  {
+    name: 'backend',
+    type: 'STRICT_DNS',
+    connect_timeout: '1s',
+    load_assignment: {
+      cluster_name: 'backend',
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'web.apps.svc', port_value: 8080 } } } }] }],
+    },
+  },
+  {
+    name: 'database',
+    type: 'STRICT_DNS',
+    connect_timeout: '1s',
+    load_assignment: {
+      cluster_name: 'database',
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'pg.db.svc', port_value: 5432 } } } }] }],
+    },
+  },
 ] as const;
 
 const DEFAULT_TIMEOUTS = { drain: 60, ready: 70, grace: 90 };
@@ -70,7 +88,16 @@ export const CASES: readonly ChartCase[] = [
   { name: 'custom drain timeout', set: ['shutdown.drainTimeout=300'], timeouts: { drain: 300, ready: 310, grace: 330 } },
   {
     name: 'explicit ready timeout and grace period, fractional durations',
-    values: { shutdown: { drainTimeout: 30, readyTimeout: 45, terminationGracePeriodSeconds: 120, minDrainDuration: 2.5, checkInterval: 0.25, healthCheckFailureDelay: 5 } },
+    values: {
+      shutdown: {
+        drainTimeout: 30,
+        readyTimeout: 45,
+        terminationGracePeriodSeconds: 120,
+        minDrainDuration: 2.5,
+        checkInterval: 0.25,
+        healthCheckFailureDelay: 5,
+      },
+    },
     timeouts: { drain: 30, ready: 45, grace: 120 },
   },
   {
@@ -78,8 +105,18 @@ export const CASES: readonly ChartCase[] = [
     values: {
       listeners: USER_LISTENERS,
       clusters: USER_CLUSTERS,
-      envoy: { ports: [{ name: 'https', containerPort: 8443 }, { name: 'postgres', containerPort: 5432 }] },
-      service: { ports: [{ name: 'https', port: 443, targetPort: 'https' }, { name: 'postgres', port: 5432, targetPort: 'postgres' }] },
+      envoy: {
+        ports: [
+          { name: 'https', containerPort: 8443 },
+          { name: 'postgres', containerPort: 5432 },
+        ],
+      },
+      service: {
+        ports: [
+          { name: 'https', port: 443, targetPort: 'https' },
+          { name: 'postgres', port: 5432, targetPort: 'postgres' },
+        ],
+      },
       shutdown: { ignoreListeners: ['db'] },
     },
     timeouts: DEFAULT_TIMEOUTS,
@@ -88,7 +125,13 @@ export const CASES: readonly ChartCase[] = [
     name: 'PodDisruptionBudget and HorizontalPodAutoscaler',
     values: {
       podDisruptionBudget: { enabled: true, minAvailable: null, maxUnavailable: '25%' },
-      autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 12, targetMemoryUtilizationPercentage: 75, behavior: { scaleDown: { stabilizationWindowSeconds: 300 } } },
+      autoscaling: {
+        enabled: true,
+        minReplicas: 3,
+        maxReplicas: 12,
+        targetMemoryUtilizationPercentage: 75,
+        behavior: { scaleDown: { stabilizationWindowSeconds: 300 } },
+      },
     },
     timeouts: DEFAULT_TIMEOUTS,
   },

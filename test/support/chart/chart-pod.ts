@@ -8,13 +8,13 @@
 // it, in every container that mounts it). A recording tap answers at the pod's admin address and
 // forwards to Envoy's own, beside it, so tests see every admin call the sidecar made.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { freePort } from '../ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import { BIN } from '../cli.js';
 import { httpGetAction, type PreStopHook } from '../kubelet/hooks.js';
-import { Pod, type ContainerSpec } from '../kubelet/pod.js';
+import { type ContainerSpec, Pod } from '../kubelet/pod.js';
+import { freePort } from '../ports.js';
 import { remapBootstrap } from '../real-envoy/pod-bootstrap.js';
 import { type Bootstrap, IDENTITY, type Remap } from './bootstrap.js';
 import { mountHolding, type RenderedPod } from './manifests.js';
@@ -73,15 +73,15 @@ export class EmptyDirs {
 /** The drain's variables that carry a port or a path (sidecar's or, sidecar-less, Envoy's); every other one passes unchanged. */
 export function remapSidecarEnv(env: Readonly<Record<string, string>>, remap: Remap): Record<string, string> {
   const out = { ...env };
-  const admin = env['ENVOY_SHUTDOWN_ADMIN_ADDRESS'];
+  const admin = env.ENVOY_SHUTDOWN_ADMIN_ADDRESS;
   if (admin !== undefined) {
     const hostPort = /^(.*):(\d+)$/.exec(admin);
-    if (admin.startsWith('unix:')) out['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] = `unix:${remap.path(admin.slice('unix:'.length))}`;
-    else if (hostPort !== null) out['ENVOY_SHUTDOWN_ADMIN_ADDRESS'] = `${hostPort[1]}:${remap.port(Number(hostPort[2]))}`;
+    if (admin.startsWith('unix:')) out.ENVOY_SHUTDOWN_ADMIN_ADDRESS = `unix:${remap.path(admin.slice('unix:'.length))}`;
+    else if (hostPort !== null) out.ENVOY_SHUTDOWN_ADMIN_ADDRESS = `${hostPort[1]}:${remap.port(Number(hostPort[2]))}`;
     else throw new Error(`ENVOY_SHUTDOWN_ADMIN_ADDRESS ${admin} is neither unix:/path nor host:port`);
   }
-  if (env['ENVOY_SHUTDOWN_PORT'] !== undefined) out['ENVOY_SHUTDOWN_PORT'] = String(remap.port(Number(env['ENVOY_SHUTDOWN_PORT'])));
-  if (env['ENVOY_SHUTDOWN_READY_FILE'] !== undefined) out['ENVOY_SHUTDOWN_READY_FILE'] = remap.path(env['ENVOY_SHUTDOWN_READY_FILE']);
+  if (env.ENVOY_SHUTDOWN_PORT !== undefined) out.ENVOY_SHUTDOWN_PORT = String(remap.port(Number(env.ENVOY_SHUTDOWN_PORT)));
+  if (env.ENVOY_SHUTDOWN_READY_FILE !== undefined) out.ENVOY_SHUTDOWN_READY_FILE = remap.path(env.ENVOY_SHUTDOWN_READY_FILE);
   return out;
 }
 
@@ -161,7 +161,7 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
     command: sidecarCommand,
     env: sidecarEnv,
     // What the native sidecar's startup probe (/healthz) waits for before kubelet starts Envoy.
-    ready: (c) => c.waitForLine((line) => line['msg'] === 'shutdown manager listening'),
+    ready: (c) => c.waitForLine((line) => line.msg === 'shutdown manager listening'),
     ...(sidecarProbe === undefined ? {} : { probe: sidecarProbe }),
     ...(sidecarHook === undefined ? {} : { preStop: sidecarHook }),
   };
@@ -196,7 +196,7 @@ export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
     adminCalls: () => started.adminCalls(),
     ports,
     sidecarEnv,
-    managerPort: Number(sidecarEnv['ENVOY_SHUTDOWN_PORT']),
+    managerPort: Number(sidecarEnv.ENVOY_SHUTDOWN_PORT),
     envoyPath: (path) => volumes.pathIn(envoy, path),
     async destroy() {
       await pod.destroy();

@@ -42,7 +42,7 @@ export async function helm(args: readonly string[]): Promise<HelmResult> {
   const home = mkdtempSync(join(tmpdir(), 'helm-home-'));
   try {
     const env = {
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: home,
       HELM_CACHE_HOME: join(home, 'cache'),
       HELM_CONFIG_HOME: join(home, 'config'),
@@ -115,7 +115,7 @@ export async function renderNotes(options: RenderOptions = {}): Promise<string> 
     const result = await helmTemplate(options, chart, ['--show-only', 'templates/test-notes.yaml']);
     if (result.code !== 0) throw new Error(`helm template failed (${result.code}): ${result.stderr}`);
     const [configMap] = parseManifests(result.stdout);
-    const text = (configMap?.['data'] as Record<string, string> | undefined)?.['notes'];
+    const text = (configMap?.data as Record<string, string> | undefined)?.notes;
     if (text === undefined) throw new Error(`no rendered notes in ${result.stdout}`);
     return text;
   } finally {

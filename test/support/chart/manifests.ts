@@ -6,9 +6,24 @@
 // the volume holding the executable and the init container that fills it.
 import { DaemonSet, Deployment, type IDaemonSet, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { PodDisruptionBudget, type IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Pod, Secret, Service, ServiceAccount, type IConfigMap, type IContainer, type IPod, type IPodSpec, type ISecret, type IService, type IServiceAccount, type IVolume, type IVolumeMount } from 'kubernetes-models/v1';
-import { Role, RoleBinding, type IRole, type IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { type IPodDisruptionBudget, PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { type IRole, type IRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import {
+  ConfigMap,
+  type IConfigMap,
+  type IContainer,
+  type IPod,
+  type IPodSpec,
+  type ISecret,
+  type IService,
+  type IServiceAccount,
+  type IVolume,
+  type IVolumeMount,
+  Pod,
+  Secret,
+  Service,
+  ServiceAccount,
+} from 'kubernetes-models/v1';
 import { parse } from 'yaml';
 import type { Bootstrap } from './bootstrap.js';
 import type { K8sObject } from './helm.js';
@@ -46,7 +61,11 @@ export function validateAgainstKubernetes(objects: readonly K8sObject[]): void {
     } catch (error) {
       problems.push(`${object.kind} ${object.metadata.name}: ${(error as Error).message}`);
     }
-    const podSpec = WORKLOADS.includes(object.kind) ? (object as unknown as IDeployment).spec?.template.spec : object.kind === 'Pod' ? (object as unknown as IPod).spec : undefined;
+    const podSpec = WORKLOADS.includes(object.kind)
+      ? (object as unknown as IDeployment).spec?.template.spec
+      : object.kind === 'Pod'
+        ? (object as unknown as IPod).spec
+        : undefined;
     if (podSpec !== undefined) problems.push(...podSpecProblems(podSpec).map((problem) => `${object.kind} ${object.metadata.name}: ${problem}`));
   }
   if (problems.length > 0) throw new Error(`invalid Kubernetes objects:\n  ${problems.join('\n  ')}`);
@@ -87,7 +106,8 @@ export function podSpecProblems(spec: IPodSpec): string[] {
     const hostPorts = new Map<string, string>();
     for (const { c } of all) {
       for (const port of c.ports ?? []) {
-        if (port.hostPort !== undefined && port.hostPort !== port.containerPort) problems.push(`${c.name}: hostPort ${port.hostPort} must equal containerPort ${port.containerPort} under hostNetwork`);
+        if (port.hostPort !== undefined && port.hostPort !== port.containerPort)
+          problems.push(`${c.name}: hostPort ${port.hostPort} must equal containerPort ${port.containerPort} under hostNetwork`);
         const key = `${port.containerPort}/${port.protocol ?? 'TCP'}`;
         const owner = hostPorts.get(key);
         if (owner !== undefined) problems.push(`${c.name}: host port ${key} is also declared by ${owner}`);

@@ -8,16 +8,16 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { IContainer } from 'kubernetes-models/v1';
+import { pollUntil } from '../poll.js';
+import { freePort } from '../ports.js';
 import { startAdminTap } from '../real-envoy/admin-tap.js';
 import { ensureEnvoyBinary } from '../real-envoy/binary.js';
 import { remapBootstrap, withConfigPath } from '../real-envoy/pod-bootstrap.js';
-import { freePort } from '../ports.js';
-import { pollUntil } from '../poll.js';
 import { adminUp, withAdminAt } from '../real-envoy/process.js';
 import { type Address, addressFlag, type Bootstrap, type Cluster, type Listener, listeners, type Remap, statPrefix } from './bootstrap.js';
 import { PortMap } from './chart-pod.js';
 import { helmTemplate, parseManifests } from './helm.js';
-import { readPod, type RenderedPod } from './manifests.js';
+import { type RenderedPod, readPod } from './manifests.js';
 
 export interface PodEnvoy {
   /** The container's command: the Envoy binary, then the rendered arguments with the written config. */
@@ -42,7 +42,8 @@ export async function startPodEnvoy(bootstrapRendered: Bootstrap, envoy: IContai
   const podAdmin = podBootstrap.admin?.address;
   if (podAdmin === undefined) throw new Error('the bootstrap has no admin address');
   const host = podAdmin.socket_address?.address ?? '127.0.0.1';
-  const envoyAdmin: Address = podAdmin.pipe !== undefined ? { pipe: { path: `${podAdmin.pipe.path}.envoy` } } : { socket_address: { address: host, port_value: await freePort(host) } };
+  const envoyAdmin: Address =
+    podAdmin.pipe !== undefined ? { pipe: { path: `${podAdmin.pipe.path}.envoy` } } : { socket_address: { address: host, port_value: await freePort(host) } };
   // Clusters that point at the admin API (the stats listener's) go straight to Envoy, not through the tap.
   const bootstrap = withAdminAt(podBootstrap, envoyAdmin);
   const dir = mkdtempSync(join(tmpdir(), 'pod-envoy-'));
@@ -176,8 +177,10 @@ function upstreamCluster(port: number): Cluster {
     name: 'upstream',
     type: 'STATIC',
     connect_timeout: '1s',
-    load_assignment: { cluster_name: 'upstream', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
+    load_assignment: {
+      cluster_name: 'upstream',
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }],
+    },
   };
   return cluster as unknown as Cluster;
 }
-

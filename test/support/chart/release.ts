@@ -11,29 +11,45 @@ export async function releaseManifest(client: KubeClient, namespace: string, rel
   const secret = await client.get<KubeObject & { data?: { release?: string } }>('v1', 'Secret', `sh.helm.release.v1.${release}.v${revision}`, namespace);
   if (secret?.data?.release === undefined) throw new Error(`no release Secret of ${release} v${revision} in ${namespace}`);
   // Kubernetes' base64 around helm's base64 around gzipped JSON.
-  const decoded = JSON.parse(gunzipSync(Buffer.from(Buffer.from(secret.data.release, 'base64').toString('utf8'), 'base64')).toString('utf8')) as { manifest?: string };
+  const decoded = JSON.parse(gunzipSync(Buffer.from(Buffer.from(secret.data.release, 'base64').toString('utf8'), 'base64')).toString('utf8')) as {
+    manifest?: string;
+  };
   return parseManifests(decoded.manifest ?? '');
 }
 
 /** Every kind the chart can make, at the version it renders. */
 const CHART_KINDS: readonly (readonly [string, string])[] = [
-  ['v1', 'ServiceAccount'], ['v1', 'ConfigMap'], ['v1', 'Secret'], ['v1', 'Service'],
-  ['rbac.authorization.k8s.io/v1', 'Role'], ['rbac.authorization.k8s.io/v1', 'RoleBinding'],
-  ['apps/v1', 'Deployment'], ['apps/v1', 'DaemonSet'], ['policy/v1', 'PodDisruptionBudget'],
-  ['autoscaling/v2', 'HorizontalPodAutoscaler'], ['monitoring.coreos.com/v1', 'PodMonitor'],
+  ['v1', 'ServiceAccount'],
+  ['v1', 'ConfigMap'],
+  ['v1', 'Secret'],
+  ['v1', 'Service'],
+  ['rbac.authorization.k8s.io/v1', 'Role'],
+  ['rbac.authorization.k8s.io/v1', 'RoleBinding'],
+  ['apps/v1', 'Deployment'],
+  ['apps/v1', 'DaemonSet'],
+  ['policy/v1', 'PodDisruptionBudget'],
+  ['autoscaling/v2', 'HorizontalPodAutoscaler'],
+  ['monitoring.coreos.com/v1', 'PodMonitor'],
 ];
 
 /** Objects labelled as the release's that its manifest no longer has: what an upgrade left behind. */
 export async function leftovers(client: KubeClient, namespace: string, release: string, manifest: readonly K8sObject[]): Promise<string[]> {
   const wanted = new Set(manifest.map((o) => `${o.kind} ${o.metadata.name}`));
-  const stored = await Promise.all(CHART_KINDS.map(async ([apiVersion, kind]) =>
-    (await client.list(apiVersion, kind, namespace)).filter((o) => o.metadata.labels?.['app.kubernetes.io/instance'] === release).map((o) => `${kind} ${o.metadata.name}`)));
+  const stored = await Promise.all(
+    CHART_KINDS.map(async ([apiVersion, kind]) =>
+      (await client.list(apiVersion, kind, namespace))
+        .filter((o) => o.metadata.labels?.['app.kubernetes.io/instance'] === release)
+        .map((o) => `${kind} ${o.metadata.name}`),
+    ),
+  );
   return stored.flat().filter((name) => !wanted.has(name));
 }
 
 /** The objects the pod names: its ServiceAccount, and every ConfigMap and Secret of its volumes, environment and pull secrets. */
 export function podReferences(pod: Pod): { kind: 'ServiceAccount' | 'ConfigMap' | 'Secret'; name: string }[] {
-  const refs: { kind: 'ServiceAccount' | 'ConfigMap' | 'Secret'; name: string }[] = [{ kind: 'ServiceAccount', name: pod.spec.serviceAccountName ?? 'default' }];
+  const refs: { kind: 'ServiceAccount' | 'ConfigMap' | 'Secret'; name: string }[] = [
+    { kind: 'ServiceAccount', name: pod.spec.serviceAccountName ?? 'default' },
+  ];
   for (const volume of pod.spec.volumes ?? []) {
     if (volume.configMap !== undefined) refs.push({ kind: 'ConfigMap', name: volume.configMap.name });
     if (volume.secret !== undefined) refs.push({ kind: 'Secret', name: volume.secret.secretName });

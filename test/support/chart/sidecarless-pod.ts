@@ -6,8 +6,8 @@
 // each fixed port becomes a free one, and each emptyDir a temporary directory (in every argument
 // that names a path on it, including each part of a colon-separated list).
 import type { IContainer } from 'kubernetes-models/v1';
-import { SINGLE_EXECUTABLE, type EnvoyPod } from '../envoy-pod.js';
-import { Pod, type ContainerSpec } from '../kubelet/pod.js';
+import { type EnvoyPod, SINGLE_EXECUTABLE } from '../envoy-pod.js';
+import { type ContainerSpec, Pod } from '../kubelet/pod.js';
 import { remapBootstrap } from '../real-envoy/pod-bootstrap.js';
 import { IDENTITY, type Remap } from './bootstrap.js';
 import { EmptyDirs, IMAGE_ENTRYPOINT, PortMap, remapSidecarEnv } from './chart-pod.js';
@@ -68,7 +68,13 @@ export async function startSidecarlessChartPod(rendered: RenderedSidecarlessPod)
   try {
     started = await startPodEnvoy(rendered.bootstrap, envoy, remapFor(envoy));
     const ready = started.ready;
-    const envoySpec: ContainerSpec = { name: envoy.name, command: started.command, env: envoyEnv, ready: () => ready(), preStop: { exec: { command: hookCommand } } };
+    const envoySpec: ContainerSpec = {
+      name: envoy.name,
+      command: started.command,
+      env: envoyEnv,
+      ready: () => ready(),
+      preStop: { exec: { command: hookCommand } },
+    };
     pod = await Pod.start({ terminationGracePeriodSeconds: grace, initContainers: [installSpec], containers: [envoySpec] });
   } catch (error) {
     await started?.close();

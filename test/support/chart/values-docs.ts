@@ -1,6 +1,6 @@
 // Reads the chart's values.yaml with its comments: which keys carry a `# --` description (the
 // helm-docs convention), and whether every value is described, by itself or by a parent.
-import { isMap, parseDocument, type Node } from 'yaml';
+import { isMap, type Node, parseDocument } from 'yaml';
 
 export interface ValueKey {
   /** Dotted path, e.g. shutdown.drainTimeout. */

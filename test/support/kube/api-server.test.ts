@@ -32,12 +32,15 @@ const event = (name: string): KubeObject => ({
 });
 
 async function statusOf(attempt: Promise<unknown>): Promise<number> {
-  const error = await attempt.then(() => undefined, (e: unknown) => e);
+  const error = await attempt.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   return error instanceof KubeApiError ? error.status : 201;
 }
 
 describe('the test API server', () => {
-  it('gives a service account\'s bound token exactly what its Role allows', async () => {
+  it("gives a service account's bound token exactly what its Role allows", async () => {
     const allowed = server.clientWith(await server.serviceAccountToken(NAMESPACE, 'allowed'));
     expect(await statusOf(allowed.create(event('by-allowed')))).toBe(201);
     expect(await statusOf(allowed.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'no', namespace: NAMESPACE } }))).toBe(403);
@@ -50,9 +53,9 @@ describe('the test API server', () => {
   it('lets a watch find an object written before it or while it waits', async () => {
     await server.admin.create(event('before'));
     const before = await server.admin.waitFor<KubeObject>('v1', 'Event', NAMESPACE, (e) => e.metadata.name === 'before', 10_000);
-    expect(before['message']).toBe('before');
+    expect(before.message).toBe('before');
     const watching = server.admin.waitFor<KubeObject>('v1', 'Event', NAMESPACE, (e) => e.metadata.name === 'after', 10_000);
     await server.admin.create(event('after'));
-    expect((await watching)['reason']).toBe('Checked');
+    expect((await watching).reason).toBe('Checked');
   });
 });

@@ -7,7 +7,7 @@
 // Every process dies with the process that started them (parent-death signal), also when a test
 // run is killed; stop() ends them and removes the temp dir.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -16,7 +16,7 @@ import { freePort } from '../ports.js';
 import { etcdBinary } from '../system-packages.js';
 import { ensureKubeApiserver, ensureKubeControllerManager } from './binary.js';
 import { type KubeClient, kubeClient } from './client.js';
-import { CONTROLLERS_READY_NAMESPACE, ROOT_CA_CONFIGMAP, controllerManagerArgs } from './controllers.js';
+import { CONTROLLERS_READY_NAMESPACE, controllerManagerArgs, ROOT_CA_CONFIGMAP } from './controllers.js';
 import { makeKubePki } from './pki.js';
 import { serviceAccountToken } from './resources.js';
 
@@ -56,10 +56,12 @@ function startDaemon(name: string, binary: string, args: readonly string[]): Dae
   let log = '';
   let exit: string | undefined;
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-32_000)));
-  const exited = new Promise<void>((done) => child.once('exit', (code, signal) => {
-    exit = `${name} exited (${signal ?? `code ${code}`})`;
-    done();
-  }));
+  const exited = new Promise<void>((done) =>
+    child.once('exit', (code, signal) => {
+      exit = `${name} exited (${signal ?? `code ${code}`})`;
+      done();
+    }),
+  );
   child.once('error', (error) => (exit = `${name} did not start: ${error.message}`));
   return { child, exited, exit: () => exit, log: () => log };
 }
@@ -119,37 +121,88 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', killAtExit);
-  daemons.push(startDaemon('etcd', etcd, [
-    '--name', 'esm', '--data-dir', join(dir, 'etcd'), '--log-level', 'warn', '--logger', 'zap',
-    '--listen-client-urls', etcdUrl, '--advertise-client-urls', etcdUrl,
-    '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl, '--initial-cluster', `esm=${peerUrl}`,
-  ]));
-  daemons.push(startDaemon('kube-apiserver', apiserverBinary, [
-    '--etcd-servers', etcdUrl,
-    '--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1', '--secure-port', String(securePort),
-    // 127.0.0.1 is not a valid Endpoints address, and no other API server shares this etcd.
-    '--endpoint-reconciler-type', 'none',
-    '--cert-dir', join(dir, 'certs'), '--tls-cert-file', pki.certFile, '--tls-private-key-file', pki.keyFile,
-    '--token-auth-file', pki.tokenFile, '--authorization-mode', 'RBAC', '--anonymous-auth=false',
-    '--service-account-issuer', 'https://kubernetes.default.svc.cluster.local',
-    '--service-account-key-file', pki.serviceAccountPublicKeyFile, '--service-account-signing-key-file', pki.serviceAccountKeyFile,
-    '--service-cluster-ip-range', '10.96.0.0/24', '--allow-privileged=true',
-    '--feature-gates', FEATURE_GATES, '--profiling=false',
-  ]));
+  daemons.push(
+    startDaemon('etcd', etcd, [
+      '--name',
+      'esm',
+      '--data-dir',
+      join(dir, 'etcd'),
+      '--log-level',
+      'warn',
+      '--logger',
+      'zap',
+      '--listen-client-urls',
+      etcdUrl,
+      '--advertise-client-urls',
+      etcdUrl,
+      '--listen-peer-urls',
+      peerUrl,
+      '--initial-advertise-peer-urls',
+      peerUrl,
+      '--initial-cluster',
+      `esm=${peerUrl}`,
+    ]),
+  );
+  daemons.push(
+    startDaemon('kube-apiserver', apiserverBinary, [
+      '--etcd-servers',
+      etcdUrl,
+      '--bind-address',
+      '127.0.0.1',
+      '--advertise-address',
+      '127.0.0.1',
+      '--secure-port',
+      String(securePort),
+      // 127.0.0.1 is not a valid Endpoints address, and no other API server shares this etcd.
+      '--endpoint-reconciler-type',
+      'none',
+      '--cert-dir',
+      join(dir, 'certs'),
+      '--tls-cert-file',
+      pki.certFile,
+      '--tls-private-key-file',
+      pki.keyFile,
+      '--token-auth-file',
+      pki.tokenFile,
+      '--authorization-mode',
+      'RBAC',
+      '--anonymous-auth=false',
+      '--service-account-issuer',
+      'https://kubernetes.default.svc.cluster.local',
+      '--service-account-key-file',
+      pki.serviceAccountPublicKeyFile,
+      '--service-account-signing-key-file',
+      pki.serviceAccountKeyFile,
+      '--service-cluster-ip-range',
+      '10.96.0.0/24',
+      '--allow-privileged=true',
+      '--feature-gates',
+      FEATURE_GATES,
+      '--profiling=false',
+    ]),
+  );
   const url = `https://127.0.0.1:${securePort}`;
   const caPem = readFileSync(pki.caFile, 'utf8');
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'esm-test', cluster: { server: url, 'certificate-authority': pki.caFile } }],
-    users: [{ name: 'admin', user: { token: pki.adminToken } }],
-    contexts: [{ name: 'esm-test', context: { cluster: 'esm-test', user: 'admin' } }],
-    'current-context': 'esm-test',
-  }), { mode: 0o600 });
+  writeFileSync(
+    kubeconfig,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'esm-test', cluster: { server: url, 'certificate-authority': pki.caFile } }],
+      users: [{ name: 'admin', user: { token: pki.adminToken } }],
+      contexts: [{ name: 'esm-test', context: { cluster: 'esm-test', user: 'admin' } }],
+      'current-context': 'esm-test',
+    }),
+    { mode: 0o600 },
+  );
   const clientWith = (token: string): KubeClient => kubeClient({ url, caPem, token });
   const admin = clientWith(pki.adminToken);
-  const log = (): string => daemons.map((d) => d.log()).join('\n').slice(-8_000);
+  const log = (): string =>
+    daemons
+      .map((d) => d.log())
+      .join('\n')
+      .slice(-8_000);
   const stop = async (): Promise<void> => {
     // In reverse order of start: the controllers, then the API server, then etcd; none complains of a missing peer.
     for (const daemon of [...daemons].reverse()) await stopDaemon(daemon, 10_000);
@@ -158,19 +211,29 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   };
   try {
     // The API server's only signal that it is ready is its answer on /readyz (etcd reached, post-start hooks done).
-    await pollUntil('kube-apiserver /readyz', async () => {
-      const dead = daemons.map((d) => d.exit()).find((exit) => exit !== undefined);
-      if (dead !== undefined) throw new Error(dead);
-      return (await admin.send('GET', '/readyz').catch(() => undefined))?.status === 200;
-    }, { timeoutMs: READY_TIMEOUT_MS, everyMs: 100 });
-    if (controllerManagerBinary !== undefined) {
-      daemons.push(startDaemon('kube-controller-manager', controllerManagerBinary, controllerManagerArgs({ kubeconfig, caFile: pki.caFile, featureGates: FEATURE_GATES })));
-      // Its controllers have started once the root-CA publisher has filled in a namespace.
-      await pollUntil('kube-controller-manager publishing kube-root-ca.crt', async () => {
+    await pollUntil(
+      'kube-apiserver /readyz',
+      async () => {
         const dead = daemons.map((d) => d.exit()).find((exit) => exit !== undefined);
         if (dead !== undefined) throw new Error(dead);
-        return (await admin.get('v1', 'ConfigMap', ROOT_CA_CONFIGMAP, CONTROLLERS_READY_NAMESPACE)) !== undefined;
-      }, { timeoutMs: READY_TIMEOUT_MS, everyMs: 100 });
+        return (await admin.send('GET', '/readyz').catch(() => undefined))?.status === 200;
+      },
+      { timeoutMs: READY_TIMEOUT_MS, everyMs: 100 },
+    );
+    if (controllerManagerBinary !== undefined) {
+      daemons.push(
+        startDaemon('kube-controller-manager', controllerManagerBinary, controllerManagerArgs({ kubeconfig, caFile: pki.caFile, featureGates: FEATURE_GATES })),
+      );
+      // Its controllers have started once the root-CA publisher has filled in a namespace.
+      await pollUntil(
+        'kube-controller-manager publishing kube-root-ca.crt',
+        async () => {
+          const dead = daemons.map((d) => d.exit()).find((exit) => exit !== undefined);
+          if (dead !== undefined) throw new Error(dead);
+          return (await admin.get('v1', 'ConfigMap', ROOT_CA_CONFIGMAP, CONTROLLERS_READY_NAMESPACE)) !== undefined;
+        },
+        { timeoutMs: READY_TIMEOUT_MS, everyMs: 100 },
+      );
     }
   } catch (error) {
     const message = `${(error as Error).message}\n${log()}`;

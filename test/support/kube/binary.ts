@@ -21,7 +21,7 @@ export function kubeVersion(): string {
 
 /** Where a version's component lives: a new pin builds anew. */
 export function kubeBinaryPath(component: KubeComponent, version = kubeVersion()): string {
-  return join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'esm-kube', version, component);
+  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'esm-kube', version, component);
 }
 
 /** Builds the component when the cache has none; throws one clear line when Go is missing or the build fails. */
@@ -31,7 +31,8 @@ export function ensureKubeBinary(component: KubeComponent, log: (line: string) =
   if (existsSync(binary)) return binary;
   const pkg = `k8s.io/kubernetes/cmd/${component}`;
   const go = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (go.error !== undefined || go.status !== 0) throw new Error(`go is not installed: the Kubernetes API server tests build ${pkg}@${version} with it (${go.error?.message ?? go.stderr})`);
+  if (go.error !== undefined || go.status !== 0)
+    throw new Error(`go is not installed: the Kubernetes API server tests build ${pkg}@${version} with it (${go.error?.message ?? go.stderr})`);
   log(`building ${component} ${version} into ${binary} (once per version; the first build takes minutes)`);
   mkdirSync(join(binary, '..'), { recursive: true });
   // Another run may be building the same file: each writes its own partial file and renames it into place.

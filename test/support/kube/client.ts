@@ -20,7 +20,11 @@ export interface KubeResponse {
 
 /** A request the API server refused: its HTTP status and its Status object's reason and message. */
 export class KubeApiError extends Error {
-  constructor(readonly status: number, readonly reason: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -44,31 +48,35 @@ export function kubeClient(options: KubeClientOptions) {
   function send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeResponse> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
-      const req = request(new URL(path, options.url), {
-        method,
-        ca: options.caPem,
-        timeout: options.timeoutMs ?? 15_000,
-        headers: { authorization: `Bearer ${options.token}`, accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': contentType }) },
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_BODY) req.destroy(new Error(`${method} ${path}: answer larger than ${MAX_BODY} bytes`));
-          else chunks.push(chunk);
-        });
-        res.once('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // Not JSON (readyz answers text): kept as it came.
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, warnings: warningsOf(res.rawHeaders) });
-        });
-        res.once('error', reject);
-      });
+      const req = request(
+        new URL(path, options.url),
+        {
+          method,
+          ca: options.caPem,
+          timeout: options.timeoutMs ?? 15_000,
+          headers: { authorization: `Bearer ${options.token}`, accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': contentType }) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_BODY) req.destroy(new Error(`${method} ${path}: answer larger than ${MAX_BODY} bytes`));
+            else chunks.push(chunk);
+          });
+          res.once('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let parsed: unknown = text;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              // Not JSON (readyz answers text): kept as it came.
+            }
+            resolve({ status: res.statusCode ?? 0, body: parsed, warnings: warningsOf(res.rawHeaders) });
+          });
+          res.once('error', reject);
+        },
+      );
       req.once('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within ${options.timeoutMs ?? 15_000} ms`)));
       req.once('error', reject);
       req.end(payload);
@@ -80,7 +88,11 @@ export function kubeClient(options: KubeClientOptions) {
     const response = await send(method, path, body, contentType);
     if (response.status < 200 || response.status > 299) {
       const status = (response.body ?? {}) as { reason?: string; message?: string };
-      throw new KubeApiError(response.status, status.reason ?? '', `${method} ${path}: ${response.status} ${status.message ?? JSON.stringify(response.body).slice(0, 500)}`);
+      throw new KubeApiError(
+        response.status,
+        status.reason ?? '',
+        `${method} ${path}: ${response.status} ${status.message ?? JSON.stringify(response.body).slice(0, 500)}`,
+      );
     }
     return response;
   }
@@ -122,7 +134,8 @@ export function kubeClient(options: KubeClientOptions) {
     async get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
       const response = await send('GET', await objectPath({ apiVersion, kind, metadata: namespace === undefined ? { name } : { name, namespace } }));
       if (response.status === 404) return undefined;
-      if (response.status !== 200) throw new KubeApiError(response.status, '', `GET ${kind} ${name}: ${response.status} ${JSON.stringify(response.body).slice(0, 500)}`);
+      if (response.status !== 200)
+        throw new KubeApiError(response.status, '', `GET ${kind} ${name}: ${response.status} ${JSON.stringify(response.body).slice(0, 500)}`);
       return response.body as T;
     },
     async list<T extends KubeObject>(apiVersion: string, kind: string, namespace?: string): Promise<T[]> {

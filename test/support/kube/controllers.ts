@@ -24,12 +24,20 @@ export interface ControllerManagerFiles {
 
 export function controllerManagerArgs(files: ControllerManagerFiles): string[] {
   return [
-    '--kubeconfig', files.kubeconfig,
-    '--controllers', CONTROLLERS.join(','),
-    '--root-ca-file', files.caFile,
+    '--kubeconfig',
+    files.kubeconfig,
+    '--controllers',
+    CONTROLLERS.join(','),
+    '--root-ca-file',
+    files.caFile,
     // One instance, nothing to elect; no serving port: nothing but the API server talks to it.
-    '--leader-elect=false', '--secure-port=0', '--bind-address', '127.0.0.1',
-    '--feature-gates', files.featureGates, '--profiling=false',
+    '--leader-elect=false',
+    '--secure-port=0',
+    '--bind-address',
+    '127.0.0.1',
+    '--feature-gates',
+    files.featureGates,
+    '--profiling=false',
   ];
 }
 

@@ -28,12 +28,56 @@ function openssl(args: readonly string[]): void {
 export function makeKubePki(dir: string): KubePki {
   const file = (name: string): string => join(dir, name);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-days', '1', '-subj', '/CN=esm-test-kubernetes-ca', '-keyout', file('ca.key'), '-out', file('ca.crt'),
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  openssl(['req', '-new', ...ec, '-subj', '/CN=kube-apiserver', '-keyout', file('apiserver.key'), '-out', file('apiserver.csr'),
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc', '-addext', 'extendedKeyUsage=serverAuth']);
-  openssl(['x509', '-req', '-in', file('apiserver.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-set_serial', `0x${randomBytes(8).toString('hex')}`,
-    '-days', '1', '-copy_extensions', 'copyall', '-out', file('apiserver.crt')]);
+  openssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=esm-test-kubernetes-ca',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.crt'),
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  openssl([
+    'req',
+    '-new',
+    ...ec,
+    '-subj',
+    '/CN=kube-apiserver',
+    '-keyout',
+    file('apiserver.key'),
+    '-out',
+    file('apiserver.csr'),
+    '-addext',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc',
+    '-addext',
+    'extendedKeyUsage=serverAuth',
+  ]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    file('apiserver.csr'),
+    '-CA',
+    file('ca.crt'),
+    '-CAkey',
+    file('ca.key'),
+    '-set_serial',
+    `0x${randomBytes(8).toString('hex')}`,
+    '-days',
+    '1',
+    '-copy_extensions',
+    'copyall',
+    '-out',
+    file('apiserver.crt'),
+  ]);
   const serviceAccount = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   writeFileSync(file('sa.key'), serviceAccount.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
   writeFileSync(file('sa.pub'), serviceAccount.publicKey.export({ type: 'spki', format: 'pem' }));

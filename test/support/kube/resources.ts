@@ -16,10 +16,12 @@ export interface PolicyRule {
  * missing, and no controller-manager runs here to create it.
  */
 export async function createNamespace(client: KubeClient, name: string, level: PodSecurityLevel): Promise<void> {
-  const labels = Object.fromEntries(['enforce', 'audit', 'warn'].flatMap((mode) => [
-    [`pod-security.kubernetes.io/${mode}`, level],
-    [`pod-security.kubernetes.io/${mode}-version`, 'latest'],
-  ]));
+  const labels = Object.fromEntries(
+    ['enforce', 'audit', 'warn'].flatMap((mode) => [
+      [`pod-security.kubernetes.io/${mode}`, level],
+      [`pod-security.kubernetes.io/${mode}-version`, 'latest'],
+    ]),
+  );
   await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
   await createServiceAccount(client, name, 'default');
 }
@@ -42,7 +44,12 @@ export async function grantRole(client: KubeClient, namespace: string, serviceAc
 
 /** A bound token for the service account (TokenRequest), as kubelet projects into a pod; 10 minutes by default. */
 export async function serviceAccountToken(client: KubeClient, namespace: string, serviceAccount: string, expirationSeconds = 600): Promise<string> {
-  const request: KubeObject = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name: serviceAccount, namespace }, spec: { expirationSeconds } };
+  const request: KubeObject = {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    metadata: { name: serviceAccount, namespace },
+    spec: { expirationSeconds },
+  };
   const response = await client.call('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`, request);
   const token = (response.body as { status?: { token?: string } }).status?.token;
   if (token === undefined) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);

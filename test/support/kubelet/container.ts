@@ -1,7 +1,7 @@
 // A "container": one process started from a command, with its own environment. Its stdout is
 // appended to a log file that stands for PID 1's stdout (what `kubectl logs` shows), so a hook
 // that writes to /proc/1/fd/1 can be pointed at the same file.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';

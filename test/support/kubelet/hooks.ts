@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import type { IContainer, IHTTPGetAction } from 'kubernetes-models/v1';
-import { hookTarget, probeHost, type HookPod } from './rules.js';
+import { type HookPod, hookTarget, probeHost } from './rules.js';
 
 export interface HttpGetAction {
   readonly port: number;
@@ -49,7 +49,12 @@ export function resolveContainerPort(c: IContainer, port: number | string): numb
 /** A rendered httpGet, a hook's or a probe's, as the stand-ins run it: its port moved to where `reach` says this machine reaches it. */
 export function httpGetAction(c: IContainer, get: IHTTPGetAction, reach: (port: number) => number): HttpGetAction {
   const { path, port, host, httpHeaders } = get;
-  return { path: path ?? '/', port: reach(resolveContainerPort(c, port)), ...(host === undefined ? {} : { host }), ...(httpHeaders === undefined ? {} : { httpHeaders }) };
+  return {
+    path: path ?? '/',
+    port: reach(resolveContainerPort(c, port)),
+    ...(host === undefined ? {} : { host }),
+    ...(httpHeaders === undefined ? {} : { httpHeaders }),
+  };
 }
 
 export function runHook(hook: PreStopHook, env: Readonly<Record<string, string>>, pod: HookPod): RunningHook {
@@ -98,7 +103,12 @@ function runHttpGet(spec: HttpGetAction, host: string): RunningHook {
 }
 
 /** kubelet's GET (probe/http/request.go `NewRequestForHTTPGetAction`): its own User-Agent and Accept unless the spec sets them. */
-function get(host: string, spec: HttpGetAction, purpose: 'lifecycle' | 'probe', signal: AbortSignal): Promise<{ status: number; body: string } | { error: string }> {
+function get(
+  host: string,
+  spec: HttpGetAction,
+  purpose: 'lifecycle' | 'probe',
+  signal: AbortSignal,
+): Promise<{ status: number; body: string } | { error: string }> {
   const headers: Record<string, string> = { 'user-agent': `kube-${purpose}/${KUBE_VERSION}`, accept: '*/*' };
   for (const { name, value } of spec.httpHeaders ?? []) headers[name.toLowerCase()] = value;
   return new Promise((resolve) => {

@@ -33,7 +33,7 @@ function hook(ms: number): { exec: { command: string[] } } {
 async function start(spec: PodSpec): Promise<Pod> {
   const pod = await Pod.start({
     ...spec,
-    containers: spec.containers.map((c) => ({ ready: (container) => container.waitForLine((l) => l['up'] === true), ...c })),
+    containers: spec.containers.map((c) => ({ ready: (container) => container.waitForLine((l) => l.up === true), ...c })),
   });
   pods.push(pod);
   return pod;
@@ -89,7 +89,7 @@ describe('kubelet stand-in', () => {
     expect(timeline.find('event', 'c')?.detail).toBe(FAILED_PRESTOP_HOOK);
   });
 
-  it("gives each container what its own hook left of the grace period, in whole seconds, at least 2 s", async () => {
+  it('gives each container what its own hook left of the grace period, in whole seconds, at least 2 s', async () => {
     const pod = await start({ terminationGracePeriodSeconds: 4, containers: [{ name: 'c', command: program(Infinity), preStop: hook(1_200) }] });
     const timeline = await pod.terminate();
     const hookMs = timeline.find('prestop-end', 'c')!.t - timeline.find('prestop-start', 'c')!.t;
@@ -117,21 +117,23 @@ describe('kubelet stand-in', () => {
     expect(pod.container('answers-500').lines).toContainEqual({ ua: 'kube-lifecycle/1.33', path: '/x' });
   });
 
-  it('fails a hostNetwork pod\'s httpGet hook without a host at once, never dialing, yet its probe passes', async () => {
+  it("fails a hostNetwork pod's httpGet hook without a host at once, never dialing, yet its probe passes", async () => {
     const port = await freePort();
     const pod = await start({
       name: 'envoy-abc',
       hostNetwork: true,
       terminationGracePeriodSeconds: 30,
-      containers: [{ name: 'c', command: server(port, 200), probe: { port, path: '/ready', timeoutSeconds: 1 }, preStop: { httpGet: { port, path: '/hook' } } }],
+      containers: [
+        { name: 'c', command: server(port, 200), probe: { port, path: '/ready', timeoutSeconds: 1 }, preStop: { httpGet: { port, path: '/hook' } } },
+      ],
     });
     // The probe dialed the pod's status IP, which a host-network pod has (the node's): the server logs it.
-    await pod.container('c').waitForLine((line) => line['ua'] === 'kube-probe/1.33' && line['path'] === '/ready');
+    await pod.container('c').waitForLine((line) => line.ua === 'kube-probe/1.33' && line.path === '/ready');
     const timeline = await pod.terminate();
     expect(timeline.find('prestop-end', 'c')?.detail).toMatch(/^error failed to find networking container: &\{envoy-abc \[\]/);
     expect(timeline.find('event', 'c')?.detail).toBe(FAILED_PRESTOP_HOOK);
     expect(timeline.find('sigterm', 'c')!.t).toBeGreaterThanOrEqual(timeline.find('prestop-end', 'c')!.t);
-    expect(pod.container('c').lines.some((line) => line['path'] === '/hook')).toBe(false);
+    expect(pod.container('c').lines.some((line) => line.path === '/hook')).toBe(false);
   });
 
   it("dials a hook's host from the node's network namespace: a hostNetwork pod's loopback", async () => {
@@ -147,7 +149,7 @@ describe('kubelet stand-in', () => {
     expect(pod.container('c').lines).toContainEqual({ ua: 'kube-lifecycle/1.33', path: '/hook' });
   });
 
-  it("refuses to play a loopback hook host on a pod-network pod (kubelet would dial the node, here the same address)", async () => {
+  it('refuses to play a loopback hook host on a pod-network pod (kubelet would dial the node, here the same address)', async () => {
     const port = await freePort();
     const pod = await start({
       terminationGracePeriodSeconds: 30,
@@ -160,8 +162,8 @@ describe('kubelet stand-in', () => {
     const pod = await start({
       terminationGracePeriodSeconds: 30,
       initContainers: [
-        { name: 'sidecar-a', command: program(0), ready: (c) => c.waitForLine((l) => l['up'] === true) },
-        { name: 'sidecar-b', command: program(0), ready: (c) => c.waitForLine((l) => l['up'] === true), preStop: hook(50) },
+        { name: 'sidecar-a', command: program(0), ready: (c) => c.waitForLine((l) => l.up === true) },
+        { name: 'sidecar-b', command: program(0), ready: (c) => c.waitForLine((l) => l.up === true), preStop: hook(50) },
       ],
       containers: [{ name: 'main', command: program(300), preStop: hook(200) }],
     });
@@ -186,7 +188,12 @@ describe('kubelet stand-in', () => {
     expect(pod.container('probed').child.pid).not.toBe(firstPid);
     expect(pod.container('probed').running).toBe(true);
     expect(pod.container('other').running).toBe(true);
-    expect(pod.timeline.events.map((e) => `${e.kind} ${e.container}`)).toEqual(['prestop-start probed', 'prestop-end probed', 'sigterm probed', 'container-restart probed']);
+    expect(pod.timeline.events.map((e) => `${e.kind} ${e.container}`)).toEqual([
+      'prestop-start probed',
+      'prestop-end probed',
+      'sigterm probed',
+      'container-restart probed',
+    ]);
   });
 
   it('gives exec hooks the container environment, with PID 1 stdout pointing at the container log', async () => {
@@ -199,7 +206,11 @@ describe('kubelet stand-in', () => {
           env: { ROLE: 'sidecar' },
           preStop: {
             exec: {
-              command: [NODE, '-e', `require('fs').appendFileSync(process.env.ENVOY_SHUTDOWN_HOOK_LOG_PATH, JSON.stringify({ hook: process.env.ROLE, k8s: process.env.KUBERNETES_SERVICE_HOST }) + '\\n')`],
+              command: [
+                NODE,
+                '-e',
+                `require('fs').appendFileSync(process.env.ENVOY_SHUTDOWN_HOOK_LOG_PATH, JSON.stringify({ hook: process.env.ROLE, k8s: process.env.KUBERNETES_SERVICE_HOST }) + '\\n')`,
+              ],
             },
           },
         },

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil, within } from '../poll.js';
 import { Container, type ContainerCommand, type ContainerExit } from './container.js';
-import { describeHook, runHook, runProbe, type HttpGetAction, type PreStopHook, type RunningHook } from './hooks.js';
+import { describeHook, type HttpGetAction, type PreStopHook, type RunningHook, runHook, runProbe } from './hooks.js';
 import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, graceLeft, stopTimeoutSeconds, terminationPrerequisites } from './rules.js';
 import { Timeline } from './timeline.js';
 
@@ -88,7 +88,13 @@ export class Pod {
     const graceS = effectiveGraceSeconds(this.#spec.terminationGracePeriodSeconds);
     const regular = this.#spec.containers;
     const sidecars = (this.#spec.initContainers ?? []).filter((c) => c.runToCompletion !== true);
-    const prerequisites = sidecars.length === 0 ? undefined : terminationPrerequisites(regular.map((c) => c.name), sidecars.map((c) => c.name));
+    const prerequisites =
+      sidecars.length === 0
+        ? undefined
+        : terminationPrerequisites(
+            regular.map((c) => c.name),
+            sidecars.map((c) => c.name),
+          );
     const all = [...regular, ...sidecars];
     const stopped = new Map(all.map((c) => [c.name, deferred()]));
     await Promise.all(
@@ -130,11 +136,12 @@ export class Pod {
   }
 
   async #startContainer(spec: ContainerSpec): Promise<void> {
-    const container = new Container(spec, this.logDir, { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...KUBERNETES_ENV, ...this.#spec.env });
+    const container = new Container(spec, this.logDir, { PATH: process.env.PATH ?? '/usr/bin:/bin', ...KUBERNETES_ENV, ...this.#spec.env });
     this.#containers.set(spec.name, container);
     if (spec.runToCompletion === true) {
       const exit = await container.exited;
-      if (exit.code !== 0) throw new Error(`init container ${spec.name} failed (${exit.code ?? exit.signal}): ${container.stderr}${JSON.stringify(container.lines)}`);
+      if (exit.code !== 0)
+        throw new Error(`init container ${spec.name} failed (${exit.code ?? exit.signal}): ${container.stderr}${JSON.stringify(container.lines)}`);
       return;
     }
     await spec.ready?.(container);
@@ -142,7 +149,10 @@ export class Pod {
   }
 
   async #untilProbePasses(name: string, probe: NonNullable<ContainerSpec['probe']>): Promise<void> {
-    await pollUntil(`${name}: its probe ${probe.host ?? ''}:${probe.port}${probe.path} passes`, () => runProbe(probe, this.#network), { timeoutMs: PROBE_BOUND_MS, everyMs: PROBE_EVERY_MS });
+    await pollUntil(`${name}: its probe ${probe.host ?? ''}:${probe.port}${probe.path} passes`, () => runProbe(probe, this.#network), {
+      timeoutMs: PROBE_BOUND_MS,
+      everyMs: PROBE_EVERY_MS,
+    });
   }
 
   get #network(): { name: string; hostNetwork: boolean } {
@@ -189,7 +199,8 @@ export class Pod {
       timeline.record('prestop-end', spec.name, result.detail);
       if (!result.ok) timeline.record('event', spec.name, FAILED_PRESTOP_HOOK);
     });
-    if (!(await within(ended, graceS * 1_000))) timeline.record('prestop-timeout', spec.name, `still running after the ${graceS} s grace period: kubelet stops waiting`);
+    if (!(await within(ended, graceS * 1_000)))
+      timeline.record('prestop-timeout', spec.name, `still running after the ${graceS} s grace period: kubelet stops waiting`);
     return { waitedMs: Date.now() - started, ended: 'exec' in hook ? ended : undefined };
   }
 

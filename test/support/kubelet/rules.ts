@@ -34,10 +34,14 @@ export function hookTarget(host: string | undefined, pod: HookPod): { readonly h
   if (host !== undefined && host !== '') {
     // The node's loopback is not a pod-network pod's; here both are this machine's, so the
     // stand-in would reach the pod where kubelet reaches the node. Refuse rather than pass wrongly.
-    if (!pod.hostNetwork && isLoopback(host)) throw new Error(`${pod.name}: a hook host of ${host} on a pod-network pod dials the node, not the pod; the stand-in cannot tell the two apart`);
+    if (!pod.hostNetwork && isLoopback(host))
+      throw new Error(`${pod.name}: a hook host of ${host} on a pod-network pod dials the node, not the pod; the stand-in cannot tell the two apart`);
     return { host };
   }
-  if (pod.hostNetwork) return { error: `failed to find networking container: &{${pod.name} [] [&PodSandboxStatus{Network:&PodSandboxNetworkStatus{Ip:,AdditionalIps:[]*PodIP{},},}]}` };
+  if (pod.hostNetwork)
+    return {
+      error: `failed to find networking container: &{${pod.name} [] [&PodSandboxStatus{Network:&PodSandboxNetworkStatus{Ip:,AdditionalIps:[]*PodIP{},},}]}`,
+    };
   return { host: POD_IP };
 }
 

@@ -2,7 +2,7 @@
 // peer's own shape, everything else in the fixture kept.
 import { describe, expect, it } from 'vitest';
 import { listenerSummaries } from '../peer-fixtures/listeners.js';
-import { arrayField, field, isObject, objectField, stringField, type Json, type JsonObject } from '../peer-fixtures/proto-json.js';
+import { arrayField, field, isObject, type Json, type JsonObject, objectField, stringField } from '../peer-fixtures/proto-json.js';
 import { connectionManager, FIRST_EXTRA_PORT, hostname, largeBootstrap, onLoopback } from './expand.js';
 
 const env = { backend: { address: '127.0.0.1', port: 3000 }, certificate: { certFile: '/cert.pem', keyFile: '/key.pem' } };
@@ -32,23 +32,32 @@ describe("the peers' HTTPS fixtures, grown", () => {
       expect(arrayField(hcm, 'access_log'), `chain ${i}`).toHaveLength(1);
       expect(objectField(chain, 'transport_socket'), `chain ${i}`).toBeDefined();
       const hosts = arrayField(objectField(hcm, 'route_config') ?? {}, 'virtual_hosts').filter(isObject);
-      expect(hosts.map((h) => arrayField(h, 'domains')), `chain ${i}`).toEqual([[hostname(0, i)]]);
+      expect(
+        hosts.map((h) => arrayField(h, 'domains')),
+        `chain ${i}`,
+      ).toEqual([[hostname(0, i)]]);
     }
     // One static secret for the certificate every chain names, as in the fixture.
     expect(arrayField(objectField(bootstrap, 'static_resources') ?? {}, 'secrets')).toHaveLength(1);
   });
 
   it('Envoy Gateway: M listeners on their own ports, each named and prefixed after its port', () => {
-    const summaries = listenerSummaries(largeBootstrap('envoy-gateway', { listeners: 40, chainsPerListener: 3 }, env)).filter((l) => l.name.startsWith('default/eg/'));
+    const summaries = listenerSummaries(largeBootstrap('envoy-gateway', { listeners: 40, chainsPerListener: 3 }, env)).filter((l) =>
+      l.name.startsWith('default/eg/'),
+    );
     expect(summaries).toHaveLength(40);
     expect(summaries[0]).toMatchObject({ name: 'default/eg/https', statName: '0.0.0.0_10443' });
     for (const [n, listener] of summaries.slice(1).entries()) {
       const port = FIRST_EXTRA_PORT + n;
-      expect(listener).toEqual({ name: `default/eg/https-${port}`, statName: `0.0.0.0_${port}`, chains: [0, 1, 2].map((i) => ({ kind: 'http', statPrefix: `https-${port}`, serverNames: [hostname(n + 1, i)] })) });
+      expect(listener).toEqual({
+        name: `default/eg/https-${port}`,
+        statName: `0.0.0.0_${port}`,
+        chains: [0, 1, 2].map((i) => ({ kind: 'http', statPrefix: `https-${port}`, serverNames: [hostname(n + 1, i)] })),
+      });
     }
   });
 
-  it("Contour: N chains with prefix ingress_https and routes https/<host>, the passthrough chain kept beside them", () => {
+  it('Contour: N chains with prefix ingress_https and routes https/<host>, the passthrough chain kept beside them', () => {
     const bootstrap = largeBootstrap('contour', { listeners: 2, chainsPerListener: 100 }, env);
     const summaries = listenerSummaries(bootstrap);
     expect(summaries.map((l) => l.name)).toEqual(['stats-health', 'ingress_http', 'ingress_https', `https-${FIRST_EXTRA_PORT}`]);
@@ -74,15 +83,27 @@ describe("the peers' HTTPS fixtures, grown", () => {
     expect(listenersOf(moved).map(chainsOf)).toEqual(listenersOf(bootstrap).map(chainsOf));
     // Each listener's stats keep the name the peer's fixed address gives them.
     expect(listenerSummaries(moved).map((l) => l.statName)).toEqual(listenerSummaries(bootstrap).map((l) => l.statName));
-    expect(listenerSummaries(moved).map((l) => l.statName)).toEqual(['0.0.0.0_19001', '0.0.0.0_19003', '0.0.0.0_10443', `0.0.0.0_${FIRST_EXTRA_PORT}`, `0.0.0.0_${FIRST_EXTRA_PORT + 1}`]);
+    expect(listenerSummaries(moved).map((l) => l.statName)).toEqual([
+      '0.0.0.0_19001',
+      '0.0.0.0_19003',
+      '0.0.0.0_10443',
+      `0.0.0.0_${FIRST_EXTRA_PORT}`,
+      `0.0.0.0_${FIRST_EXTRA_PORT + 1}`,
+    ]);
   });
 
   it("on loopback: the admin API on the port asked for, the clusters that reach it with it, Contour's socket included", () => {
-    for (const [peer, cluster] of [['envoy-gateway', 'prometheus_stats'], ['contour', 'envoy-admin']] as const) {
+    for (const [peer, cluster] of [
+      ['envoy-gateway', 'prometheus_stats'],
+      ['contour', 'envoy-admin'],
+    ] as const) {
       const moved = onLoopback(largeBootstrap(peer, { listeners: 1, chainsPerListener: 1 }, env), 19_500);
       const address = field(objectField(moved, 'admin') ?? {}, 'address') ?? null;
       expect(JSON.stringify(address), peer).toMatch(/^\{"socket_?[aA]ddress":\{"address":"127\.0\.0\.1","port_?[vV]alue":19500\}\}$/);
-      const admin = arrayField(objectField(moved, 'static_resources') ?? {}, 'clusters').filter(isObject).find((c) => stringField(c, 'name') === cluster) ?? {};
+      const admin =
+        arrayField(objectField(moved, 'static_resources') ?? {}, 'clusters')
+          .filter(isObject)
+          .find((c) => stringField(c, 'name') === cluster) ?? {};
       expect(JSON.stringify(admin), peer).toContain(JSON.stringify({ address }));
     }
   });

@@ -5,9 +5,9 @@
 // filters) and changes only what makes it one host's: its server name, its route configuration's
 // name and domain, and its own name where the peer names chains. The rest of the fixture (the
 // stats and readiness listeners, the clusters) is as it was. Nothing of this size is committed.
-import { peerFixture, type PeerName } from '../peer-fixtures/fixtures.js';
+import { type PeerName, peerFixture } from '../peer-fixtures/fixtures.js';
 import { addressStatName } from '../peer-fixtures/listeners.js';
-import { arrayField, clone, eachObject, field, isObject, objectField, setField, stringField, type JsonObject } from '../peer-fixtures/proto-json.js';
+import { arrayField, clone, eachObject, field, isObject, type JsonObject, objectField, setField, stringField } from '../peer-fixtures/proto-json.js';
 import type { TestEnvironment } from '../peer-fixtures/static-bootstrap.js';
 
 export interface LargeConfigSize {
@@ -81,7 +81,9 @@ function grownListener(original: JsonObject, shape: PeerShape, n: number, chains
   }
   const name = stringField(listener, 'name') ?? '';
   const all = arrayField(listener, 'filter_chains').filter(isObject);
-  const template = all.find((chain) => connectionManager(chain) !== undefined && arrayField(objectField(chain, 'filter_chain_match') ?? {}, 'server_names').length > 0);
+  const template = all.find(
+    (chain) => connectionManager(chain) !== undefined && arrayField(objectField(chain, 'filter_chain_match') ?? {}, 'server_names').length > 0,
+  );
   if (template === undefined) throw new Error(`${shape.listener}: no TLS chain with an HTTP connection manager`);
   const copies = Array.from({ length: chains }, (_, i) => hostChain(template, shape, name, hostname(n, i), i, renamed?.statPrefix));
   setField(listener, 'filter_chains', [...copies, ...all.filter((chain) => chain !== template)]);

@@ -2,18 +2,24 @@
 // peer names one and sent to its own cluster, everything else in the fixture kept.
 import { describe, expect, it } from 'vitest';
 import { peerFixture } from '../peer-fixtures/fixtures.js';
-import { arrayField, field, isObject, objectField, stringField, type JsonObject } from '../peer-fixtures/proto-json.js';
+import { arrayField, field, isObject, type JsonObject, objectField, stringField } from '../peer-fixtures/proto-json.js';
 import { connectionManager, hostname } from './expand.js';
 import { contourVirtualHosts, egBackends, servicePath } from './routes.js';
 
 const env = { backend: { address: '127.0.0.1', port: 3000 }, certificate: { certFile: '/cert.pem', keyFile: '/key.pem' } };
 
 const resources = (bootstrap: JsonObject): JsonObject => objectField(bootstrap, 'static_resources') ?? {};
-const clusterNames = (bootstrap: JsonObject): string[] => arrayField(resources(bootstrap), 'clusters').filter(isObject).map((c) => stringField(c, 'name') ?? '');
+const clusterNames = (bootstrap: JsonObject): string[] =>
+  arrayField(resources(bootstrap), 'clusters')
+    .filter(isObject)
+    .map((c) => stringField(c, 'name') ?? '');
 
 /** The virtual hosts of `listener`'s inlined route configuration. */
 function virtualHosts(bootstrap: JsonObject, listener: string): JsonObject[] {
-  const found = arrayField(resources(bootstrap), 'listeners').filter(isObject).find((l) => stringField(l, 'name') === listener) ?? {};
+  const found =
+    arrayField(resources(bootstrap), 'listeners')
+      .filter(isObject)
+      .find((l) => stringField(l, 'name') === listener) ?? {};
   const chain = [...arrayField(found, 'filter_chains'), field(found, 'default_filter_chain') ?? null].filter(isObject)[0] ?? {};
   return arrayField(objectField(connectionManager(chain) ?? {}, 'route_config') ?? {}, 'virtual_hosts').filter(isObject);
 }
@@ -52,11 +58,18 @@ describe("the peers' HTTP fixtures, grown", () => {
     for (const [i, host] of hosts.slice(0, 200).entries()) {
       expect(stringField(host, 'name')).toBe(hostname(0, i));
       expect(arrayField(host, 'domains')).toEqual([hostname(0, i)]);
-      expect(routesOf(host).map((route) => field(route, 'match'))).toEqual([{ prefix: '/path-0' }, { prefix: '/path-1' }, { prefix: '/path-2' }, { prefix: '/' }]);
+      expect(routesOf(host).map((route) => field(route, 'match'))).toEqual([
+        { prefix: '/path-0' },
+        { prefix: '/path-1' },
+        { prefix: '/path-2' },
+        { prefix: '/' },
+      ]);
       expect(new Set(routesOf(host).map(clusterOf))).toEqual(new Set([`default/svc-${i}/3000/da39a3ee5e`]));
     }
     const added = arrayField(resources(bootstrap), 'clusters').filter(isObject).slice(clusterNames(fixture).length);
-    expect(added.map((c) => [stringField(c, 'name'), stringField(c, 'alt_stat_name')])).toEqual(Array.from({ length: 200 }, (_, i) => [`default/svc-${i}/3000/da39a3ee5e`, `default_svc-${i}_3000`]));
+    expect(added.map((c) => [stringField(c, 'name'), stringField(c, 'alt_stat_name')])).toEqual(
+      Array.from({ length: 200 }, (_, i) => [`default/svc-${i}/3000/da39a3ee5e`, `default_svc-${i}_3000`]),
+    );
     // The HTTPS listener and its chains are the fixture's.
     expect(virtualHosts(bootstrap, 'ingress_https')).toEqual(virtualHosts(fixture, 'ingress_https'));
   });

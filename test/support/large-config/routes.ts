@@ -5,8 +5,8 @@
 // inline it), each with a few routes to its own service's cluster. Every route, virtual host and
 // cluster is a copy of the fixture's own, renamed as the peer names one; each cluster stays static
 // on the test's backend. Nothing of this size is committed.
-import { peerFixture, type PeerName } from '../peer-fixtures/fixtures.js';
-import { arrayField, clone, eachObject, field, isObject, objectField, setField, stringField, type JsonObject } from '../peer-fixtures/proto-json.js';
+import { type PeerName, peerFixture } from '../peer-fixtures/fixtures.js';
+import { arrayField, clone, eachObject, field, isObject, type JsonObject, objectField, setField, stringField } from '../peer-fixtures/proto-json.js';
 import type { TestEnvironment } from '../peer-fixtures/static-bootstrap.js';
 import { connectionManager, hostname } from './expand.js';
 
@@ -26,7 +26,10 @@ export function egBackends(count: number, env: TestEnvironment): JsonObject {
     return route;
   });
   setField(virtualHost, 'routes', [...routes, template.route]);
-  addClusters(bootstrap, Array.from({ length: count }, (_, i) => forHttpRoute(cluster, `svc-${i}`)));
+  addClusters(
+    bootstrap,
+    Array.from({ length: count }, (_, i) => forHttpRoute(cluster, `svc-${i}`)),
+  );
   return bootstrap;
 }
 
@@ -34,7 +37,7 @@ export function egBackends(count: number, env: TestEnvironment): JsonObject {
 function forHttpRoute(template: JsonObject, name: string): JsonObject {
   const copy = JSON.parse(JSON.stringify(template).replaceAll('httproute/default/web/', `httproute/default/${name}/`)) as JsonObject;
   eachObject(copy, (object) => {
-    if (object['kind'] === 'HTTPRoute' && object['name'] === 'web') object['name'] = name;
+    if (object.kind === 'HTTPRoute' && object.name === 'web') object.name = name;
   });
   return copy;
 }
@@ -88,7 +91,8 @@ function httpFixture(peer: PeerName, fixture: string, listener: string, count: n
   const [virtualHost] = arrayField(routeConfig ?? {}, 'virtual_hosts').filter(isObject);
   const [route] = arrayField(virtualHost ?? {}, 'routes').filter(isObject);
   const cluster = stringField(objectField(route ?? {}, 'route') ?? {}, 'cluster');
-  if (routeConfig === undefined || virtualHost === undefined || route === undefined || cluster === undefined) throw new Error(`${peer}/${fixture}: ${listener} has no inlined route to a cluster`);
+  if (routeConfig === undefined || virtualHost === undefined || route === undefined || cluster === undefined)
+    throw new Error(`${peer}/${fixture}: ${listener} has no inlined route to a cluster`);
   return { bootstrap, routeConfig, virtualHost, template: { route, cluster } };
 }
 
@@ -97,7 +101,9 @@ function listenersOf(bootstrap: JsonObject): JsonObject[] {
 }
 
 function clusterNamed(bootstrap: JsonObject, name: string): JsonObject {
-  const found = arrayField(objectField(bootstrap, 'static_resources') ?? {}, 'clusters').filter(isObject).find((cluster) => stringField(cluster, 'name') === name);
+  const found = arrayField(objectField(bootstrap, 'static_resources') ?? {}, 'clusters')
+    .filter(isObject)
+    .find((cluster) => stringField(cluster, 'name') === name);
   if (found === undefined) throw new Error(`no cluster ${name} in the fixture`);
   return found;
 }

@@ -14,14 +14,20 @@ export function parseDockerignore(text: string): Rule[] {
     .filter((line) => line !== '' && !line.startsWith('#'))
     .map((line) => {
       const exclude = !line.startsWith('!');
-      const glob = (exclude ? line : line.slice(1)).trim().replace(/^\.?\/+/, '').replace(/\/+$/, '');
+      const glob = (exclude ? line : line.slice(1))
+        .trim()
+        .replace(/^\.?\/+/, '')
+        .replace(/\/+$/, '');
       return { exclude, pattern: globToRegExp(glob) };
     });
 }
 
 /** True when `path` (relative to the context root) is sent to the builder. */
 export function inContext(rules: readonly Rule[], path: string): boolean {
-  const segments = path.replace(/^\.?\/+/, '').replace(/\/+$/, '').split('/');
+  const segments = path
+    .replace(/^\.?\/+/, '')
+    .replace(/\/+$/, '')
+    .split('/');
   // The path itself and each directory above it: excluding a directory excludes what it holds.
   const candidates = segments.map((_, index) => segments.slice(0, index + 1).join('/'));
   let included = true;

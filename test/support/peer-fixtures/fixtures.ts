@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { arrayField, clone, deleteField, isObject, objectField, setField, stringField, typed, type Json, type JsonObject } from './proto-json.js';
+import { arrayField, clone, deleteField, isObject, type Json, type JsonObject, objectField, setField, stringField, typed } from './proto-json.js';
 import { byName, clustersOnBackend, inlineRoutes, staticSecrets, type TestEnvironment } from './static-bootstrap.js';
 
 export const FIXTURES_DIR = resolve('test/fixtures/peers');
@@ -44,7 +44,8 @@ function fixture(peer: PeerName, name: string, dir: string): PeerFixture | undef
   const xds = file('xds.yaml');
   const bootstrapFile = file('bootstrap.yaml');
   if (peer === 'envoy-gateway' && xds !== undefined) return { peer, name, dir, bootstrap: (env) => egTranslated(readYaml(xds), env) };
-  if (peer === 'envoy-gateway' && bootstrapFile !== undefined) return { peer, name, dir, bootstrap: (env) => standalone(egBootstrapOf(readYaml(bootstrapFile)), [], [], [], env) };
+  if (peer === 'envoy-gateway' && bootstrapFile !== undefined)
+    return { peer, name, dir, bootstrap: (env) => standalone(egBootstrapOf(readYaml(bootstrapFile)), [], [], [], env) };
   if (peer === 'contour' && (xds !== undefined || name === 'bootstrap')) {
     const contourBootstrap = join(FIXTURES_DIR, 'contour', 'bootstrap', 'envoy.json');
     return { peer, name, dir, bootstrap: (env) => contourWith(readYaml(contourBootstrap), xds === undefined ? {} : readYaml(xds), env) };
@@ -78,7 +79,7 @@ function egTranslated(output: JsonObject, env: TestEnvironment): JsonObject {
 
 /** A dumped resource is an Any (it names its `@type`); in a bootstrap it is the message itself. */
 function withoutType(resource: JsonObject): JsonObject {
-  const { ['@type']: _type, ...rest } = resource;
+  const { '@type': _type, ...rest } = resource;
   return rest;
 }
 
@@ -100,17 +101,34 @@ function contourWith(bootstrap: JsonObject, xds: JsonObject, env: TestEnvironmen
  * The bootstrap without its control plane: no dynamic resources, runtime layers or cluster from it;
  * the xDS listeners, routes (inlined), clusters and secrets made static beside its own.
  */
-function standalone(original: JsonObject, listeners: JsonObject[], routes: JsonObject[], clusters: JsonObject[], env: TestEnvironment, endpoints: JsonObject[] = []): JsonObject {
+function standalone(
+  original: JsonObject,
+  listeners: JsonObject[],
+  routes: JsonObject[],
+  clusters: JsonObject[],
+  env: TestEnvironment,
+  endpoints: JsonObject[] = [],
+): JsonObject {
   const bootstrap = clone(original);
   deleteField(bootstrap, 'dynamic_resources');
   // Runtime layers delivered by the control plane (RTDS) have nothing to come from.
   const runtime = objectField(bootstrap, 'layered_runtime');
-  if (runtime !== undefined) setField(runtime, 'layers', arrayField(runtime, 'layers').filter((layer) => !isObject(layer) || objectField(layer, 'rtds_layer') === undefined));
+  if (runtime !== undefined)
+    setField(
+      runtime,
+      'layers',
+      arrayField(runtime, 'layers').filter((layer) => !isObject(layer) || objectField(layer, 'rtds_layer') === undefined),
+    );
   const resources = objectField(bootstrap, 'static_resources') ?? {};
   const allListeners = [...arrayField(resources, 'listeners').filter(isObject), ...listeners.map((l) => clone(l))];
   inlineRoutes(allListeners, byName(routes));
-  const ownClusters = arrayField(resources, 'clusters').filter(isObject).filter((c) => !CONTROL_PLANE_CLUSTERS.has(stringField(c, 'name') ?? ''));
-  const allClusters = [...ownClusters.filter((c) => !needsBackend(c)), ...clustersOnBackend([...ownClusters.filter(needsBackend), ...clusters], byName(endpoints), env)];
+  const ownClusters = arrayField(resources, 'clusters')
+    .filter(isObject)
+    .filter((c) => !CONTROL_PLANE_CLUSTERS.has(stringField(c, 'name') ?? ''));
+  const allClusters = [
+    ...ownClusters.filter((c) => !needsBackend(c)),
+    ...clustersOnBackend([...ownClusters.filter(needsBackend), ...clusters], byName(endpoints), env),
+  ];
   const secrets = staticSecrets(allListeners, env);
   setField(bootstrap, 'static_resources', { ...resources, listeners: allListeners, clusters: allClusters, ...(secrets.length === 0 ? {} : { secrets }) });
   return bootstrap;

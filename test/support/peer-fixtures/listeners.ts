@@ -1,7 +1,7 @@
 // What a bootstrap's listeners are, as the drain sees them: each listener's name, the name Envoy
 // gives its stats (`listener.<statName>.*`), and per filter chain what serves it (an HTTP
 // connection manager and its stat prefix, `http.<prefix>.*`; a TCP proxy and its `tcp.<prefix>.*`).
-import { arrayField, field, isObject, objectField, stringField, type JsonObject } from './proto-json.js';
+import { arrayField, field, isObject, type JsonObject, objectField, stringField } from './proto-json.js';
 
 export interface ChainSummary {
   readonly kind: 'http' | 'tcp' | 'other';
@@ -21,8 +21,18 @@ export function listenerSummaries(bootstrap: JsonObject): ListenerSummary[] {
   return listeners.map((listener) => {
     const socket = objectField(objectField(listener, 'address') ?? {}, 'socket_address') ?? {};
     const udp = stringField(socket, 'protocol') === 'UDP';
-    const chains = [...arrayField(listener, 'filter_chains'), ...(isObject(field(listener, 'default_filter_chain')) ? [field(listener, 'default_filter_chain')] : [])].filter(isObject).map(chainSummary);
-    return { name: stringField(listener, 'name') ?? '', statName: stringField(listener, 'stat_prefix') ?? addressStatName(socket), ...(udp ? { udp: true as const } : {}), chains };
+    const chains = [
+      ...arrayField(listener, 'filter_chains'),
+      ...(isObject(field(listener, 'default_filter_chain')) ? [field(listener, 'default_filter_chain')] : []),
+    ]
+      .filter(isObject)
+      .map(chainSummary);
+    return {
+      name: stringField(listener, 'name') ?? '',
+      statName: stringField(listener, 'stat_prefix') ?? addressStatName(socket),
+      ...(udp ? { udp: true as const } : {}),
+      chains,
+    };
   });
 }
 

@@ -17,7 +17,16 @@ function httpListener(name: string, address: string, port: number, prefix: strin
   const filters = [
     ...(extra.healthCheck === undefined
       ? []
-      : [{ name: 'envoy.filters.http.health_check', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck', pass_through_mode: false, headers: [{ name: ':path', string_match: { exact: extra.healthCheck } }] } }]),
+      : [
+          {
+            name: 'envoy.filters.http.health_check',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck',
+              pass_through_mode: false,
+              headers: [{ name: ':path', string_match: { exact: extra.healthCheck } }],
+            },
+          },
+        ]),
     ROUTER,
   ];
   return {
@@ -33,7 +42,11 @@ function httpListener(name: string, address: string, port: number, prefix: strin
               '@type': HCM,
               stat_prefix: prefix,
               http_filters: filters,
-              route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'hello\n' } } }] }] },
+              route_config: {
+                virtual_hosts: [
+                  { name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'hello\n' } } }] },
+                ],
+              },
             },
           },
         ],
@@ -77,10 +90,30 @@ export function contourBootstrap(adminSocket = CONTOUR_REAL_ADMIN_SOCKET): objec
         {
           name: 'ingress_passthrough',
           address: socket('0.0.0.0', 8443),
-          filter_chains: [{ filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: 'passthrough', cluster: 'backend' } }] }],
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'envoy.filters.network.tcp_proxy',
+                  typed_config: {
+                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
+                    stat_prefix: 'passthrough',
+                    cluster: 'backend',
+                  },
+                },
+              ],
+            },
+          ],
         },
       ],
-      clusters: [{ name: 'backend', type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: 'backend', endpoints: [{ lb_endpoints: [{ endpoint: { address: socket('127.0.0.1', 8002) } }] }] } }],
+      clusters: [
+        {
+          name: 'backend',
+          type: 'STATIC',
+          connect_timeout: '1s',
+          load_assignment: { cluster_name: 'backend', endpoints: [{ lb_endpoints: [{ endpoint: { address: socket('127.0.0.1', 8002) } }] }] },
+        },
+      ],
     },
   };
 }

@@ -3,7 +3,7 @@
 // manager named one (RDS), clusters pointing at a loopback backend instead of endpoints from EDS,
 // and certificates made by the test instead of secrets from SDS. Names, stat prefixes, filter
 // chains and addresses stay exactly as the peer generated them: they are what the fixture is for.
-import { arrayField, clone, deleteField, eachObject, field, isObject, objectField, setField, stringField, type Json, type JsonObject } from './proto-json.js';
+import { arrayField, clone, deleteField, eachObject, field, isObject, type Json, type JsonObject, objectField, setField, stringField } from './proto-json.js';
 
 /** Where the test's backend listens and where its certificate files are. */
 export interface TestEnvironment {
@@ -42,7 +42,8 @@ export function clustersOnBackend(clusters: JsonObject[], endpoints: ReadonlyMap
     deleteField(cluster, 'cluster_discovery_type');
     setField(cluster, 'type', 'STATIC');
     onBackend(assignment, env);
-    if (arrayField(assignment, 'endpoints').length === 0) setField(assignment, 'endpoints', [{ lb_endpoints: [{ endpoint: { address: backendAddress(env) } }] }]);
+    if (arrayField(assignment, 'endpoints').length === 0)
+      setField(assignment, 'endpoints', [{ lb_endpoints: [{ endpoint: { address: backendAddress(env) } }] }]);
     setField(cluster, 'load_assignment', assignment);
     return cluster;
   });
@@ -68,7 +69,10 @@ function onBackend(assignment: JsonObject, env: TestEnvironment): void {
 export function staticSecrets(resources: Json, env: TestEnvironment): JsonObject[] {
   const secrets = new Map<string, JsonObject>();
   eachObject(resources, (object) => {
-    for (const [key, kind] of [['tls_certificate_sds_secret_configs', 'certificate'], ['validation_context_sds_secret_config', 'validation']] as const) {
+    for (const [key, kind] of [
+      ['tls_certificate_sds_secret_configs', 'certificate'],
+      ['validation_context_sds_secret_config', 'validation'],
+    ] as const) {
       const value = field(object, key);
       const configs = Array.isArray(value) ? value : isObject(value) ? [value] : [];
       for (const config of configs.filter(isObject)) {

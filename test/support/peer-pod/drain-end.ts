@@ -24,13 +24,17 @@ const SLACK_MS = 1_000;
 /** `busyUntil`: Date.now() when the pod answered its last request; only idle connections after it. */
 export function drainEnd(log: string, busyUntil: number): DrainEnd {
   const lines = log.split('\n').map(parseLine);
-  const started = lines.find((line) => line?.['msg'] === 'shutdown started');
-  const finished = lines.find((line) => line?.['msg'] === 'shutdown finished');
+  const started = lines.find((line) => line?.msg === 'shutdown started');
+  const finished = lines.find((line) => line?.msg === 'shutdown finished');
   const duration = (field: string): number => parseDuration(String(started?.[field] ?? '0s'));
   return {
-    result: finished?.['result'],
-    elapsedMs: Number(finished?.['elapsedMs'] ?? Number.NaN),
-    boundMs: Math.max(duration('minDrainDuration'), busyUntil - Date.parse(String(started?.['time'] ?? ''))) + duration('quietPeriod') + quietReadsMs(duration('quietPeriod')) + SLACK_MS,
+    result: finished?.result,
+    elapsedMs: Number(finished?.elapsedMs ?? Number.NaN),
+    boundMs:
+      Math.max(duration('minDrainDuration'), busyUntil - Date.parse(String(started?.time ?? ''))) +
+      duration('quietPeriod') +
+      quietReadsMs(duration('quietPeriod')) +
+      SLACK_MS,
     started,
   };
 }

@@ -1,7 +1,7 @@
 // The bridge's forwarder, from a Unix socket to a TCP port: a target that refuses the connection
 // closes the client's Unix socket (which cannot be reset), and the forwarder goes on serving.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

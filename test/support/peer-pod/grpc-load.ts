@@ -7,7 +7,7 @@ import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:htt
 import { setTimeout as sleep } from 'node:timers/promises';
 import { grpcMessage, grpcReader } from '../protocols/grpc.js';
 import { GRPC_STREAM_PATH, GRPC_UNARY_PATH } from './protocol-backend.js';
-import { Departure, HOLD_AFTER_DELETION_MS, THINK_MS, type SideContext, type SideLoad, type SideReport } from './side-load.js';
+import { Departure, HOLD_AFTER_DELETION_MS, type SideContext, type SideLoad, type SideReport, THINK_MS } from './side-load.js';
 
 const CALL_TIMEOUT_MS = 10_000;
 
@@ -26,7 +26,12 @@ async function channel(port: number): Promise<Channel> {
 }
 
 /** Opens a call; `onReply` sees each reply; resolves with grpc-status, rejects on a reset or a close without trailers. */
-function call(session: ClientHttp2Session, authority: string, path: string, onReply: (payload: string) => void): { stream: ClientHttp2Stream; status: Promise<string> } {
+function call(
+  session: ClientHttp2Session,
+  authority: string,
+  path: string,
+  onReply: (payload: string) => void,
+): { stream: ClientHttp2Stream; status: Promise<string> } {
   const stream = session.request({ ':method': 'POST', ':path': path, ':authority': authority, 'content-type': 'application/grpc', te: 'trailers' });
   stream.on('data', grpcReader(onReply));
   const status = new Promise<string>((resolve, reject) => {
@@ -123,7 +128,14 @@ export function grpcLoad(target: { readonly name: string; readonly inPod: number
       async finish(): Promise<SideReport> {
         await Promise.all([loop, holding]);
         watching.session.close();
-        return { name: target.name, failures, servedAfterDeletion: departure.served, busyUntil: Math.max(departure.lastAnswer, heldUntil ?? 0), heldUntil, toldToLeaveAfterMs: departure.toldAfterMs() };
+        return {
+          name: target.name,
+          failures,
+          servedAfterDeletion: departure.served,
+          busyUntil: Math.max(departure.lastAnswer, heldUntil ?? 0),
+          heldUntil,
+          toldToLeaveAfterMs: departure.toldAfterMs(),
+        };
       },
       async close() {
         watching.session.destroy();

@@ -4,7 +4,7 @@
 // zero on a connection of its own, and a connection left idle after one answer.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectH3, type H3Client, type H3Event } from '../protocols/h3.js';
-import { Departure, LONG_REQUEST_MS, THINK_MS, type SideContext, type SideLoad, type SideReport } from './side-load.js';
+import { Departure, LONG_REQUEST_MS, type SideContext, type SideLoad, type SideReport, THINK_MS } from './side-load.js';
 
 const REQUEST_TIMEOUT_MS = 10_000;
 
@@ -13,7 +13,11 @@ async function h3Get(client: H3Client, path: string, timeoutMs = REQUEST_TIMEOUT
   const before = new Set<H3Event>(client.events);
   client.get(path);
   const sent = await client.waitFor((e) => !before.has(e) && e.event === 'sent', timeoutMs);
-  const end = await client.waitFor((e) => (e.stream === sent.stream && (e.event === 'body_end' || e.event === 'stream_reset')) || (!before.has(e) && (e.event === 'closed' || e.event === 'error')), timeoutMs);
+  const end = await client.waitFor(
+    (e) =>
+      (e.stream === sent.stream && (e.event === 'body_end' || e.event === 'stream_reset')) || (!before.has(e) && (e.event === 'closed' || e.event === 'error')),
+    timeoutMs,
+  );
   if (end.event !== 'body_end') throw new Error(`${path}: ${JSON.stringify(end)}`);
   return client.events.find((e) => e.event === 'response' && e.stream === sent.stream)?.status ?? 0;
 }
@@ -73,7 +77,14 @@ export function h3Load(target: { readonly name: string; readonly inPod: number; 
       terminationStarted: (zero, deprogrammedAt) => departure.start(zero, deprogrammedAt),
       async finish(): Promise<SideReport> {
         await Promise.all([loop, long]);
-        return { name: target.name, failures, servedAfterDeletion: departure.served, busyUntil: Math.max(departure.lastAnswer, longAnswered), heldUntil: undefined, toldToLeaveAfterMs: departure.toldAfterMs() };
+        return {
+          name: target.name,
+          failures,
+          servedAfterDeletion: departure.served,
+          busyUntil: Math.max(departure.lastAnswer, longAnswered),
+          heldUntil: undefined,
+          toldToLeaveAfterMs: departure.toldAfterMs(),
+        };
       },
       async close() {
         await Promise.all(clients.map((client) => client.close()));

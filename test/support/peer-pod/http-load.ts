@@ -2,11 +2,11 @@
 // listeners pick their filter chain by SNI and their virtual host by Host): a keep-alive client
 // sending requests back to back, a long request in flight at time zero on a connection of its own,
 // and a pooled connection left idle after one answer.
-import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent, type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Socket } from 'node:net';
-import { Departure, LONG_REQUEST_MS, THINK_MS, type SideContext, type SideLoad, type SideReport } from './side-load.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Departure, LONG_REQUEST_MS, type SideContext, type SideLoad, type SideReport, THINK_MS } from './side-load.js';
 
 export interface HttpTarget {
   readonly name: string;
@@ -23,12 +23,22 @@ const REQUEST_TIMEOUT_MS = 10_000;
 export function httpLoad(target: HttpTarget): (context: SideContext) => Promise<SideLoad> {
   return async (context) => {
     const port = context.port(target.inPod);
-    const agentOf = (): Agent => (target.servername === undefined
-      ? new Agent({ keepAlive: true, maxSockets: 1 })
-      : new HttpsAgent({ keepAlive: true, maxSockets: 1, servername: target.servername, rejectUnauthorized: false }));
+    const agentOf = (): Agent =>
+      target.servername === undefined
+        ? new Agent({ keepAlive: true, maxSockets: 1 })
+        : new HttpsAgent({ keepAlive: true, maxSockets: 1, servername: target.servername, rejectUnauthorized: false });
     const get = (path: string, agent: Agent | false): Promise<IncomingMessage & { body: string; socket: Socket }> =>
       new Promise((resolve, reject) => {
-        const options = { host: '127.0.0.1', port, path, agent, headers: { host: target.host }, timeout: REQUEST_TIMEOUT_MS, servername: target.servername, rejectUnauthorized: false };
+        const options = {
+          host: '127.0.0.1',
+          port,
+          path,
+          agent,
+          headers: { host: target.host },
+          timeout: REQUEST_TIMEOUT_MS,
+          servername: target.servername,
+          rejectUnauthorized: false,
+        };
         const req: ClientRequest = (target.servername === undefined ? request : httpsRequest)(options, (res) => {
           let body = '';
           res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
@@ -90,7 +100,14 @@ export function httpLoad(target: HttpTarget): (context: SideContext) => Promise<
       terminationStarted: (zero, deprogrammedAt) => departure.start(zero, deprogrammedAt),
       async finish(): Promise<SideReport> {
         await Promise.all([loop, long]);
-        return { name: target.name, failures, servedAfterDeletion: departure.served, busyUntil: Math.max(departure.lastAnswer, longAnswered), heldUntil: undefined, toldToLeaveAfterMs: departure.toldAfterMs() };
+        return {
+          name: target.name,
+          failures,
+          servedAfterDeletion: departure.served,
+          busyUntil: Math.max(departure.lastAnswer, longAnswered),
+          heldUntil: undefined,
+          toldToLeaveAfterMs: departure.toldAfterMs(),
+        };
       },
       async close() {
         loopAgent.destroy();

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { forward, portOf, type End } from './forward.js';
+import { type End, forward, portOf } from './forward.js';
 
 export interface PodBridge {
   /** This machine's loopback port that reaches the pod's `inPod` port. */
@@ -45,7 +45,9 @@ export async function bridgePod(pid: string, options: { ports: readonly number[]
     // It stands in for the pod's network, which the kernel carries ahead of any process: at a
     // higher priority than the pods' own processes, so a busy machine starting other pods delays
     // it less (without the privilege, nice says so on stderr and runs it as it is).
-    const child = spawn('nsenter', ['-t', pid, '-n', 'nice', '-n', String(BRIDGE_NICENESS), process.execPath, RUNNER, JSON.stringify(plan)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('nsenter', ['-t', pid, '-n', 'nice', '-n', String(BRIDGE_NICENESS), process.execPath, RUNNER, JSON.stringify(plan)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     let exit: string | undefined;
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err = (err + chunk).slice(-4_000)));

@@ -2,12 +2,12 @@
 // one fixture's Envoy configuration in it, and where that fixture's clients and scraper connect.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { IPodSpec } from 'kubernetes-models/v1';
-import { FIXTURES_DIR, peerFixture, type PeerName } from '../peer-fixtures/fixtures.js';
+import { parseAllDocuments } from 'yaml';
+import { testCertificate } from '../peer-fixtures/certificate.js';
+import { FIXTURES_DIR, type PeerName, peerFixture } from '../peer-fixtures/fixtures.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
 import type { TestEnvironment } from '../peer-fixtures/static-bootstrap.js';
-import { testCertificate } from '../peer-fixtures/certificate.js';
 import { BACKEND_PORT } from './peer-termination.js';
 
 export interface PeerCase {

@@ -11,13 +11,13 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
-import { PortMap } from '../chart/chart-pod.js';
-import { securityArgs, type Hook, type PodContainer, type PodmanPod } from '../../image/support/podman-pod.js';
-import { podman, type PodmanObjects } from '../../image/support/podman.js';
+import { type PodmanObjects, podman } from '../../image/support/podman.js';
+import { type Hook, type PodContainer, type PodmanPod, securityArgs } from '../../image/support/podman-pod.js';
 import { logs, waitForHttp } from '../../image/support/wait.js';
+import { PortMap } from '../chart/chart-pod.js';
+import { httpGetAction } from '../kubelet/hooks.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
 import type { End } from './forward.js';
-import { httpGetAction } from '../kubelet/hooks.js';
 import { bridgePod, type PodBridge } from './netns-bridge.js';
 
 export interface PeerPodOptions {
@@ -65,17 +65,29 @@ export async function startPeerPod(objects: PodmanObjects, options: PeerPodOptio
     const envoy = c.command?.[0] === 'envoy';
     const env = containerEnv(c);
     const args = (c.args ?? []).map((arg) => expand(arg, env));
-    await podman([
-      'run', '--detach', '--pod', name, '--name', id, ...objects.labelArgs,
-      ...securityArgs(c.securityContext, spec),
-      ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
-      ...(c.volumeMounts ?? []).flatMap((m) => { const source = volumes.get(m.name); return source === undefined ? [] : ['--volume', `${source}:${m.mountPath}${m.readOnly === true ? ':ro' : ''}`]; }),
-      ...(envoy ? options.envoyMounts.flatMap((dir) => ['--volume', `${dir}:${dir}:ro`]) : []),
-      ...(c.command === undefined ? [] : ['--entrypoint', JSON.stringify(c.command.slice(0, 1))]),
-      envoy ? options.images.envoy : options.images.manager,
-      ...(c.command ?? []).slice(1).map((arg) => expand(arg, env)),
-      ...(envoy ? withBootstrap(args, options.bootstrap) : args),
-    ], 60_000);
+    await podman(
+      [
+        'run',
+        '--detach',
+        '--pod',
+        name,
+        '--name',
+        id,
+        ...objects.labelArgs,
+        ...securityArgs(c.securityContext, spec),
+        ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
+        ...(c.volumeMounts ?? []).flatMap((m) => {
+          const source = volumes.get(m.name);
+          return source === undefined ? [] : ['--volume', `${source}:${m.mountPath}${m.readOnly === true ? ':ro' : ''}`];
+        }),
+        ...(envoy ? options.envoyMounts.flatMap((dir) => ['--volume', `${dir}:${dir}:ro`]) : []),
+        ...(c.command === undefined ? [] : ['--entrypoint', JSON.stringify(c.command.slice(0, 1))]),
+        envoy ? options.images.envoy : options.images.manager,
+        ...(c.command ?? []).slice(1).map((arg) => expand(arg, env)),
+        ...(envoy ? withBootstrap(args, options.bootstrap) : args),
+      ],
+      60_000,
+    );
     containers.push({ name: c.name, id, preStop: undefined });
     // A pod's network is there from its sandbox on, before its containers: the bridge to it starts
     // with the first container, beside the others' start rather than after them.
@@ -143,10 +155,10 @@ function containerEnv(c: IContainer): Record<string, string> {
   const env: Record<string, string> = {};
   for (const variable of c.env ?? []) {
     const field = variable.valueFrom?.fieldRef?.fieldPath;
-    env[variable.name] = variable.value ?? (field === undefined ? '' : FIELD_VALUES[field] ?? '');
+    env[variable.name] = variable.value ?? (field === undefined ? '' : (FIELD_VALUES[field] ?? ''));
   }
   // kubelet sets it in every pod of a cluster (the hook copies its lines to the container log only then).
-  env['KUBERNETES_SERVICE_HOST'] = '10.96.0.1';
+  env.KUBERNETES_SERVICE_HOST = '10.96.0.1';
   return env;
 }
 

@@ -6,14 +6,14 @@
 // balancer its deprogramming delay. Everything seen is returned.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IPodSpec } from 'kubernetes-models/v1';
-import { terminatePod, type PodTermination } from '../../image/support/podman-kubelet.js';
 import type { PodmanObjects } from '../../image/support/podman.js';
+import { type PodTermination, terminatePod } from '../../image/support/podman-kubelet.js';
 import { logs, untilLogged } from '../../image/support/wait.js';
-import type { JsonObject } from '../peer-fixtures/proto-json.js';
 import { testCertificate } from '../peer-fixtures/certificate.js';
+import type { JsonObject } from '../peer-fixtures/proto-json.js';
 import { startHealthyEnvoy } from '../real-envoy/healthy-envoy.js';
 import { waitFor } from '../traffic/pod-conditions.js';
-import { idleHttp1, idleHttp2, longRequest, type IdleConnection, type SideResult } from '../traffic/side-clients.js';
+import { type IdleConnection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../traffic/side-clients.js';
 import { Traffic, type TrafficStats } from '../traffic/traffic.js';
 import { startPeerPod } from './peer-podman-pod.js';
 import { startProtocolBackend } from './protocol-backend.js';
@@ -69,14 +69,20 @@ export interface PeerTermination {
 }
 
 /** A termination with load balancer clients on `listenerPort` (and any side loads). */
-export async function terminatePeerUnderLoad(objects: PodmanObjects, options: PeerTerminationOptions & { readonly listenerPort: number }): Promise<PeerTermination> {
+export async function terminatePeerUnderLoad(
+  objects: PodmanObjects,
+  options: PeerTerminationOptions & { readonly listenerPort: number },
+): Promise<PeerTermination> {
   const { traffic, ...run } = await terminatePeer(objects, options);
   if (traffic === undefined) throw new Error('the load balancer clients did not run');
   return { ...run, traffic };
 }
 
 /** A termination of the pod under its loads; `traffic` is undefined without `listenerPort`. */
-export async function terminatePeer(objects: PodmanObjects, options: PeerTerminationOptions): Promise<Omit<PeerTermination, 'traffic'> & { readonly traffic: TrafficStats | undefined }> {
+export async function terminatePeer(
+  objects: PodmanObjects,
+  options: PeerTerminationOptions,
+): Promise<Omit<PeerTermination, 'traffic'> & { readonly traffic: TrafficStats | undefined }> {
   const backend = await startProtocolBackend(testCertificate());
   const upstream = backend.upstream;
   const listenerPort = options.listenerPort;
@@ -165,7 +171,12 @@ async function waitUntil(what: string, promise: Promise<void>, timeoutMs: number
  * (from its hook's 'graceful drain started' in the manager container's log) unless the pod is gone
  * first. Resolves with whether any was still open then: the drain was holding on to them.
  */
-async function releaseIdleOnceHeld(managerId: string, idle: ReadonlyArray<{ closed(): boolean; close(): Promise<void> }>, afterMs: number, terminated: AbortSignal): Promise<boolean> {
+async function releaseIdleOnceHeld(
+  managerId: string,
+  idle: ReadonlyArray<{ closed(): boolean; close(): Promise<void> }>,
+  afterMs: number,
+  terminated: AbortSignal,
+): Promise<boolean> {
   try {
     await untilLogged(managerId, 'graceful drain started', terminated);
     await sleep(afterMs, undefined, { signal: terminated });

@@ -3,13 +3,14 @@
 // bytes and hands it to an HTTP/1.1 application (`/slow/<ms>` long requests), an h2c gRPC server
 // (a GRPCRoute's cluster speaks HTTP/2), a TLS echo server (TLS passthrough ends here) or a TCP
 // echo server (a TCPRoute's stream).
-import http2, { type ServerHttp2Stream } from 'node:http2';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+
 import { readFileSync } from 'node:fs';
+import http2, { type ServerHttp2Stream } from 'node:http2';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
-import { startUpstream, type Upstream } from '../real-envoy/upstream.js';
-import { grpcMessage, grpcReader } from '../protocols/grpc.js';
 import type { TestCertificate } from '../peer-fixtures/certificate.js';
+import { grpcMessage, grpcReader } from '../protocols/grpc.js';
+import { startUpstream, type Upstream } from '../real-envoy/upstream.js';
 
 /** The gRPC service the Envoy Gateway fixture routes (`pathSeparatedPrefix: /helloworld.Greeter`). */
 export const GRPC_UNARY_PATH = '/helloworld.Greeter/SayHello';
@@ -48,10 +49,14 @@ export async function startProtocolBackend(certificate: TestCertificate): Promis
     track(socket);
     socket.on('error', () => socket.destroy());
     socket.once('data', (first: Buffer) => {
-      const port = first[0] === TLS_HANDSHAKE ? tlsPort
-        : first.toString('latin1', 0, HTTP2_PREFACE.length) === HTTP2_PREFACE ? grpcPort
-        : /^[A-Z]+ \//.test(first.toString('latin1', 0, 16)) ? upstream.port
-        : tcpPort;
+      const port =
+        first[0] === TLS_HANDSHAKE
+          ? tlsPort
+          : first.toString('latin1', 0, HTTP2_PREFACE.length) === HTTP2_PREFACE
+            ? grpcPort
+            : /^[A-Z]+ \//.test(first.toString('latin1', 0, 16))
+              ? upstream.port
+              : tcpPort;
       const inner = connect({ host: '127.0.0.1', port: port as number });
       track(inner);
       inner.on('error', () => socket.destroy());
@@ -86,15 +91,18 @@ function answerGreeter(stream: ServerHttp2Stream, headers: http2.IncomingHttpHea
   stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
   stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
   let timer: NodeJS.Timeout | undefined;
-  stream.on('data', grpcReader((payload) => {
-    if (path === GRPC_UNARY_PATH) return void stream.end(grpcMessage(`hello ${payload}`));
-    let sent = 0;
-    timer ??= setInterval(() => {
-      if (stream.destroyed || sent >= GRPC_STREAM_MAX) return clearInterval(timer);
-      sent += 1;
-      stream.write(grpcMessage(`reply ${sent}`));
-    }, GRPC_STREAM_EVERY_MS);
-  }));
+  stream.on(
+    'data',
+    grpcReader((payload) => {
+      if (path === GRPC_UNARY_PATH) return void stream.end(grpcMessage(`hello ${payload}`));
+      let sent = 0;
+      timer ??= setInterval(() => {
+        if (stream.destroyed || sent >= GRPC_STREAM_MAX) return clearInterval(timer);
+        sent += 1;
+        stream.write(grpcMessage(`reply ${sent}`));
+      }, GRPC_STREAM_EVERY_MS);
+    }),
+  );
   stream.on('end', () => {
     clearInterval(timer);
     if (path === GRPC_STREAM_PATH && !stream.destroyed) stream.end();

@@ -39,8 +39,18 @@ export const CONTOUR_CASES: readonly ProtocolCase[] = [
 
 /** Envoy Gateway's fixtures whose listeners carry TLS (terminated, passed through, or both on one port, and HTTP/3 beside HTTPS). */
 export const EG_TLS_CASES: readonly ProtocolCase[] = [
-  { ...EG, fixture: 'https', sides: [httpLoad({ name: 'HTTPS www.example.test', inPod: 10443, host: 'www.example.test', servername: 'www.example.test' })], sidePorts: [10443] },
-  { ...EG, fixture: 'tls-passthrough', sides: [streamLoad({ name: 'TLS passthrough pass.example.test', inPod: 10443, servername: 'pass.example.test' })], sidePorts: [10443] },
+  {
+    ...EG,
+    fixture: 'https',
+    sides: [httpLoad({ name: 'HTTPS www.example.test', inPod: 10443, host: 'www.example.test', servername: 'www.example.test' })],
+    sidePorts: [10443],
+  },
+  {
+    ...EG,
+    fixture: 'tls-passthrough',
+    sides: [streamLoad({ name: 'TLS passthrough pass.example.test', inPod: 10443, servername: 'pass.example.test' })],
+    sidePorts: [10443],
+  },
   {
     ...EG,
     fixture: 'shared-port',

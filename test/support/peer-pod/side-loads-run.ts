@@ -13,11 +13,13 @@ export class SideLoads {
     const loads: SideLoad[] = [];
     try {
       for (const factory of factories) loads.push(await factory(context));
-      await Promise.all(loads.map(async (load) => {
-        let ready = false;
-        void load.ready().then(() => (ready = true));
-        await waitFor(`${load.name}: answers from the pod`, () => ready, READY_WITHIN_MS);
-      }));
+      await Promise.all(
+        loads.map(async (load) => {
+          let ready = false;
+          void load.ready().then(() => (ready = true));
+          await waitFor(`${load.name}: answers from the pod`, () => ready, READY_WITHIN_MS);
+        }),
+      );
       return new SideLoads(loads);
     } catch (error) {
       await Promise.all(loads.map((load) => load.close()));

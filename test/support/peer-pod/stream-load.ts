@@ -4,8 +4,8 @@
 // client ends HOLD_AFTER_DELETION_MS after time zero. A TCP proxy cannot tell an idle stream from a
 // busy one, so no idle stream is kept: it would hold any drain to its end.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { tcpStream, tlsStream, type StreamConnection } from '../protocols/clients.js';
-import { Departure, HOLD_AFTER_DELETION_MS, THINK_MS, type SideContext, type SideLoad, type SideReport } from './side-load.js';
+import { type StreamConnection, tcpStream, tlsStream } from '../protocols/clients.js';
+import { Departure, HOLD_AFTER_DELETION_MS, type SideContext, type SideLoad, type SideReport, THINK_MS } from './side-load.js';
 
 export interface StreamTarget {
   readonly name: string;
@@ -31,17 +31,20 @@ export function streamLoad(target: StreamTarget): (context: SideContext) => Prom
 
     let heldUntil: number | undefined;
     const held = target.hold === false ? undefined : await open();
-    const holding = held === undefined ? Promise.resolve() : (async () => {
-      await exchange(held, 'held 0\n');
-      for (let n = 1; departure.zero === undefined || Date.now() < departure.zero + HOLD_AFTER_DELETION_MS; n += 1) {
-        if (n > (HOLD_AFTER_DELETION_MS * 20) / ECHO_EVERY_MS) throw new Error('time zero never came');
-        await exchange(held, `held ${n}\n`);
-        await sleep(ECHO_EVERY_MS);
-      }
-      heldUntil = Date.now();
-      await held.close();
-      departure.lastAnswer = Date.now();
-    })().catch((error: Error) => void failures.push(`${target.name} held stream: ${error.message}`));
+    const holding =
+      held === undefined
+        ? Promise.resolve()
+        : (async () => {
+            await exchange(held, 'held 0\n');
+            for (let n = 1; departure.zero === undefined || Date.now() < departure.zero + HOLD_AFTER_DELETION_MS; n += 1) {
+              if (n > (HOLD_AFTER_DELETION_MS * 20) / ECHO_EVERY_MS) throw new Error('time zero never came');
+              await exchange(held, `held ${n}\n`);
+              await sleep(ECHO_EVERY_MS);
+            }
+            heldUntil = Date.now();
+            await held.close();
+            departure.lastAnswer = Date.now();
+          })().catch((error: Error) => void failures.push(`${target.name} held stream: ${error.message}`));
 
     let first: () => void = () => undefined;
     const exchanged = new Promise<void>((resolve) => (first = resolve));
@@ -67,7 +70,14 @@ export function streamLoad(target: StreamTarget): (context: SideContext) => Prom
       terminationStarted: (zero, deprogrammedAt) => departure.start(zero, deprogrammedAt),
       async finish(): Promise<SideReport> {
         await Promise.all([loop, holding]);
-        return { name: target.name, failures, servedAfterDeletion: departure.served, busyUntil: Math.max(departure.lastAnswer, heldUntil ?? 0), heldUntil, toldToLeaveAfterMs: undefined };
+        return {
+          name: target.name,
+          failures,
+          servedAfterDeletion: departure.served,
+          busyUntil: Math.max(departure.lastAnswer, heldUntil ?? 0),
+          heldUntil,
+          toldToLeaveAfterMs: undefined,
+        };
       },
       close: async () => held?.close(),
     };

@@ -3,13 +3,13 @@
 // h2c gRPC server (server-streaming calls the test feeds), a TCP echo server and a TLS echo server
 // (the passthrough's end). Each tells the test what it holds, so tests wait on events, not time.
 import { EventEmitter, once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer, type ServerResponse } from 'node:http';
 import http2 from 'node:http2';
 import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
-import { readFileSync } from 'node:fs';
 import { createServer as createTlsServer } from 'node:tls';
 import type { Certificate } from './certs.js';
-import { GRPC_PATH, type GrpcCall, answerGrpc } from './grpc.js';
+import { answerGrpc, GRPC_PATH, type GrpcCall } from './grpc.js';
 import { acceptWebSocket } from './websocket.js';
 
 export interface Backends {

@@ -46,15 +46,17 @@ function connectionManager(statPrefix: string, extra: Record<string, unknown> = 
       drain_timeout: `${HCM_DRAIN_TIMEOUT_S}s`,
       upgrade_configs: [{ upgrade_type: 'websocket' }],
       route_config: {
-        virtual_hosts: [{
-          name: 'all',
-          domains: ['*'],
-          routes: [
-            // gRPC calls go to the h2c server; the rest (and every long request) to the HTTP/1.1 one, with no route timeout.
-            { match: { prefix: '/', grpc: {} }, route: { cluster: 'grpc_backend', timeout: '0s' } },
-            { match: { prefix: '/' }, route: { cluster: 'http_backend', timeout: '0s' } },
-          ],
-        }],
+        virtual_hosts: [
+          {
+            name: 'all',
+            domains: ['*'],
+            routes: [
+              // gRPC calls go to the h2c server; the rest (and every long request) to the HTTP/1.1 one, with no route timeout.
+              { match: { prefix: '/', grpc: {} }, route: { cluster: 'grpc_backend', timeout: '0s' } },
+              { match: { prefix: '/' }, route: { cluster: 'http_backend', timeout: '0s' } },
+            ],
+          },
+        ],
       },
       http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER } }],
       ...extra,
@@ -71,8 +73,17 @@ function cluster(name: string, port: number, http2 = false): Cluster {
     name,
     type: 'STATIC',
     connect_timeout: '2s',
-    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
-    ...(http2 ? { typed_extension_protocol_options: { 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': { '@type': HTTP_OPTIONS, explicit_http_config: { http2_protocol_options: {} } } } } : {}),
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }],
+    },
+    ...(http2
+      ? {
+          typed_extension_protocol_options: {
+            'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': { '@type': HTTP_OPTIONS, explicit_http_config: { http2_protocol_options: {} } },
+          },
+        }
+      : {}),
   };
   return upstream;
 }
@@ -95,7 +106,13 @@ export function protocolsBootstrap(backends: Backends, certificates: ProtocolCer
             { filter_chain_match: { server_names: [SNI.passthrough] }, filters: [tcpProxy('tls_passthrough', 'tls_backend')] },
             {
               filter_chain_match: { server_names: [SNI.terminated] },
-              transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': DOWNSTREAM_TLS, common_tls_context: { tls_certificates: [tlsCertificate(certificates.terminated)], alpn_protocols: ['h2', 'http/1.1'] } } },
+              transport_socket: {
+                name: 'envoy.transport_sockets.tls',
+                typed_config: {
+                  '@type': DOWNSTREAM_TLS,
+                  common_tls_context: { tls_certificates: [tlsCertificate(certificates.terminated)], alpn_protocols: ['h2', 'http/1.1'] },
+                },
+              },
               filters: [connectionManager('ingress_https')],
             },
           ],
@@ -105,13 +122,18 @@ export function protocolsBootstrap(backends: Backends, certificates: ProtocolCer
           stat_prefix: 'quic_in',
           address: { socket_address: { protocol: 'UDP', address: '127.0.0.1', port_value: 0 } },
           udp_listener_config: { quic_options: {} },
-          filter_chains: [{
-            transport_socket: {
-              name: 'envoy.transport_sockets.quic',
-              typed_config: { '@type': QUIC_DOWNSTREAM, downstream_tls_context: { common_tls_context: { tls_certificates: [tlsCertificate(certificates.quic)] } } },
+          filter_chains: [
+            {
+              transport_socket: {
+                name: 'envoy.transport_sockets.quic',
+                typed_config: {
+                  '@type': QUIC_DOWNSTREAM,
+                  downstream_tls_context: { common_tls_context: { tls_certificates: [tlsCertificate(certificates.quic)] } },
+                },
+              },
+              filters: [connectionManager('ingress_h3', { codec_type: 'HTTP3', upgrade_configs: [], http3_protocol_options: {} })],
             },
-            filters: [connectionManager('ingress_h3', { codec_type: 'HTTP3', upgrade_configs: [], http3_protocol_options: {} })],
-          }],
+          ],
         },
       ],
       clusters: [

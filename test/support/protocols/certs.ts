@@ -13,8 +13,25 @@ export interface Certificate {
 export function makeCertificate(dir: string, name: string, san = `DNS:${name}`): Certificate {
   const certPath = join(dir, `${name}.crt`);
   const keyPath = join(dir, `${name}.key`);
-  const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', `/CN=${name}`, '-addext', `subjectAltName=${san}`, '-keyout', keyPath, '-out', certPath];
+  const args = [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${name}`,
+    '-addext',
+    `subjectAltName=${san}`,
+    '-keyout',
+    keyPath,
+    '-out',
+    certPath,
+  ];
   try {
     execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
   } catch (error) {

@@ -6,7 +6,7 @@ import { Agent, request } from 'node:http';
 import http2, { type ClientHttp2Session } from 'node:http2';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 
 export interface Answer {
   readonly status: number;
@@ -54,7 +54,14 @@ export async function idleHttp1(port: number, servername?: string): Promise<Http
     req.end();
   });
   const held = socket as Socket;
-  return { first, ...watchClose(held), close: async () => { await destroy(held); agent.destroy(); } };
+  return {
+    first,
+    ...watchClose(held),
+    close: async () => {
+      await destroy(held);
+      agent.destroy();
+    },
+  };
 }
 
 /** An HTTP/1.1 request that the backend holds (`/hold`) on a connection of its own: busy until the test releases it. */

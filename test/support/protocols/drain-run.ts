@@ -15,12 +15,30 @@ export const IDLE_DRAIN_BOUND_MS = (MIN_DRAIN_S + QUIET_PERIOD_S + 1) * 1_000;
 export function startShutdown(envoy: ProtocolsEnvoy, defer: (cleanup: () => unknown) => void): RunningCli & { exited(): boolean } {
   const dir = tempDir();
   defer(dir.cleanup);
-  const args = ['shutdown', '--admin-address', envoy.target.adminAddress, '--ready-file', join(dir.path, 'ready'),
-    '--connections', 'listeners', '--ignore-idle-connections', '--min-drain-duration', `${MIN_DRAIN_S}s`, '--quiet-period', `${QUIET_PERIOD_S}s`,
-    '--drain-timeout', `${DRAIN_TIMEOUT_S}s`, '--check-interval', '100ms'];
+  const args = [
+    'shutdown',
+    '--admin-address',
+    envoy.target.adminAddress,
+    '--ready-file',
+    join(dir.path, 'ready'),
+    '--connections',
+    'listeners',
+    '--ignore-idle-connections',
+    '--min-drain-duration',
+    `${MIN_DRAIN_S}s`,
+    '--quiet-period',
+    `${QUIET_PERIOD_S}s`,
+    '--drain-timeout',
+    `${DRAIN_TIMEOUT_S}s`,
+    '--check-interval',
+    '100ms',
+  ];
   const cli = startCli(args, cleanEnv());
   let exited = false;
-  void cli.result.then(() => (exited = true), () => (exited = true));
+  void cli.result.then(
+    () => (exited = true),
+    () => (exited = true),
+  );
   defer(() => {
     cli.child.kill('SIGKILL');
     return cli.result.catch(() => undefined);

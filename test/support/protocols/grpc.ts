@@ -63,11 +63,14 @@ export async function startGrpcStream(port: number): Promise<GrpcStreamClient> {
   stream.end(grpcMessage('watch'));
   const messages: string[] = [];
   const waiting: Array<(payload: string) => void> = [];
-  stream.on('data', grpcReader((payload) => {
-    const next = waiting.shift();
-    if (next === undefined) messages.push(payload);
-    else next(payload);
-  }));
+  stream.on(
+    'data',
+    grpcReader((payload) => {
+      const next = waiting.shift();
+      if (next === undefined) messages.push(payload);
+      else next(payload);
+    }),
+  );
   const status = new Promise<string>((resolve, reject) => {
     stream.on('trailers', (trailers) => resolve(String(trailers['grpc-status'])));
     stream.on('close', () => reject(new Error(`the gRPC stream closed without trailers (RST code ${stream.rstCode})`)));
@@ -80,11 +83,12 @@ export async function startGrpcStream(port: number): Promise<GrpcStreamClient> {
     session,
     goaways,
     status,
-    next: () => new Promise((resolve) => {
-      const queued = messages.shift();
-      if (queued !== undefined) resolve(queued);
-      else waiting.push(resolve);
-    }),
+    next: () =>
+      new Promise((resolve) => {
+        const queued = messages.shift();
+        if (queued !== undefined) resolve(queued);
+        else waiting.push(resolve);
+      }),
     async close() {
       if (session.destroyed) return;
       const closed = once(session, 'close');

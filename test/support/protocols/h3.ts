@@ -58,11 +58,13 @@ export async function connectH3(port: number, serverName: string, netnsPid?: str
     }
     for (const wake of wakers) wake();
   });
-  const exit = new Promise<void>((done) => child.once('close', () => {
-    exited = true;
-    for (const wake of wakers) wake();
-    done();
-  }));
+  const exit = new Promise<void>((done) =>
+    child.once('close', () => {
+      exited = true;
+      for (const wake of wakers) wake();
+      done();
+    }),
+  );
   const waitFor = (predicate: (event: H3Event) => boolean, timeoutMs = 10_000): Promise<H3Event> =>
     new Promise((resolvePromise, reject) => {
       const timer = setTimeout(() => finish(new Error(`no such HTTP/3 event within ${timeoutMs} ms: ${JSON.stringify(events)} ${stderr}`)), timeoutMs);

@@ -4,7 +4,7 @@
 // GOAWAY) on its first response.
 import { once } from 'node:events';
 import { expect } from 'vitest';
-import { idleHttp1, http2Connection } from './clients.js';
+import { http2Connection, idleHttp1 } from './clients.js';
 import { drainStartedAt, IDLE_DRAIN_BOUND_MS, startShutdown } from './drain-run.js';
 import { connectH3 } from './h3.js';
 import type { ProtocolsEnvoy } from './protocols-envoy.js';
@@ -24,7 +24,7 @@ export async function drainIdle(envoy: ProtocolsEnvoy, defer: (cleanup: () => un
   const result = await cli.result;
   expect(result.code).toBe(0);
   expect(result.exitedAt - drainStartedAt(envoy)).toBeLessThanOrEqual(IDLE_DRAIN_BOUND_MS);
-  expect(result.logs.find((line) => line.msg === 'shutdown finished')?.['result']).toBe('drained');
+  expect(result.logs.find((line) => line.msg === 'shutdown finished')?.result).toBe('drained');
   await expectDrainSignal(probe, defer);
 }
 

@@ -31,10 +31,17 @@ const GAUGES = '^(listener\\..*\\.downstream_cx_active|http\\..*\\.downstream_(c
 export async function startProtocolsEnvoy(defer: (cleanup: () => unknown) => void): Promise<ProtocolsEnvoy> {
   const dir = tempDir('esm-protocols-');
   defer(dir.cleanup);
-  const certificates = { passthrough: makeCertificate(dir.path, SNI.passthrough), terminated: makeCertificate(dir.path, SNI.terminated), quic: makeCertificate(dir.path, SNI.quic) };
+  const certificates = {
+    passthrough: makeCertificate(dir.path, SNI.passthrough),
+    terminated: makeCertificate(dir.path, SNI.terminated),
+    quic: makeCertificate(dir.path, SNI.quic),
+  };
   const backends = await startBackends(certificates.passthrough);
   defer(() => backends.close());
-  const envoy = await startRealEnvoy({ bootstrap: protocolsBootstrap(backends, certificates), args: ['--drain-strategy', 'immediate', '--drain-time-s', String(ENVOY_DRAIN_TIME_S)] });
+  const envoy = await startRealEnvoy({
+    bootstrap: protocolsBootstrap(backends, certificates),
+    args: ['--drain-strategy', 'immediate', '--drain-time-s', String(ENVOY_DRAIN_TIME_S)],
+  });
   const target = await drainTargetOf(envoy);
   defer(() => target.close());
   const port = (name: string): number => {
@@ -55,10 +62,14 @@ export async function startProtocolsEnvoy(defer: (cleanup: () => unknown) => voi
     gauges,
     waitForGauges: (what, holds) => {
       let last: Gauges | undefined;
-      return pollFor(what, async () => {
-        last = await gauges();
-        return holds(last) ? last : undefined;
-      }, { timeoutMs: 10_000, lastSeen: () => JSON.stringify(Object.fromEntries(last ?? [])) });
+      return pollFor(
+        what,
+        async () => {
+          last = await gauges();
+          return holds(last) ? last : undefined;
+        },
+        { timeoutMs: 10_000, lastSeen: () => JSON.stringify(Object.fromEntries(last ?? [])) },
+      );
     },
     close: () => target.close(),
   };

@@ -64,10 +64,13 @@ export function acceptWebSocket(req: IncomingMessage, socket: Duplex): boolean {
     return false;
   }
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptKey(key)}\r\n\r\n`);
-  socket.on('data', frameReader(({ opcode, payload }) => {
-    if (opcode === TEXT) socket.write(encodeFrame(TEXT, payload, false));
-    if (opcode === CLOSE) socket.end(encodeFrame(CLOSE, payload, false));
-  }));
+  socket.on(
+    'data',
+    frameReader(({ opcode, payload }) => {
+      if (opcode === TEXT) socket.write(encodeFrame(TEXT, payload, false));
+      if (opcode === CLOSE) socket.end(encodeFrame(CLOSE, payload, false));
+    }),
+  );
   socket.on('error', () => socket.destroy());
   return true;
 }
@@ -87,7 +90,13 @@ export interface WebSocketClient {
 /** Opens a WebSocket through an HTTP/1.1 Upgrade to `port` on loopback. */
 export async function openWebSocket(port: number, path = '/ws'): Promise<WebSocketClient> {
   const key = randomBytes(16).toString('base64');
-  const req = request({ host: '127.0.0.1', port, path, agent: false, headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Version': '13' } });
+  const req = request({
+    host: '127.0.0.1',
+    port,
+    path,
+    agent: false,
+    headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Version': '13' },
+  });
   req.end();
   const upgraded = once(req, 'upgrade') as Promise<[IncomingMessage, Duplex, Buffer]>;
   const refused = once(req, 'response').then(([res]) => {

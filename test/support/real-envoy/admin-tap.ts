@@ -8,7 +8,7 @@
 // pass-through answer keeps Envoy's status line and raw headers as they were; Node adds only the
 // hop-by-hop `Connection: keep-alive`.
 // Tests and benchmarks share it: each call also carries performance.now() for the bench's clock.
-import { type IncomingMessage, type OutgoingHttpHeader, type Server, type ServerResponse, createServer, request } from 'node:http';
+import { createServer, type IncomingMessage, type OutgoingHttpHeader, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
@@ -54,7 +54,21 @@ const FLOOD_SAMPLES = 1_000;
 
 /** The header lines real Envoy 1.40's admin API sends with every answer, in its order; Node adds none but `Connection`. */
 function envoyHeaders(contentType: string, extra: readonly string[] = []): OutgoingHttpHeader[] {
-  return ['content-type', contentType, 'cache-control', 'no-cache, max-age=0', 'x-content-type-options', 'nosniff', ...extra, 'date', new Date().toUTCString(), 'server', 'envoy', 'transfer-encoding', 'chunked'];
+  return [
+    'content-type',
+    contentType,
+    'cache-control',
+    'no-cache, max-age=0',
+    'x-content-type-options',
+    'nosniff',
+    ...extra,
+    'date',
+    new Date().toUTCString(),
+    'server',
+    'envoy',
+    'transfer-encoding',
+    'chunked',
+  ];
 }
 
 const JSON_TYPE = 'application/json';
@@ -132,7 +146,15 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const at = url.indexOf('?');
-    const call: AdminCall = { method: req.method ?? 'GET', path: at < 0 ? url : url.slice(0, at), query: at < 0 ? '' : url.slice(at + 1), time: Date.now(), receivedAt: performance.now(), status: 0, floodBytes: 0 };
+    const call: AdminCall = {
+      method: req.method ?? 'GET',
+      path: at < 0 ? url : url.slice(0, at),
+      query: at < 0 ? '' : url.slice(at + 1),
+      time: Date.now(),
+      receivedAt: performance.now(),
+      status: 0,
+      floodBytes: 0,
+    };
     calls.push(call);
     for (const listener of listeners) listener(call);
     const now = faults.get(call.path) ?? faults.get('');
@@ -192,7 +214,10 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen('socketPath' in at ? { path: at.socketPath } : at, resolve));
   const bound = server.address();
   return {
-    adminAddress: typeof bound === 'string' ? `unix:${bound}` : `${(bound as AddressInfo).address.includes(':') ? `[${(bound as AddressInfo).address}]` : (bound as AddressInfo).address}:${(bound as AddressInfo).port}`,
+    adminAddress:
+      typeof bound === 'string'
+        ? `unix:${bound}`
+        : `${(bound as AddressInfo).address.includes(':') ? `[${(bound as AddressInfo).address}]` : (bound as AddressInfo).address}:${(bound as AddressInfo).port}`,
     calls,
     onCall: (listener) => void listeners.push(listener),
     setFault: (next, onlyPath) => {

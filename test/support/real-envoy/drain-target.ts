@@ -3,10 +3,10 @@
 // (/stats/prometheus) and `ready` (health check on /ready), all HTTP, on ephemeral loopback ports.
 import { join } from 'node:path';
 import { tempDir } from '../cli.js';
+import { pollUntil } from '../poll.js';
 import { type AdminCall, type AdminFault, startAdminTap } from './admin-tap.js';
 import { type ChartEnvoy, type ChartEnvoyOptions, startChartEnvoy } from './chart-envoy.js';
 import { get, type RealEnvoy } from './process.js';
-import { pollUntil } from '../poll.js';
 
 export interface DrainTarget<E extends RealEnvoy = ChartEnvoy> {
   readonly envoy: E;
@@ -29,7 +29,10 @@ export interface DrainTarget<E extends RealEnvoy = ChartEnvoy> {
   close(): Promise<void>;
 }
 
-export async function realEnvoyAndReadyFile(defer: (cleanup: () => unknown) => void, options: ChartEnvoyOptions = {}): Promise<{ envoy: DrainTarget; ready: string }> {
+export async function realEnvoyAndReadyFile(
+  defer: (cleanup: () => unknown) => void,
+  options: ChartEnvoyOptions = {},
+): Promise<{ envoy: DrainTarget; ready: string }> {
   const envoy = await startDrainTarget(options);
   defer(() => envoy.close());
   const dir = tempDir();

@@ -23,7 +23,11 @@ export const HEALTHY_BOOTSTRAP = {
                   '@type': HCM,
                   stat_prefix: 'ingress',
                   codec_type: 'AUTO',
-                  route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok\n' } } }] }] },
+                  route_config: {
+                    virtual_hosts: [
+                      { name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok\n' } } }] },
+                    ],
+                  },
                   http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER } }],
                 },
               },
@@ -37,7 +41,7 @@ export const HEALTHY_BOOTSTRAP = {
 
 export async function startHealthyEnvoy(): Promise<{ port: number; stop(): Promise<void> }> {
   const envoy = await startRealEnvoy({ bootstrap: HEALTHY_BOOTSTRAP });
-  const port = envoy.ports['ingress'];
+  const port = envoy.ports.ingress;
   if (port === undefined) throw new Error('the healthy Envoy bound no ingress port');
   return { port, stop: () => envoy.stop() };
 }

@@ -7,9 +7,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../ports.js';
-import { pollFor, pollUntil } from '../poll.js';
 import type { Address, Bootstrap, Cluster, Listener } from '../chart/bootstrap.js';
+import { pollFor, pollUntil } from '../poll.js';
+import { freePort } from '../ports.js';
 import { ensureEnvoyBinary } from './binary.js';
 
 export interface RealEnvoyOptions {
@@ -40,11 +40,24 @@ export async function startRealEnvoy(options: RealEnvoyOptions): Promise<RealEnv
   const adminPathFile = join(dir, 'admin-address');
   const bootstrap = onEphemeralPorts(await withFreeAdminPort(options.bootstrap));
   writeFileSync(config, JSON.stringify(bootstrap));
-  const args = ['--config-path', config, ...(options.args ?? []), '--admin-address-path', adminPathFile, '--use-dynamic-base-id', '--concurrency', '1', '--log-level', 'warning'];
+  const args = [
+    '--config-path',
+    config,
+    ...(options.args ?? []),
+    '--admin-address-path',
+    adminPathFile,
+    '--use-dynamic-base-id',
+    '--concurrency',
+    '1',
+    '--log-level',
+    'warning',
+  ];
   const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   void exited.then((e) => (exit = e));
 
@@ -60,8 +73,18 @@ export async function startRealEnvoy(options: RealEnvoyOptions): Promise<RealEnv
 
   try {
     const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000);
-    const adminAddress = await whileRunning('envoy admin address', deadline, () => exit, () => adminAddressOf(bootstrap.admin?.address, adminPathFile));
-    const ports = await whileRunning('envoy listeners', deadline, () => exit, () => listenerPorts(adminAddress));
+    const adminAddress = await whileRunning(
+      'envoy admin address',
+      deadline,
+      () => exit,
+      () => adminAddressOf(bootstrap.admin?.address, adminPathFile),
+    );
+    const ports = await whileRunning(
+      'envoy listeners',
+      deadline,
+      () => exit,
+      () => listenerPorts(adminAddress),
+    );
     return { child, adminAddress, ports, exited, log: () => stderr, stop };
   } catch (error) {
     await stop(0);
@@ -71,10 +94,14 @@ export async function startRealEnvoy(options: RealEnvoyOptions): Promise<RealEnv
 
 /** Polls `probe` until it returns a value (Envoy offers no event for "admin up" beyond its own answers); fails at once if Envoy exits. */
 function whileRunning<T>(what: string, deadline: number, exited: () => unknown, probe: () => Promise<T | undefined>): Promise<T> {
-  return pollFor(what, async () => {
-    if (exited() !== undefined) throw new Error(`envoy exited before it was ready: ${JSON.stringify(exited())}`);
-    return probe().catch(() => undefined);
-  }, { timeoutMs: Math.max(0, deadline - Date.now()) });
+  return pollFor(
+    what,
+    async () => {
+      if (exited() !== undefined) throw new Error(`envoy exited before it was ready: ${JSON.stringify(exited())}`);
+      return probe().catch(() => undefined);
+    },
+    { timeoutMs: Math.max(0, deadline - Date.now()) },
+  );
 }
 
 async function adminAddressOf(address: Address | undefined, adminPathFile: string): Promise<string | undefined> {
@@ -107,7 +134,11 @@ async function listenerPorts(adminAddress: string): Promise<Record<string, numbe
 }
 
 /** One admin GET, to a TCP `host:port` or a `unix:/path`; bounded in time. */
-export function get(adminAddress: string, path: string, method = 'GET'): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
+export function get(
+  adminAddress: string,
+  path: string,
+  method = 'GET',
+): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
   const target = adminAddress.startsWith('unix:')
     ? { socketPath: adminAddress.slice('unix:'.length) }
     : (() => {
@@ -141,10 +172,17 @@ async function withFreeAdminPort(bootstrap: Bootstrap): Promise<Bootstrap> {
 
 /** Resolves once the admin API answers GET /ready (200 or 503: it is up); throws after `timeoutMs`. */
 export async function adminUp(adminAddress: string, timeoutMs = 15_000): Promise<void> {
-  await pollUntil(`Envoy's admin API at ${adminAddress} answering`, async () => {
-    const status = await get(adminAddress, '/ready').then((answer) => answer.status, () => 0);
-    return status === 200 || status === 503;
-  }, { timeoutMs });
+  await pollUntil(
+    `Envoy's admin API at ${adminAddress} answering`,
+    async () => {
+      const status = await get(adminAddress, '/ready').then(
+        (answer) => answer.status,
+        () => 0,
+      );
+      return status === 200 || status === 503;
+    },
+    { timeoutMs },
+  );
 }
 
 /** The bootstrap with its admin API at `address`, and every cluster endpoint that named the old admin address naming the new one. */

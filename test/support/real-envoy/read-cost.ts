@@ -24,7 +24,9 @@ export interface ReadCost {
 /** One GET straight to Envoy's admin API (`host:port` or `unix:/path`), counting the answer's bytes without keeping them (a dump may be 80 MB). */
 export function adminGet(admin: string, path: string, timeoutMs = READ_TIMEOUT_MS): Promise<{ status: number; bytes: number }> {
   const at = admin.lastIndexOf(':');
-  const target = admin.startsWith('unix:') ? { socketPath: admin.slice('unix:'.length) } : { host: admin.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(admin.slice(at + 1)) };
+  const target = admin.startsWith('unix:')
+    ? { socketPath: admin.slice('unix:'.length) }
+    : { host: admin.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(admin.slice(at + 1)) };
   return new Promise((resolve, reject) => {
     const req = request({ ...target, path, agent: false, timeout: timeoutMs }, (res) => {
       let bytes = 0;
@@ -60,7 +62,11 @@ export async function readCost(pid: number, admin: string, path: string): Promis
 const pathOf = (call: { readonly path: string; readonly query: string }): string => (call.query === '' ? call.path : `${call.path}?${call.query}`);
 
 /** Envoy's cost per GET among `calls` (as an admin tap recorded them): each distinct one replayed, weighted by how often it was sent. */
-export async function replayCost(pid: number, admin: string, calls: ReadonlyArray<{ readonly method: string; readonly path: string; readonly query: string }>): Promise<ReadCost> {
+export async function replayCost(
+  pid: number,
+  admin: string,
+  calls: ReadonlyArray<{ readonly method: string; readonly path: string; readonly query: string }>,
+): Promise<ReadCost> {
   const gets = calls.filter((call) => call.method === 'GET');
   const costs = new Map<string, ReadCost>();
   for (const path of new Set(gets.map(pathOf))) costs.set(path, await readCost(pid, admin, path));

@@ -47,7 +47,7 @@ export class Http1Client implements TrafficClient {
     }
     return new Promise((resolve) => {
       let done = false;
-      let req: ClientRequest | undefined = undefined;
+      let req: ClientRequest | undefined;
       const finish = (failure: { kind: FailureKind; detail: string } | undefined): void => {
         if (done) return;
         done = true;

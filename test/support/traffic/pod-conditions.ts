@@ -1,8 +1,9 @@
 // Conditions on a pod (a real Envoy) that tests wait for before acting on it. Envoy offers no push,
 // so waits poll its admin API with generous deadlines: a slow machine makes a test slower, never wrong.
+
+import { pollUntil } from '../poll.js';
 import { get } from '../real-envoy/process.js';
 import type { Traffic } from './traffic.js';
-import { pollUntil } from '../poll.js';
 
 /** How long a pod must stay idle before it counts as idle for good: a few turns of the event loop. */
 const QUIET_MS = 20;

@@ -6,8 +6,8 @@ import type { Bootstrap } from '../chart/bootstrap.js';
 import { get, type RealEnvoy, startRealEnvoy } from '../real-envoy/process.js';
 import { startUpstream, type Upstream } from '../real-envoy/upstream.js';
 import { LoadBalancer } from './load-balancer.js';
-import { activeConnections, stat, untilDeprogrammedAndIdle, waitFor } from './pod-conditions.js';
 import { type PlainServer, startPlainH2c, startPlainHttp1 } from './plain-servers.js';
+import { activeConnections, stat, untilDeprogrammedAndIdle, waitFor } from './pod-conditions.js';
 import { type Endpoint, type FailureKind, type Protocol, Traffic, type TrafficOptions, type TrafficStats } from './traffic.js';
 
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
@@ -18,9 +18,26 @@ const loopback = (port: number): unknown => ({ socket_address: { address: '127.0
 function podBootstrap(upstreamPort: number): Bootstrap {
   const router = { name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER } };
   const routes = [{ match: { prefix: '/' }, route: { cluster: 'upstream' } }];
-  const hcm = { '@type': HCM, stat_prefix: 'ingress', codec_type: 'AUTO', route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] }, http_filters: [router] };
-  const upstream = { name: 'upstream', type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: 'upstream', endpoints: [{ lb_endpoints: [{ endpoint: { address: loopback(upstreamPort) } }] }] } };
-  const ingress = { name: 'ingress', stat_prefix: 'ingress', drain_type: 'MODIFY_ONLY', address: loopback(0), filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] }] };
+  const hcm = {
+    '@type': HCM,
+    stat_prefix: 'ingress',
+    codec_type: 'AUTO',
+    route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
+    http_filters: [router],
+  };
+  const upstream = {
+    name: 'upstream',
+    type: 'STATIC',
+    connect_timeout: '1s',
+    load_assignment: { cluster_name: 'upstream', endpoints: [{ lb_endpoints: [{ endpoint: { address: loopback(upstreamPort) } }] }] },
+  };
+  const ingress = {
+    name: 'ingress',
+    stat_prefix: 'ingress',
+    drain_type: 'MODIFY_ONLY',
+    address: loopback(0),
+    filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] }],
+  };
   return { admin: { address: loopback(0) }, static_resources: { listeners: [ingress], clusters: [upstream] } } as unknown as Bootstrap;
 }
 
@@ -54,7 +71,7 @@ async function startPod(): Promise<RealEnvoy> {
 /** Two pods: the one Kubernetes terminates and the one the LB moves new connections to. */
 async function startPods(): Promise<{ terminating: RealEnvoy; healthy: RealEnvoy; endpoints: { terminating: Endpoint; healthy: Endpoint } }> {
   const [terminating, healthy] = await Promise.all([startPod(), startPod()]);
-  const endpoint = (envoy: RealEnvoy): Endpoint => ({ host: '127.0.0.1', port: envoy.ports['ingress'] as number });
+  const endpoint = (envoy: RealEnvoy): Endpoint => ({ host: '127.0.0.1', port: envoy.ports.ingress as number });
   return { terminating, healthy, endpoints: { terminating: endpoint(terminating), healthy: endpoint(healthy) } };
 }
 

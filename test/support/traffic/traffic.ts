@@ -6,7 +6,7 @@ import { Http2Client } from './http2-client.js';
 import { LoadBalancer } from './load-balancer.js';
 import { TrafficRecorder, type TrafficStats } from './recorder.js';
 import { type ClientContext, runLoop, type TrafficClient } from './request-loop.js';
-import { resolveTrafficOptions, type ResolvedTrafficOptions, type TrafficOptions } from './traffic-options.js';
+import { type ResolvedTrafficOptions, resolveTrafficOptions, type TrafficOptions } from './traffic-options.js';
 
 export type { Failure, FailureKind, Protocol } from './failures.js';
 export type { Endpoint, Pod } from './load-balancer.js';

@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { shutdownConfig, type ShutdownOptions } from '../../../src/drain/drain-config.js';
+import { type ShutdownOptions, shutdownConfig } from '../../../src/drain/drain-config.js';
+import { parseConnectionSource } from '../../../src/envoy/envoy-control.js';
 import { managerConfig } from '../../../src/manager/manager-config.js';
 import type { ManagerOptions } from '../../../src/manager/manager-settings.js';
-import { parseConnectionSource } from '../../../src/envoy/envoy-control.js';
-import { collectListenerNames, parseBoolean, parseCount, parseHost, parseListenPort, parseMaxWaiters, parsePositiveDuration, parseReadyFile } from '../../../src/shared/parsers.js';
 import { UsageError } from '../../../src/shared/errors.js';
 import { hookLogMirror } from '../../../src/shared/hook-log.js';
+import {
+  collectListenerNames,
+  parseBoolean,
+  parseCount,
+  parseHost,
+  parseListenPort,
+  parseMaxWaiters,
+  parsePositiveDuration,
+  parseReadyFile,
+} from '../../../src/shared/parsers.js';
 
 const base: ShutdownOptions = {
   adminAddress: { kind: 'tcp', host: '127.0.0.1', port: 19000 },
@@ -115,7 +124,17 @@ describe('hookLogMirror', () => {
 });
 
 describe('managerConfig', () => {
-  const manager: ManagerOptions = { port: 19002, host: undefined, readyTimeout: 70_000, readyFile: '/tmp/shutdown-ready', maxWaiters: 1000, requestTimeout: 10_000, drainStartTimeout: 15_000, drainEndpoint: false, events: false };
+  const manager: ManagerOptions = {
+    port: 19002,
+    host: undefined,
+    readyTimeout: 70_000,
+    readyFile: '/tmp/shutdown-ready',
+    maxWaiters: 1000,
+    requestTimeout: 10_000,
+    drainStartTimeout: 15_000,
+    drainEndpoint: false,
+    events: false,
+  };
 
   it('accepts a ready timeout longer than the drain timeout in the environment', () => {
     expect(managerConfig(manager, { ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '60s' }).readyTimeoutMs).toBe(70_000);

@@ -34,7 +34,12 @@ describe('countToDecideOn with --connections total', () => {
 
 describe('countToDecideOn with --connections listeners', () => {
   it('takes the live sum as it is', () => {
-    expect(countToDecideOn({ connections: 4, listeners: listeners({ ingress: 4 }), read: READ }, { source: 'listeners', flushBaselineS: undefined, idleIgnored: false })).toBe(4);
+    expect(
+      countToDecideOn(
+        { connections: 4, listeners: listeners({ ingress: 4 }), read: READ },
+        { source: 'listeners', flushBaselineS: undefined, idleIgnored: false },
+      ),
+    ).toBe(4);
   });
 });
 
@@ -66,14 +71,15 @@ describe('idle connections', () => {
 
   it('counts an HTTP/2 connection with three streams as three, and a non-HTTP connection beside HTTP ones as busy', () => {
     const one = { byStatName: new Map([['l', { connectionManagers: new Set(['h']) }]]) };
-    expect(inFlight({ connections: 2, listeners: listeners({ l: 2 }), http: http({ h: [1, 3, 3] }), pairing: { topology: one, key: 'k' }, read: READ })).toBe(1 + 3);
+    expect(inFlight({ connections: 2, listeners: listeners({ l: 2 }), http: http({ h: [1, 3, 3] }), pairing: { topology: one, key: 'k' }, read: READ })).toBe(
+      1 + 3,
+    );
   });
 
-  it('sums the requests ever received by the counted listeners\' managers, for the quiet period', () => {
+  it("sums the requests ever received by the counted listeners' managers, for the quiet period", () => {
     expect(requestsReceived(reading)).toBe(47);
     expect(requestsReceived({ connections: 0, read: READ })).toBeUndefined();
   });
-
 });
 
 describe('statsFilter', () => {
@@ -82,17 +88,34 @@ describe('statsFilter', () => {
   it('asks in one request for what the mode needs', () => {
     const listener = ['listener.0.0.0.0_10443.downstream_cx_active', 'listener.0.0.0.0_10443.downstream_cx_total', 'listener.admin.downstream_cx_active'];
     const server = ['server.total_connections', 'server.uptime'];
-    const requests = ['http.https-10443.downstream_cx_active', 'http.https-10443.downstream_rq_active', 'http.https-10443.downstream_rq_total', 'listener.0.0.0.0_10443.http.https-10443.downstream_rq_completed'];
+    const requests = [
+      'http.https-10443.downstream_cx_active',
+      'http.https-10443.downstream_rq_active',
+      'http.https-10443.downstream_rq_total',
+      'listener.0.0.0.0_10443.http.https-10443.downstream_rq_completed',
+    ];
     for (const name of listener) expect([matches({}, name), matches({ server: true }, name), matches({ requests: true }, name)]).toEqual([true, true, true]);
     for (const name of server) expect([matches({}, name), matches({ server: true }, name)]).toEqual([false, true]);
     for (const name of requests) expect([matches({}, name), matches({ requests: true }, name)]).toEqual([false, true]);
     expect(matches({}, 'listener_manager.listener_added')).toBe(true);
-    for (const name of ['listener.a.downstream_cx_destroy', 'http.a.downstream_rq_2xx', 'cluster.a.upstream_cx_active']) expect(matches({ server: true, requests: true }, name)).toBe(false);
+    for (const name of ['listener.a.downstream_cx_destroy', 'http.a.downstream_rq_2xx', 'cluster.a.upstream_cx_active'])
+      expect(matches({ server: true, requests: true }, name)).toBe(false);
   });
 
   it('leaves out the per-worker copies of the listener stats, and only them', () => {
-    for (const name of ['listener.0.0.0.0_10443.worker_0.downstream_cx_active', 'listener.0.0.0.0_10443.worker_17.downstream_cx_total', 'listener.worker_3.downstream_cx_active']) expect(matches({}, name)).toBe(false);
-    for (const name of ['listener.worker.downstream_cx_active', 'listener.worker_.downstream_cx_active', 'listener.a.worker_1x.downstream_cx_active', 'listener.admin.main_thread.downstream_cx_active', 'listener.[__]_443.downstream_cx_active'])
+    for (const name of [
+      'listener.0.0.0.0_10443.worker_0.downstream_cx_active',
+      'listener.0.0.0.0_10443.worker_17.downstream_cx_total',
+      'listener.worker_3.downstream_cx_active',
+    ])
+      expect(matches({}, name)).toBe(false);
+    for (const name of [
+      'listener.worker.downstream_cx_active',
+      'listener.worker_.downstream_cx_active',
+      'listener.a.worker_1x.downstream_cx_active',
+      'listener.admin.main_thread.downstream_cx_active',
+      'listener.[__]_443.downstream_cx_active',
+    ])
       expect(matches({}, name)).toBe(true);
   });
 

@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { REFUSED_READ_INTERVAL_MS } from '../../../src/drain/schedule.js';
 import {
-  GONE_AFTER_REFUSED_READS,
-  LAST_READ_MIN_MS,
-  START_GIVE_UP_MS,
+  type DrainPolicy,
   decideDrain,
   earliestFinishMs,
   envoyGone,
+  GONE_AFTER_REFUSED_READS,
+  LAST_READ_MIN_MS,
+  newConnectionsBetween,
   readTimeoutMs,
+  START_GIVE_UP_MS,
   startGiveUpMs,
   startRetryDelayMs,
-  newConnectionsBetween,
-  type DrainPolicy,
 } from '../../../src/drain/policy.js';
+import { REFUSED_READ_INTERVAL_MS } from '../../../src/drain/schedule.js';
 
 const policy: DrainPolicy = { minDrainMs: 10_000, drainTimeoutMs: 60_000, exitAtConnections: 0, checkIntervalMs: 1_000, quietPeriodMs: 0 };
 const quiet: DrainPolicy = { ...policy, minDrainMs: 2_000, quietPeriodMs: 5_000 };

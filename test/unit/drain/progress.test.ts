@@ -1,7 +1,7 @@
 // The drain's bookkeeping driven reading by reading: no clock, no socket, no Envoy.
 import { describe, expect, it } from 'vitest';
+import { type DrainState, decide, INITIAL_STATE, observe, type ProgressOptions, type Reading } from '../../../src/drain/progress.js';
 import type { ConnectionReading } from '../../../src/envoy/envoy-control.js';
-import { INITIAL_STATE, decide, observe, type DrainState, type ProgressOptions, type Reading } from '../../../src/drain/progress.js';
 
 const OPTIONS: ProgressOptions = {
   minDrainMs: 1_000,
@@ -13,7 +13,12 @@ const OPTIONS: ProgressOptions = {
   ignoreIdleConnections: false,
 };
 
-const counts = (connections: number, extra: Partial<ConnectionReading> = {}): ConnectionReading => ({ connections, listeners: new Map(), read: { path: '/stats?usedonly&filter=x', priceMs: 0.2 }, ...extra });
+const counts = (connections: number, extra: Partial<ConnectionReading> = {}): ConnectionReading => ({
+  connections,
+  listeners: new Map(),
+  read: { path: '/stats?usedonly&filter=x', priceMs: 0.2 },
+  ...extra,
+});
 
 /** Said once, at the first reading, and again whenever the read changes. */
 const READ_LINE = "reading envoy's stats with this request: what it costs envoy's main thread, at most";
@@ -60,7 +65,13 @@ describe('observe and decide', () => {
 
   it('takes Envoy for gone after three refused reads in a row, and only then', () => {
     const refused = (elapsedMs: number): Reading => ({ elapsedMs, failed: 'ECONNREFUSED', refused: true });
-    expect(drive(OPTIONS, [refused(0), refused(250), { elapsedMs: 500, counts: counts(2) }, refused(750), refused(1_000)]).decisions).toEqual(['continue', 'continue', 'continue', 'continue', 'continue']);
+    expect(drive(OPTIONS, [refused(0), refused(250), { elapsedMs: 500, counts: counts(2) }, refused(750), refused(1_000)]).decisions).toEqual([
+      'continue',
+      'continue',
+      'continue',
+      'continue',
+      'continue',
+    ]);
     const run = drive(OPTIONS, [refused(0), refused(250), refused(500)]);
     expect(run.decisions).toEqual(['continue', 'continue', 'envoy-unreachable']);
     expect(run.said.at(-1)).toBe('envoy is gone: its admin API refuses or drops every connection, so its connections are closed too');

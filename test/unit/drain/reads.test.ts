@@ -72,7 +72,10 @@ describe('waiting for the next read', () => {
     setTimeout(() => (sockets.tcp = 4), 30);
     expect(await timedWait(from, { atMs: 1_000, why: 'end-game', watch: { pollMs: 20, earliestMs: 0 } })).toEqual({ afterMs: 40, why: 'socket-closed' });
     setTimeout(() => (sockets.tcp = 3), 5);
-    expect(await timedWait(from, { atMs: 2_000, why: 'end-game', watch: { pollMs: 20, earliestMs: 500 } })).toEqual({ afterMs: 500 - 40, why: 'socket-closed' });
+    expect(await timedWait(from, { atMs: 2_000, why: 'end-game', watch: { pollMs: 20, earliestMs: 500 } })).toEqual({
+      afterMs: 500 - 40,
+      why: 'socket-closed',
+    });
   });
 
   it('a socket opened elsewhere does not hide one closed: the baseline follows the count', async () => {

@@ -64,4 +64,3 @@ describe('abstract sockets', () => {
     expect(reachesAbstractSockets(version)).toBe(reaches);
   });
 });
-

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countedListeners, fullReadWanted, pairingOf, sumOf, tableOf, totalConnections, withFull } from '../../../src/envoy/connections.js';
-import { AMBIGUOUS, statsAnswer } from '../../../src/envoy/stats-answer.js';
 import type { StatRecord } from '../../../src/envoy/stat-names.js';
+import { AMBIGUOUS, statsAnswer } from '../../../src/envoy/stats-answer.js';
 import { FULL_PROMETHEUS } from '../support/envoy-answers.js';
 
 const active = (listener: string, value: number): StatRecord => ({ kind: 'cx_active', listener, manager: '', value });
@@ -9,7 +9,12 @@ const accepted = (listener: string, value: number): StatRecord => ({ kind: 'cx_t
 const pair = (listener: string, manager: string): StatRecord => ({ kind: 'rq_completed', listener, manager, value: 0 });
 const updates = (value: number): StatRecord => ({ kind: 'listener_update', listener: '', manager: '', value });
 const managersOf = (records: readonly StatRecord[]): Record<string, { managers: string[]; unreadable: string | undefined }> =>
-  Object.fromEntries([...pairingOf(tableOf(records), false).topology.byStatName].map(([name, serves]) => [name, { managers: [...serves.connectionManagers].sort(), unreadable: serves.unreadable }]));
+  Object.fromEntries(
+    [...pairingOf(tableOf(records), false).topology.byStatName].map(([name, serves]) => [
+      name,
+      { managers: [...serves.connectionManagers].sort(), unreadable: serves.unreadable },
+    ]),
+  );
 
 describe('tableOf', () => {
   it('groups the records by listener and connection manager, and sums the listener update counters', () => {
@@ -30,7 +35,10 @@ describe('tableOf', () => {
     ]);
     expect(Object.fromEntries(table.listeners)).toEqual({ l: { active: 2, accepted: 9 }, 'only-counter': { active: undefined, accepted: 1 } });
     // A usedonly read leaves out a manager's stats that never moved: 0.
-    expect(Object.fromEntries(table.http)).toEqual({ h: { connections: 2, activeRequests: 1, requests: 30 }, idle: { connections: 0, activeRequests: 0, requests: 4 } });
+    expect(Object.fromEntries(table.http)).toEqual({
+      h: { connections: 2, activeRequests: 1, requests: 30 },
+      idle: { connections: 0, activeRequests: 0, requests: 4 },
+    });
     expect(table.pairs).toEqual(new Map([['l', new Set(['h', 'other'])]]));
     expect(table).toMatchObject({ totalConnections: 5, uptimeS: 60, listenerUpdates: 5 });
   });
@@ -46,7 +54,12 @@ describe('tableOf', () => {
   it('refuses a stat named twice, whatever the values: not an answer of Envoy', () => {
     expect(() => tableOf([active('a', 0), active('a', 3)])).toThrow(/\/stats names cx_active of a more than once/);
     expect(() => tableOf([pair('a', 'h'), pair('a', 'h')])).toThrow(/rq_completed of a more than once/);
-    expect(() => tableOf([{ kind: 'uptime', listener: '', manager: '', value: 1 }, { kind: 'uptime', listener: '', manager: '', value: 2 }])).toThrow(/uptime of the server more than once/);
+    expect(() =>
+      tableOf([
+        { kind: 'uptime', listener: '', manager: '', value: 1 },
+        { kind: 'uptime', listener: '', manager: '', value: 2 },
+      ]),
+    ).toThrow(/uptime of the server more than once/);
     // Two pairing names of one listener that split at another are one doubt, not a duplicate.
     expect(tableOf([pair('a', AMBIGUOUS), pair('a', AMBIGUOUS)]).pairs).toEqual(new Map([['a', new Set([AMBIGUOUS])]]));
   });
@@ -62,7 +75,12 @@ describe('withFull', () => {
   it('completes a usedonly read with the listeners and pairings the full read named, at 0', () => {
     const table = withFull(tableOf([active('busy', 1), accepted('busy', 1), pair('busy', 'b2'), updates(2)]), full);
     expect(Object.fromEntries(table.listeners)).toEqual({ busy: { active: 1, accepted: 1 }, quiet: { active: 0, accepted: 0 } });
-    expect(table.pairs).toEqual(new Map([['busy', new Set(['b', 'b2'])], ['quiet', new Set(['q'])]]));
+    expect(table.pairs).toEqual(
+      new Map([
+        ['busy', new Set(['b', 'b2'])],
+        ['quiet', new Set(['q'])],
+      ]),
+    );
   });
 
   it('keeps the usedonly read as it is once the listeners changed, or without a full read', () => {
@@ -74,7 +92,9 @@ describe('withFull', () => {
 
 describe('pairingOf', () => {
   it('pairs each listener with every connection manager named on it; one named on none serves no HTTP', () => {
-    expect(managersOf([active('0.0.0.0_10443', 1), active('tcp', 1), pair('0.0.0.0_10443', 'https-10443'), pair('second', 'a.http.b'), pair('second', 'plain')])).toEqual({
+    expect(
+      managersOf([active('0.0.0.0_10443', 1), active('tcp', 1), pair('0.0.0.0_10443', 'https-10443'), pair('second', 'a.http.b'), pair('second', 'plain')]),
+    ).toEqual({
       '0.0.0.0_10443': { managers: ['https-10443'], unreadable: undefined },
       tcp: { managers: [], unreadable: undefined },
       second: { managers: ['a.http.b', 'plain'], unreadable: undefined },
@@ -82,7 +102,9 @@ describe('pairingOf', () => {
   });
 
   it('leaves a listener unreadable when one of its pairing names could be split at another listener', () => {
-    expect(managersOf([active('a', 1), pair('a', AMBIGUOUS), pair('a', 'known')])).toEqual({ a: { managers: ['known'], unreadable: expect.stringMatching(/more than one listener/) as unknown } });
+    expect(managersOf([active('a', 1), pair('a', AMBIGUOUS), pair('a', 'known')])).toEqual({
+      a: { managers: ['known'], unreadable: expect.stringMatching(/more than one listener/) as unknown },
+    });
   });
 
   it('says the pairing is unknown when a full read names connection managers but no pairing stat (a stats_matcher dropped them)', () => {
@@ -133,14 +155,21 @@ describe('countedListeners and sumOf', () => {
   const counted = (records: StatRecord[], ignored: ReadonlySet<string> = none) => countedListeners(tableOf(records), ignored);
 
   it('counts every listener but the ignored ones, matched exactly', () => {
-    const listeners = counted([active('0.0.0.0_10000', 4), accepted('0.0.0.0_10000', 40), active('stats', 1), active('stats-19001', 5), active('ready', 2)], new Set(['stats', 'ready', '0.0.0.0']));
+    const listeners = counted(
+      [active('0.0.0.0_10000', 4), accepted('0.0.0.0_10000', 40), active('stats', 1), active('stats-19001', 5), active('ready', 2)],
+      new Set(['stats', 'ready', '0.0.0.0']),
+    );
     expect(Object.fromEntries(listeners)).toEqual({ '0.0.0.0_10000': { active: 4, accepted: 40 }, 'stats-19001': { active: 5, accepted: undefined } });
     expect(sumOf(listeners, 'active')).toBe(9);
   });
 
   it('reads a stat the read left out as 0: it never moved', () => {
     const listeners = counted([active('gauge-only', 0), accepted('counter-only', 0), accepted('closed', 3), active('closed', 0)]);
-    expect(Object.fromEntries(listeners)).toEqual({ 'gauge-only': { active: 0, accepted: 0 }, 'counter-only': { active: 0, accepted: 0 }, closed: { active: 0, accepted: 3 } });
+    expect(Object.fromEntries(listeners)).toEqual({
+      'gauge-only': { active: 0, accepted: 0 },
+      'counter-only': { active: 0, accepted: 0 },
+      closed: { active: 0, accepted: 3 },
+    });
     expect(sumOf(listeners, 'accepted')).toBe(3);
   });
 

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type ConnectionCounting, createEnvoyControl } from '../../../src/envoy/envoy-control.js';
-import { fakeAdmin, type FakeAdmin } from '../support/fake-admin.js';
+import { type FakeAdmin, fakeAdmin } from '../support/fake-admin.js';
 import type { FakeStat } from '../support/prometheus-text.js';
 
 /** As Envoy counts its static listeners at start. */
@@ -14,7 +14,10 @@ const listener = (name: string, active: number, accepted = active): FakeStat[] =
   { name: `listener.${name}.downstream_cx_total`, value: accepted },
 ];
 /** The stat that pairs a listener with a connection manager: it moves once a request on it completes. */
-const paired = (name: string, manager: string, completed = 0): FakeStat => ({ name: `listener.${name}.http.${manager}.downstream_rq_completed`, value: completed });
+const paired = (name: string, manager: string, completed = 0): FakeStat => ({
+  name: `listener.${name}.http.${manager}.downstream_rq_completed`,
+  value: completed,
+});
 const manager = (prefix: string, connections: number, inFlight: number, requests: number): FakeStat[] => [
   { name: `http.${prefix}.downstream_cx_active`, value: connections },
   { name: `http.${prefix}.downstream_rq_active`, value: inFlight },
@@ -31,16 +34,29 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const counting: ConnectionCounting = { source: 'listeners', ignore: { listeners: new Set(), connectionManagers: new Set() }, countAccepted: 'no', countRequests: true };
+const counting: ConnectionCounting = {
+  source: 'listeners',
+  ignore: { listeners: new Set(), connectionManagers: new Set() },
+  countAccepted: 'no',
+  countRequests: true,
+};
 
 /** The kind of each read: `used` or `full`, in the text /stats as `text used`, `text full`. */
-const kinds = (admin: FakeAdmin): string[] => admin.paths.map((path) => `${path.startsWith('/stats?') ? 'text ' : ''}${path.includes('usedonly') ? 'used' : 'full'}`);
+const kinds = (admin: FakeAdmin): string[] =>
+  admin.paths.map((path) => `${path.startsWith('/stats?') ? 'text ' : ''}${path.includes('usedonly') ? 'used' : 'full'}`);
 const managersOf = (pairing: { topology: { byStatName: ReadonlyMap<string, { connectionManagers: ReadonlySet<string> }> } } | undefined) =>
   Object.fromEntries([...(pairing?.topology.byStatName ?? [])].map(([name, serves]) => [name, [...serves.connectionManagers].sort()]));
 
 describe('readConnections', () => {
   it('pairs listeners with their connection managers from the stats that moved, with no full read while that tells all', async () => {
-    const stats = [added(), ...listener('0.0.0.0_80', 2, 5), paired('0.0.0.0_80', 'ingress', 3), ...manager('ingress', 2, 1, 4), ...listener('0.0.0.0_81', 0, 0), paired('0.0.0.0_81', 'other')];
+    const stats = [
+      added(),
+      ...listener('0.0.0.0_80', 2, 5),
+      paired('0.0.0.0_80', 'ingress', 3),
+      ...manager('ingress', 2, 1, 4),
+      ...listener('0.0.0.0_81', 0, 0),
+      paired('0.0.0.0_81', 'other'),
+    ];
     const admin = fakeAdmin(() => stats);
     const envoy = createEnvoyControl(admin, counting);
     const first = await envoy.readConnections();
@@ -64,7 +80,12 @@ describe('readConnections', () => {
     const second = await envoy.readConnections();
     expect(kinds(admin)).toEqual(['used', 'full', 'used']);
     // The full read's zeros stand for the listener and the pairing stat that did not move.
-    expect(second.listeners).toEqual(new Map([['a', { active: 1, accepted: 1 }], ['tcp', { active: 0, accepted: 0 }]]));
+    expect(second.listeners).toEqual(
+      new Map([
+        ['a', { active: 1, accepted: 1 }],
+        ['tcp', { active: 0, accepted: 0 }],
+      ]),
+    );
     expect(managersOf(second.pairing)).toEqual(managersOf(first.pairing));
     expect(second.pairing?.key).toBe(first.pairing?.key);
   });
@@ -94,7 +115,9 @@ describe('readConnections', () => {
   it('tells a stats_matcher that dropped the listener stats after one full read, and reads no other full one for it', async () => {
     const admin = fakeAdmin(() => [added(), ...manager('ingress', 1, 0, 1)]);
     const envoy = createEnvoyControl(admin, counting);
-    await expect(envoy.readConnections()).rejects.toThrow(/no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/);
+    await expect(envoy.readConnections()).rejects.toThrow(
+      /no listener\.<name>\.downstream_cx_active gauges: if the bootstrap has a stats_config\.stats_matcher/,
+    );
     await expect(envoy.readConnections()).rejects.toThrow(/stats_matcher/);
     expect(kinds(admin)).toEqual(['used', 'full', 'used']);
   });
@@ -102,8 +125,16 @@ describe('readConnections', () => {
   it('is unknown, never 0, when a listener lacks a stat the quiet period needs', async () => {
     // The gauge moved, its counter did not come: a stats_matcher dropped it.
     const stats = [added(), { name: 'listener.a.downstream_cx_active', value: 2 }];
-    await expect(createEnvoyControl(fakeAdmin(() => stats), { ...counting, countAccepted: 'required' }).readConnections()).rejects.toThrow(/no listener\.a\.downstream_cx_total/);
-    const reading = await createEnvoyControl(fakeAdmin(() => stats), { ...counting, countAccepted: 'if-available' }).readConnections();
+    await expect(
+      createEnvoyControl(
+        fakeAdmin(() => stats),
+        { ...counting, countAccepted: 'required' },
+      ).readConnections(),
+    ).rejects.toThrow(/no listener\.a\.downstream_cx_total/);
+    const reading = await createEnvoyControl(
+      fakeAdmin(() => stats),
+      { ...counting, countAccepted: 'if-available' },
+    ).readConnections();
     expect(reading.connections).toBe(2);
     expect(reading.accepted).toBeUndefined();
   });
@@ -115,7 +146,10 @@ describe('readConnections', () => {
     expect(reading).toMatchObject({ connections: 3, uptimeS: 40, listeners: new Map([['a', { active: 2, accepted: 2 }]]) });
     expect(admin.paths[0]).toMatch(/server\\\.\(total_connections\|uptime\)/);
     // Without any listener stat (a stats_matcher), a report goes on with the total alone.
-    const bare = await createEnvoyControl(fakeAdmin(() => [added(), { name: 'server.total_connections', value: 3 }]), { ...counting, source: 'total', countRequests: false }).readConnections();
+    const bare = await createEnvoyControl(
+      fakeAdmin(() => [added(), { name: 'server.total_connections', value: 3 }]),
+      { ...counting, source: 'total', countRequests: false },
+    ).readConnections();
     expect(bare).toMatchObject({ connections: 3 });
     expect(bare.listeners).toBeUndefined();
   });
@@ -123,7 +157,10 @@ describe('readConnections', () => {
   it('leaves out the listeners served only by the ignored connection managers', async () => {
     const stats = [added(), ...listener('stats', 1), paired('stats', 'eg-stats-http', 9), ...listener('ingress', 2), paired('ingress', 'user', 1)];
     const ignore = { listeners: new Set<string>(), connectionManagers: new Set(['eg-stats-http']) };
-    const reading = await createEnvoyControl(fakeAdmin(() => stats), { ...counting, ignore, countRequests: false }).readConnections();
+    const reading = await createEnvoyControl(
+      fakeAdmin(() => stats),
+      { ...counting, ignore, countRequests: false },
+    ).readConnections();
     expect(reading.connections).toBe(2);
     expect(reading.ignored).toEqual(new Set(['stats']));
   });
@@ -154,7 +191,10 @@ describe('readConnections', () => {
 describe('nextReadPriceMs', () => {
   it('is what the next read costs Envoy: of the kind the drain will make, 0 before one was made', async () => {
     let stats = [added(), ...listener('a', 0)];
-    const admin = fakeAdmin(() => stats, (path) => (path.includes('usedonly') ? 1 : 3));
+    const admin = fakeAdmin(
+      () => stats,
+      (path) => (path.includes('usedonly') ? 1 : 3),
+    );
     clock = admin.now;
     const envoy = createEnvoyControl(admin, counting);
     expect(envoy.nextReadPriceMs()).toBe(0);

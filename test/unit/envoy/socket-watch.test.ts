@@ -1,10 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { socketClosed, parseSocketCounts } from '../../../src/envoy/socket-watch.js';
+import { parseSocketCounts, socketClosed } from '../../../src/envoy/socket-watch.js';
 
 // As Linux 6.x writes /proc/net/sockstat and sockstat6.
 const sockstat = (inuse: number | string, tw = 245): string =>
-  ['sockets: used 26', `TCP: inuse ${inuse} orphan 0 tw ${tw} alloc 8 mem 190`, 'UDP: inuse 0 mem 0', 'UDPLITE: inuse 0', 'RAW: inuse 0', 'FRAG: inuse 0 memory 0', ''].join('\n');
-const sockstat6 = (inuse: number | string): string => [`TCP6: inuse ${inuse}`, 'UDP6: inuse 0', 'UDPLITE6: inuse 0', 'RAW6: inuse 0', 'FRAG6: inuse 0 memory 0', ''].join('\n');
+  [
+    'sockets: used 26',
+    `TCP: inuse ${inuse} orphan 0 tw ${tw} alloc 8 mem 190`,
+    'UDP: inuse 0 mem 0',
+    'UDPLITE: inuse 0',
+    'RAW: inuse 0',
+    'FRAG: inuse 0 memory 0',
+    '',
+  ].join('\n');
+const sockstat6 = (inuse: number | string): string =>
+  [`TCP6: inuse ${inuse}`, 'UDP6: inuse 0', 'UDPLITE6: inuse 0', 'RAW6: inuse 0', 'FRAG6: inuse 0 memory 0', ''].join('\n');
 
 describe('parseSocketCounts', () => {
   it("reads the namespace's TCP sockets in use, IPv4 and IPv6 apart", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AMBIGUOUS, parseCount, statsAnswer, type StatsFormat } from '../../../src/envoy/stats-answer.js';
 import type { StatRecord } from '../../../src/envoy/stat-names.js';
+import { AMBIGUOUS, parseCount, type StatsFormat, statsAnswer } from '../../../src/envoy/stats-answer.js';
 import { AdminError } from '../../../src/shared/errors.js';
 import { ENVOY_ANSWER, FULL_PROMETHEUS, FULL_TEXT } from '../support/envoy-answers.js';
 
@@ -16,7 +16,8 @@ function records(format: StatsFormat, body: string): StatRecord[] {
   return result.records;
 }
 
-const byKey = (list: readonly StatRecord[]): StatRecord[] => [...list].sort((a, b) => `${a.kind} ${a.listener} ${a.manager}`.localeCompare(`${b.kind} ${b.listener} ${b.manager}`));
+const byKey = (list: readonly StatRecord[]): StatRecord[] =>
+  [...list].sort((a, b) => `${a.kind} ${a.listener} ${a.manager}`.localeCompare(`${b.kind} ${b.listener} ${b.manager}`));
 
 const record = (kind: StatRecord['kind'], listener: string, manager: string, value: number): StatRecord => ({ kind, listener, manager, value });
 
@@ -27,7 +28,9 @@ describe('parseCount', () => {
 
   // Number() reads all of these, and some as 0: none is how Envoy writes a count.
   it.each(['0x0', '0b0', '0o0', '0e0', '1e3', '0.0', '+0', '-0', ' 0', '0 ', 'NaN', 'Inf', '+Inf', '00', '01', '', '"0"'])('refuses %j', (text) => {
-    expect(() => parseCount(text, 'listener.a.downstream_cx_active')).toThrow(`listener.a.downstream_cx_active is ${JSON.stringify(text)}, not a whole number >= 0`);
+    expect(() => parseCount(text, 'listener.a.downstream_cx_active')).toThrow(
+      `listener.a.downstream_cx_active is ${JSON.stringify(text)}, not a whole number >= 0`,
+    );
   });
 
   it.each([
@@ -78,11 +81,15 @@ describe('the Prometheus answer', () => {
     ['the other label instead', 'envoy_listener_downstream_cx_active{envoy_http_conn_manager_prefix="a"} 0'],
   ])('reports %s as unreadable, never guessing a name', (_what, line) => {
     const series = line.slice(0, line.lastIndexOf(' '));
-    expect(read('prometheus', `envoy_server_uptime{} 1\n${line}\nenvoy_server_total_connections{} 0\n`)).toEqual({ unreadable: expect.stringContaining(`/stats/prometheus names ${series}, which`) as unknown });
+    expect(read('prometheus', `envoy_server_uptime{} 1\n${line}\nenvoy_server_total_connections{} 0\n`)).toEqual({
+      unreadable: expect.stringContaining(`/stats/prometheus names ${series}, which`) as unknown,
+    });
   });
 
   it('reads escaped label values', () => {
-    expect(records('prometheus', 'envoy_listener_downstream_cx_active{envoy_listener_address="q\\"uote\\\\d\\nl"} 3\n')).toEqual([record('cx_active', 'q"uote\\d\nl', '', 3)]);
+    expect(records('prometheus', 'envoy_listener_downstream_cx_active{envoy_listener_address="q\\"uote\\\\d\\nl"} 3\n')).toEqual([
+      record('cx_active', 'q"uote\\d\nl', '', 3),
+    ]);
   });
 
   it.each([
@@ -102,7 +109,9 @@ describe('the Prometheus answer', () => {
   });
 
   it.each(['-5', '0.5', 'NaN', '+Inf', '1e3', '0x1'])('refuses the count %s', (value) => {
-    expect(() => read('prometheus', `envoy_listener_downstream_cx_active{envoy_listener_address="a"} ${value}\n`)).toThrow(`envoy_listener_downstream_cx_active{envoy_listener_address="a"} is "${value}", not a whole number >= 0 as Envoy writes one`);
+    expect(() => read('prometheus', `envoy_listener_downstream_cx_active{envoy_listener_address="a"} ${value}\n`)).toThrow(
+      `envoy_listener_downstream_cx_active{envoy_listener_address="a"} is "${value}", not a whole number >= 0 as Envoy writes one`,
+    );
   });
 });
 
@@ -110,7 +119,11 @@ describe('an answer over its bound', () => {
   it.each<StatsFormat>(['prometheus', 'text'])('lets go of what it read (%s)', (format) => {
     const answer = statsAnswer(format);
     answer.line(format === 'prometheus' ? 'envoy_listener_downstream_cx_active{envoy_listener_address="a"} 1' : 'listener.a.downstream_cx_active: 1');
-    answer.line(format === 'prometheus' ? 'envoy_listener_http_downstream_rq_completed{envoy_http_conn_manager_prefix="h",envoy_listener_address="a"} 1' : 'listener.a.http.h.downstream_rq_completed: 1');
+    answer.line(
+      format === 'prometheus'
+        ? 'envoy_listener_http_downstream_rq_completed{envoy_http_conn_manager_prefix="h",envoy_listener_address="a"} 1'
+        : 'listener.a.http.h.downstream_rq_completed: 1',
+    );
     answer.discard();
     expect(answer.finish()).toEqual({ records: [] });
   });
@@ -166,13 +179,18 @@ describe('the text /stats answer', () => {
   });
 
   it('counts a user listener whose name merely contains "admin" or "worker"', () => {
-    const body = ['listener.administration.downstream_cx_active: 2', 'listener.workers_api.downstream_cx_active: 3', 'listener.api.worker_x.downstream_cx_active: 4'].join('\n');
+    const body = [
+      'listener.administration.downstream_cx_active: 2',
+      'listener.workers_api.downstream_cx_active: 3',
+      'listener.api.worker_x.downstream_cx_active: 4',
+    ].join('\n');
     expect(records('text', body).map((r) => r.listener)).toEqual(['administration', 'workers_api', 'api.worker_x']);
   });
 
   it('splits a pairing name at the listener read, whichever line came first', () => {
     const pairing = 'listener.a.http.b.http.c.downstream_rq_completed: 0';
-    const pairs = (listeners: string[]): StatRecord[] => records('text', [pairing, ...listeners.map((l) => `listener.${l}.downstream_cx_active: 0`)].join('\n')).filter((r) => r.kind === 'rq_completed');
+    const pairs = (listeners: string[]): StatRecord[] =>
+      records('text', [pairing, ...listeners.map((l) => `listener.${l}.downstream_cx_active: 0`)].join('\n')).filter((r) => r.kind === 'rq_completed');
     expect(pairs(['a'])).toEqual([record('rq_completed', 'a', 'b.http.c', 0)]);
     expect(pairs(['a.http.b'])).toEqual([record('rq_completed', 'a.http.b', 'c', 0)]);
     // No listener read names it: no pairing stat at all.
@@ -180,8 +198,15 @@ describe('the text /stats answer', () => {
   });
 
   it('pairs both listeners with no manager for certain when a name splits at either', () => {
-    const body = ['listener.a.downstream_cx_active: 1', 'listener.a.http.b.downstream_cx_active: 1', 'listener.a.http.b.http.c.downstream_rq_completed: 1'].join('\n');
-    expect(records('text', body).filter((r) => r.kind === 'rq_completed')).toEqual([record('rq_completed', 'a', AMBIGUOUS, 1), record('rq_completed', 'a.http.b', AMBIGUOUS, 1)]);
+    const body = [
+      'listener.a.downstream_cx_active: 1',
+      'listener.a.http.b.downstream_cx_active: 1',
+      'listener.a.http.b.http.c.downstream_rq_completed: 1',
+    ].join('\n');
+    expect(records('text', body).filter((r) => r.kind === 'rq_completed')).toEqual([
+      record('rq_completed', 'a', AMBIGUOUS, 1),
+      record('rq_completed', 'a.http.b', AMBIGUOUS, 1),
+    ]);
   });
 
   it.each(['listener.a.downstream_cx_active 1', '<html>maintenance</html>', '{"stats":[]}'])('refuses %j as not `name: value`', (line) => {
@@ -189,6 +214,8 @@ describe('the text /stats answer', () => {
   });
 
   it.each(['-5', '0.5', 'NaN', ' 0', '0 ', '01', '1e3'])('refuses the count %j', (value) => {
-    expect(() => read('text', `listener.a.downstream_cx_active: ${value}`)).toThrow(`listener.a.downstream_cx_active is ${JSON.stringify(value)}, not a whole number >= 0`);
+    expect(() => read('text', `listener.a.downstream_cx_active: ${value}`)).toThrow(
+      `listener.a.downstream_cx_active is ${JSON.stringify(value)}, not a whole number >= 0`,
+    );
   });
 });

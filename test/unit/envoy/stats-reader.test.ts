@@ -25,7 +25,8 @@ function readerOf(stats: readonly FakeStat[], costMs: (path: string) => number):
 }
 
 /** The format and kind of each GET. */
-const reads = (admin: FakeAdmin): string[] => admin.paths.map((path) => `${path.startsWith('/stats/prometheus?') ? 'prometheus' : 'text'} ${path.includes('usedonly') ? 'used' : 'full'}`);
+const reads = (admin: FakeAdmin): string[] =>
+  admin.paths.map((path) => `${path.startsWith('/stats/prometheus?') ? 'prometheus' : 'text'} ${path.includes('usedonly') ? 'used' : 'full'}`);
 
 describe('statsPath', () => {
   it('asks for the stats that moved, or all, of the filter, in either format', () => {
@@ -43,7 +44,13 @@ describe('formatToUse', () => {
     ['Prometheus first', {}, 'used', false, 'prometheus'],
     ['Prometheus while it is cheap', { 'prometheus used': dear - 0.1 }, 'used', false, 'prometheus'],
     ['the text /stats tried once two Prometheus reads were dear', { 'prometheus used': dear }, 'used', false, 'text'],
-    ['Prometheus again after one dear read: a first read pays for its connection and warm-up', { 'prometheus used': [dear * 10, 1] }, 'used', false, 'prometheus'],
+    [
+      'Prometheus again after one dear read: a first read pays for its connection and warm-up',
+      { 'prometheus used': [dear * 10, 1] },
+      'used',
+      false,
+      'prometheus',
+    ],
     ['the text /stats when it was cheaper', { 'prometheus used': dear + 3, 'text used': dear + 2 }, 'used', false, 'text'],
     ['Prometheus when the text /stats was dearer', { 'prometheus used': dear + 3, 'text used': dear + 4 }, 'used', false, 'prometheus'],
     ['Prometheus on a tie', { 'prometheus used': dear + 3, 'text used': dear + 3 }, 'used', false, 'prometheus'],
@@ -52,7 +59,9 @@ describe('formatToUse', () => {
     ['the text /stats for good once Prometheus is unreadable', { 'prometheus used': 0.1, 'text used': 9 }, 'used', true, 'text'],
   ])('%s', (_what, prices, kind, unreadable, format) => {
     // A bare price rests on two reads; [price, reads] says how many.
-    const priced = new Map(Object.entries(prices).map(([key, value]) => [key, typeof value === 'number' ? { ms: value, reads: 2 } : { ms: value[0], reads: value[1] }]));
+    const priced = new Map(
+      Object.entries(prices).map(([key, value]) => [key, typeof value === 'number' ? { ms: value, reads: 2 } : { ms: value[0], reads: value[1] }]),
+    );
     expect(formatToUse(priced, kind, unreadable)).toBe(format);
   });
 });

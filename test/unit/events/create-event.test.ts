@@ -2,16 +2,16 @@
 // demand: never answer, answer with a flood, or cut the connection. The real API server's own
 // answers (201, 403) are checked in test/kube/.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CreateOutcome, createEvent, disruptionReason, podDisruption } from '../../../src/events/create-event.js';
+import { drainEvent } from '../../../src/events/drain-event.js';
 import { DrainEvents } from '../../../src/events/drain-events.js';
 import type { EventsTarget } from '../../../src/events/in-cluster.js';
 import { type KubeEvent, kubeEvent } from '../../../src/events/kube-event.js';
-import { drainEvent } from '../../../src/events/drain-event.js';
 import type { LogFields, Logger } from '../../../src/shared/log.js';
 import { makeCertificate } from '../../support/protocols/certs.js';
 
@@ -47,11 +47,18 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const event = () => kubeEvent(target.pod, drainEvent({ result: 'drained', connections: 0, elapsedMs: 1000, exitCode: 0, finishedAt: new Date().toISOString() }, Date.now()), new Date(), 'abc');
+const event = () =>
+  kubeEvent(
+    target.pod,
+    drainEvent({ result: 'drained', connections: 0, elapsedMs: 1000, exitCode: 0, finishedAt: new Date().toISOString() }, Date.now()),
+    new Date(),
+    'abc',
+  );
 
 function recordingLog(): Logger & { lines: Array<{ level: string; fields: LogFields; msg: string }> } {
   const lines: Array<{ level: string; fields: LogFields; msg: string }> = [];
-  const at = (level: string) => (fields: LogFields | string, msg?: string) => lines.push(typeof fields === 'string' ? { level, fields: {}, msg: fields } : { level, fields, msg: msg ?? '' });
+  const at = (level: string) => (fields: LogFields | string, msg?: string) =>
+    lines.push(typeof fields === 'string' ? { level, fields: {}, msg: fields } : { level, fields, msg: msg ?? '' });
   const log = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log, lines };
   return log as Logger & { lines: typeof lines };
 }
@@ -67,7 +74,16 @@ describe('createEvent', () => {
   });
 
   it("words a refusal with the API server's Status reason, never the token", async () => {
-    handler = (_request, response) => response.writeHead(403).end(JSON.stringify({ kind: 'Status', reason: 'Forbidden', message: 'events is forbidden: User "system:serviceaccount:edge:gw" cannot create resource "events"' }));
+    handler = (_request, response) =>
+      response
+        .writeHead(403)
+        .end(
+          JSON.stringify({
+            kind: 'Status',
+            reason: 'Forbidden',
+            message: 'events is forbidden: User "system:serviceaccount:edge:gw" cannot create resource "events"',
+          }),
+        );
     const outcome = await createEvent(target, event());
     expect(outcome).toMatchObject({ ok: false, status: 403, why: expect.stringMatching(/^Forbidden: events is forbidden/) });
     expect(JSON.stringify(outcome)).not.toContain(TOKEN);
@@ -104,7 +120,10 @@ describe('createEvent', () => {
 
   it('does not send without a token it can read', async () => {
     seen.length = 0;
-    await expect(createEvent({ ...target, serviceAccountDir: join(dir, 'none') }, event())).resolves.toMatchObject({ ok: false, why: expect.stringContaining('token unreadable') });
+    await expect(createEvent({ ...target, serviceAccountDir: join(dir, 'none') }, event())).resolves.toMatchObject({
+      ok: false,
+      why: expect.stringContaining('token unreadable'),
+    });
     expect(seen).toHaveLength(0);
   });
 });
@@ -114,7 +133,13 @@ describe('podDisruption', () => {
 
   it("GETs the pod with the token and reads its DisruptionTarget condition's reason", async () => {
     seen.length = 0;
-    handler = (_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(pod([{ type: 'Ready', status: 'True' }, { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' }]));
+    handler = (_request, response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        pod([
+          { type: 'Ready', status: 'True' },
+          { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' },
+        ]),
+      );
     await expect(podDisruption(target)).resolves.toBe('EvictionByEvictionAPI');
     expect(seen.at(-1)).toMatchObject({ method: 'GET', path: '/api/v1/namespaces/edge/pods/gw-1', authorization: `Bearer ${TOKEN}` });
   });
@@ -130,7 +155,8 @@ describe('podDisruption', () => {
       response.socket?.destroy();
     };
     await expect(podDisruption(target)).resolves.toBeUndefined();
-    handler = (_request, response) => response.writeHead(200).end(pod([{ type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler', message: 'x'.repeat(600 * 1024) }]));
+    handler = (_request, response) =>
+      response.writeHead(200).end(pod([{ type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler', message: 'x'.repeat(600 * 1024) }]));
     await expect(podDisruption(target)).resolves.toBeUndefined();
     handler = () => undefined;
     const started = Date.now();
@@ -168,7 +194,13 @@ describe('DrainEvents', () => {
     events.report('unreadable');
     await events.settled();
     expect(calls).toEqual(['EnvoyDrainUnreported']);
-    expect(log.lines).toEqual([{ level: 'warn', fields: { reason: 'EnvoyDrainUnreported', type: 'Warning', status: 403, why: 'Forbidden: no' }, msg: 'could not create the drain event (no further events: the service account lacks permission)' }]);
+    expect(log.lines).toEqual([
+      {
+        level: 'warn',
+        fields: { reason: 'EnvoyDrainUnreported', type: 'Warning', status: 403, why: 'Forbidden: no' },
+        msg: 'could not create the drain event (no further events: the service account lacks permission)',
+      },
+    ]);
   });
 
   it('tries again for the next drain after a timeout', async () => {
@@ -190,7 +222,9 @@ describe('DrainEvents', () => {
     const events = new DrainEvents(target, log, { create: async (t, e) => (sent.push(e), create(t, e)), readDisruption: async () => 'EvictionByEvictionAPI' });
     events.report({ result: 'drained', connections: 0, elapsedMs: 4_100, exitCode: 0, finishedAt: new Date().toISOString() });
     await events.settled();
-    expect(sent[0]?.message).toMatch(/^drained in 4\.1 s, 0 connections left, Envoy released \d+ ms after the drain ended; pod terminated for EvictionByEvictionAPI$/);
+    expect(sent[0]?.message).toMatch(
+      /^drained in 4\.1 s, 0 connections left, Envoy released \d+ ms after the drain ended; pod terminated for EvictionByEvictionAPI$/,
+    );
     expect(log.lines[0]?.fields).toMatchObject({ reason: 'EnvoyDrained', disruption: 'EvictionByEvictionAPI' });
   });
 

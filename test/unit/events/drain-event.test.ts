@@ -3,7 +3,13 @@ import { drainEvent } from '../../../src/events/drain-event.js';
 import { kubeEvent } from '../../../src/events/kube-event.js';
 import type { ReadyReport } from '../../../src/handoff/ready-file.js';
 
-const report = (result: ReadyReport['result'], connections: number | null, elapsedMs = 4_120): ReadyReport => ({ result, connections, elapsedMs, exitCode: 0, finishedAt: '2026-11-25T17:00:00.000Z' });
+const report = (result: ReadyReport['result'], connections: number | null, elapsedMs = 4_120): ReadyReport => ({
+  result,
+  connections,
+  elapsedMs,
+  exitCode: 0,
+  finishedAt: '2026-11-25T17:00:00.000Z',
+});
 
 /** The drain ended at this moment; Envoy was released 19 ms later. */
 const ENDED_AT = Date.parse('2026-11-25T17:00:00.000Z');
@@ -12,9 +18,24 @@ const RELEASED_AT = ENDED_AT + 19;
 describe('drainEvent', () => {
   it.each([
     [report('drained', 0), 'Normal', 'EnvoyDrained', 'drained in 4.1 s, 0 connections left, Envoy released 19 ms after the drain ended'],
-    [report('timeout', 3, 60_000), 'Warning', 'EnvoyDrainTimeout', 'drain timed out after 60 s, 3 connections left, Envoy released 19 ms after the drain ended'],
-    [report('timeout', null, 60_000), 'Warning', 'EnvoyDrainUnknownCount', 'drain timed out after 60 s with the connection count unknown (unknown is not zero), Envoy released 19 ms after the drain ended'],
-    [report('envoy-unreachable', null, 250), 'Warning', 'EnvoyUnreachable', "Envoy's admin API unreachable after 0.25 s: no drain (or Envoy exited during it), connection count unknown, Envoy released 19 ms after the drain ended"],
+    [
+      report('timeout', 3, 60_000),
+      'Warning',
+      'EnvoyDrainTimeout',
+      'drain timed out after 60 s, 3 connections left, Envoy released 19 ms after the drain ended',
+    ],
+    [
+      report('timeout', null, 60_000),
+      'Warning',
+      'EnvoyDrainUnknownCount',
+      'drain timed out after 60 s with the connection count unknown (unknown is not zero), Envoy released 19 ms after the drain ended',
+    ],
+    [
+      report('envoy-unreachable', null, 250),
+      'Warning',
+      'EnvoyUnreachable',
+      "Envoy's admin API unreachable after 0.25 s: no drain (or Envoy exited during it), connection count unknown, Envoy released 19 ms after the drain ended",
+    ],
     ['unreadable' as const, 'Warning', 'EnvoyDrainUnreported', 'Envoy released: the ready file holds no drain report'],
   ])('%j → %s %s', (given, type, reason, message) => {
     expect(drainEvent(given, RELEASED_AT)).toEqual({ type, reason, message });
@@ -22,7 +43,9 @@ describe('drainEvent', () => {
 
   it('counts from the last connection seen closed when the drain says when, and says one connection', () => {
     // Seen closed 3.9 s into a 4.12 s drain: 220 ms before it ended, 239 ms before the release.
-    expect(drainEvent({ ...report('drained', 0), lastConnectionMs: 3_900 }, RELEASED_AT).message).toBe('drained in 4.1 s, 0 connections left, Envoy released 239 ms after its last connection was seen closed');
+    expect(drainEvent({ ...report('drained', 0), lastConnectionMs: 3_900 }, RELEASED_AT).message).toBe(
+      'drained in 4.1 s, 0 connections left, Envoy released 239 ms after its last connection was seen closed',
+    );
     expect(drainEvent({ ...report('drained', 1), finishedAt: 'garbage' }, RELEASED_AT).message).toBe('drained in 4.1 s, 1 connection left, Envoy released');
   });
 });

@@ -21,13 +21,21 @@ describe('eventsSetup', () => {
   it('in a cluster: the API server, the token directory and the pod', () => {
     expect(eventsSetup({ ...cluster, KUBERNETES_SERVICE_HOST: '[fd00::1]', ENVOY_SHUTDOWN_NODE_NAME: 'node-1' })).toEqual({
       kind: 'on',
-      target: { host: 'fd00::1', port: 443, serviceAccountDir: dir, pod: { name: 'gw-1', namespace: 'edge', uid: cluster.ENVOY_SHUTDOWN_POD_UID, nodeName: 'node-1' } },
+      target: {
+        host: 'fd00::1',
+        port: 443,
+        serviceAccountDir: dir,
+        pod: { name: 'gw-1', namespace: 'edge', uid: cluster.ENVOY_SHUTDOWN_POD_UID, nodeName: 'node-1' },
+      },
     });
   });
 
   it('outside a cluster: off, with the reason, and nothing else checked', () => {
     expect(eventsSetup({})).toEqual({ kind: 'off', why: 'KUBERNETES_SERVICE_HOST/PORT not set: not in a cluster' });
-    expect(eventsSetup({ ...cluster, ENVOY_SHUTDOWN_SERVICE_ACCOUNT_DIR: join(dir, 'missing'), ENVOY_SHUTDOWN_POD_NAME: '' })).toEqual({ kind: 'off', why: `no service-account token in ${join(dir, 'missing')}` });
+    expect(eventsSetup({ ...cluster, ENVOY_SHUTDOWN_SERVICE_ACCOUNT_DIR: join(dir, 'missing'), ENVOY_SHUTDOWN_POD_NAME: '' })).toEqual({
+      kind: 'off',
+      why: `no service-account token in ${join(dir, 'missing')}`,
+    });
   });
 
   it.each([

@@ -4,13 +4,13 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readDrainState, writeDrainState, type DrainInProgress } from '../../../src/handoff/drain-state.js';
+import { type DrainInProgress, readDrainState, writeDrainState } from '../../../src/handoff/drain-state.js';
 import { envoyPrestopRecordPath, readEnvoyPrestop } from '../../../src/handoff/envoy-prestop.js';
+import { MAX_READY_FILE_BYTES, readReadyReport } from '../../../src/handoff/ready-file.js';
 import { DrainWatchdog } from '../../../src/manager/drain-watchdog.js';
 import { LogSummary } from '../../../src/manager/log-summary.js';
-import { ownIdentity, parseStartTime } from '../../../src/shared/process-identity.js';
-import { MAX_READY_FILE_BYTES, readReadyReport } from '../../../src/handoff/ready-file.js';
 import type { Logger } from '../../../src/shared/log.js';
+import { ownIdentity, parseStartTime } from '../../../src/shared/process-identity.js';
 import { tempDir } from '../../support/cli.js';
 
 const cleanups: Array<() => void> = [];

@@ -1,10 +1,17 @@
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ENVOY_PRESTOP_RECORD_MAX_AGE_MS, clearEnvoyPrestop, isFresh, readEnvoyPrestop, recordEnvoyPrestop, waitForEnvoyPrestop } from '../../../src/handoff/envoy-prestop.js';
+import {
+  clearEnvoyPrestop,
+  ENVOY_PRESTOP_RECORD_MAX_AGE_MS,
+  isFresh,
+  readEnvoyPrestop,
+  recordEnvoyPrestop,
+  waitForEnvoyPrestop,
+} from '../../../src/handoff/envoy-prestop.js';
 import { hookTokenCheck, parseHookToken } from '../../../src/manager/hook-token.js';
 import { UsageError } from '../../../src/shared/errors.js';
 import { tempDir } from '../../support/cli.js';
-import type { IncomingMessage } from 'node:http';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {

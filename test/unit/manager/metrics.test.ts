@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { ManagerMetrics } from '../../../src/manager/metrics.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus.js';
 
-const report = (result: 'drained' | 'timeout' | 'envoy-unreachable', connections: number | null, finishedAt = '2026-11-25T17:00:00.000Z') => ({ result, connections, elapsedMs: 4_100, exitCode: 0, finishedAt });
+const report = (result: 'drained' | 'timeout' | 'envoy-unreachable', connections: number | null, finishedAt = '2026-11-25T17:00:00.000Z') => ({
+  result,
+  connections,
+  elapsedMs: 4_100,
+  exitCode: 0,
+  finishedAt,
+});
 
 describe('ManagerMetrics', () => {
   it("exports every family from start, each result at 0, and passes Prometheus' parser", async () => {
@@ -16,7 +22,8 @@ describe('ManagerMetrics', () => {
       'envoy_shutdown_manager_drain_duration_seconds histogram',
       'envoy_shutdown_manager_released_after_last_connection_seconds histogram',
     ]);
-    for (const result of ['drained', 'timeout', 'envoy-unreachable', 'unknown']) expect(sampleValue(families, 'envoy_shutdown_manager_drains_total', { result })).toBe(0);
+    for (const result of ['drained', 'timeout', 'envoy-unreachable', 'unknown'])
+      expect(sampleValue(families, 'envoy_shutdown_manager_drains_total', { result })).toBe(0);
   });
 
   it('counts each drain once however often its report is seen, and keeps the last one', async () => {
@@ -41,7 +48,7 @@ describe('ManagerMetrics', () => {
     expect(sampleValue(families, 'envoy_shutdown_manager_last_drain_end_timestamp_seconds')).toBe(Date.parse('2026-11-25T17:05:00.000Z') / 1000);
   });
 
-  it('observes each drain in its result\'s duration histogram, how long Envoy was held after its last connection, and timeouts whose count was unknown', async () => {
+  it("observes each drain in its result's duration histogram, how long Envoy was held after its last connection, and timeouts whose count was unknown", async () => {
     const metrics = new ManagerMetrics();
     const finishedAt = '2026-11-25T17:00:00.000Z';
     // Drained at 4.1 s; the count was first seen at 0 at 4.0 s; released 40 ms after the drain ended: held 140 ms.

@@ -1,8 +1,8 @@
 import { mkdirSync, watch as watchDirectory, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ReadyWatch } from '../../../src/manager/ready-watch.js';
 import { writeReadyFile } from '../../../src/handoff/ready-file.js';
+import { ReadyWatch } from '../../../src/manager/ready-watch.js';
 import { tempDir } from '../../support/cli.js';
 
 /** Every read of the ready file the watch makes: how many began, and a way to wait until none is in flight. */

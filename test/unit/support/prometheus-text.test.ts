@@ -16,9 +16,15 @@ describe('seriesOf', () => {
   // Each as real Envoy 1.40 named it.
   it.each([
     ['listener.team.ingress.downstream_cx_total', 'envoy_listener_ingress_downstream_cx_total{envoy_listener_address="team"}'],
-    ['listener.team.ingress.http.a.b.downstream_rq_completed', 'envoy_listener_ingress_http_b_downstream_rq_completed{envoy_http_conn_manager_prefix="a",envoy_listener_address="team"}'],
+    [
+      'listener.team.ingress.http.a.b.downstream_rq_completed',
+      'envoy_listener_ingress_http_b_downstream_rq_completed{envoy_http_conn_manager_prefix="a",envoy_listener_address="team"}',
+    ],
     ['http.a.b.downstream_rq_total', 'envoy_http_b_downstream_rq_total{envoy_http_conn_manager_prefix="a"}'],
-    ['listener.127.0.0.1_0.worker_0.downstream_cx_total', 'envoy_listener_worker_downstream_cx_total{envoy_worker_id="0",envoy_listener_address="127.0.0.1_0"}'],
+    [
+      'listener.127.0.0.1_0.worker_0.downstream_cx_total',
+      'envoy_listener_worker_downstream_cx_total{envoy_worker_id="0",envoy_listener_address="127.0.0.1_0"}',
+    ],
     ['listener.admin.main_thread.downstream_cx_active', 'envoy_listener_admin_main_thread_downstream_cx_active{}'],
   ])('names %s as Envoy does', (name, series) => {
     expect(seriesOf(name)).toBe(series);
