@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { pollUntil } from '../poll.js';
 import { freePort } from '../ports.js';
 import { etcdBinary } from '../system-packages.js';
-import { ensureKubeApiserver, ensureKubeControllerManager } from './binary.js';
+import { kubeBinary } from './binary.js';
 import { type KubeClient, kubeClient } from './client.js';
 import { CONTROLLERS_READY_NAMESPACE, controllerManagerArgs, ROOT_CA_CONFIGMAP } from './controllers.js';
 import { makeKubePki } from './pki.js';
@@ -105,8 +105,8 @@ export interface ApiServerOptions {
 }
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
-  const apiserverBinary = ensureKubeApiserver();
-  const controllerManagerBinary = options.controllers === true ? ensureKubeControllerManager() : undefined;
+  const apiserverBinary = await kubeBinary('kube-apiserver');
+  const controllerManagerBinary = options.controllers === true ? await kubeBinary('kube-controller-manager') : undefined;
   const etcd = await etcdBinary();
   removeOrphanedDirs();
   const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));

@@ -1,11 +1,12 @@
 // kube-apiserver and kube-controller-manager for the tests, built with the ordinary Go client from
 // the k8s.io/kubernetes module that build/go.mod pins (go.sum checks every module) into a cache
 // outside the repository, once per version: the first build downloads the modules and compiles for
-// several minutes, later runs only look.
+// several minutes (in the background: ../background-build.ts), later runs only look.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { type BackgroundBuild, builtFile, partialPath } from '../background-build.js';
 
 const BUILD_MODULE = resolve('test/support/kube/build');
 
@@ -24,39 +25,45 @@ export function kubeBinaryPath(component: KubeComponent, version = kubeVersion()
   return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'esm-kube', version, component);
 }
 
-/** Builds the component when the cache has none; throws one clear line when Go is missing or the build fails. */
-export function ensureKubeBinary(component: KubeComponent, log: (line: string) => void = () => {}): string {
-  const version = kubeVersion();
-  const binary = kubeBinaryPath(component, version);
-  if (existsSync(binary)) return binary;
-  const pkg = `k8s.io/kubernetes/cmd/${component}`;
-  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (go.error !== undefined || go.status !== 0)
-    throw new Error(`go is not installed: the Kubernetes API server tests build ${pkg}@${version} with it (${go.error?.message ?? go.stderr})`);
-  log(`building ${component} ${version} into ${binary} (once per version; the first build takes minutes)`);
-  mkdirSync(join(binary, '..'), { recursive: true });
-  // Another run may be building the same file: each writes its own partial file and renames it into place.
-  const partial = `${binary}.partial-${process.pid}`;
-  // What the release build stamps: /version and the compatibility version read it (helm checks kubeVersion against it).
+/** The build of a component: the ordinary Go client, stamped as a release build is (/version and the compatibility version read it; helm checks kubeVersion against it). */
+export function kubeBuild(component: KubeComponent, version = kubeVersion()): BackgroundBuild {
+  const target = kubeBinaryPath(component, version);
   const minor = version.split('.')[1] ?? '';
   const stamp = (name: string, value: string): string => `-X k8s.io/component-base/version.${name}=${value}`;
   const ldflags = ['-s', '-w', stamp('gitVersion', version), stamp('gitMajor', '1'), stamp('gitMinor', minor), stamp('gitTreeState', 'clean')].join(' ');
-  const started = Date.now();
-  const result = spawnSync('nice', ['-n', '10', 'go', 'build', '-trimpath', '-ldflags', ldflags, '-o', partial, pkg], {
+  return {
+    name: `${component} ${version}`,
+    target,
+    command: ['go', 'build', '-trimpath', '-ldflags', ldflags, '-o', partialPath(target), `k8s.io/kubernetes/cmd/${component}`],
     cwd: BUILD_MODULE,
-    encoding: 'utf8',
     env: { ...process.env, CGO_ENABLED: '0' },
+  };
+}
+
+/** The component's binary: from the cache, after the background build the test set-up started, or built here. */
+export function kubeBinary(component: KubeComponent): Promise<string> {
+  return builtFile(kubeBinaryPath(component), () => buildHere(kubeBuild(component)));
+}
+
+/** Builds in this process; throws one clear line when Go is missing or the build fails. */
+function buildHere(build: BackgroundBuild): string {
+  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
+  if (go.error !== undefined || go.status !== 0)
+    throw new Error(`go is not installed: the Kubernetes API server tests build ${build.name} with it (${go.error?.message ?? go.stderr})`);
+  mkdirSync(join(build.target, '..'), { recursive: true });
+  const [file, ...args] = build.command;
+  const result = spawnSync('nice', ['-n', '10', file ?? 'go', ...args], {
+    cwd: build.cwd,
+    encoding: 'utf8',
+    env: build.env,
     timeout: 40 * 60_000,
     maxBuffer: 16 * 1024 * 1024,
   });
+  const partial = partialPath(build.target);
   if (result.status !== 0 || !existsSync(partial)) {
     rmSync(partial, { force: true });
-    throw new Error(`go build ${pkg}@${version} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr ?? '').slice(-1_500)}`);
+    throw new Error(`${build.command.join(' ')} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr ?? '').slice(-1_500)}`);
   }
-  renameSync(partial, binary);
-  log(`built ${component} ${version} in ${Math.round((Date.now() - started) / 1_000)} s`);
-  return binary;
+  renameSync(partial, build.target);
+  return build.target;
 }
-
-export const ensureKubeApiserver = (log?: (line: string) => void): string => ensureKubeBinary('kube-apiserver', log);
-export const ensureKubeControllerManager = (log?: (line: string) => void): string => ensureKubeBinary('kube-controller-manager', log);

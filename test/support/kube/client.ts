@@ -158,8 +158,7 @@ export function kubeClient(options: KubeClientOptions) {
           res.setEncoding('utf8').on('data', (chunk: string) => {
             buffered += chunk;
             if (buffered.length > MAX_BODY) req.destroy(new Error(`watch ${kind}: an event larger than ${MAX_BODY} bytes`));
-            let newline: number;
-            while ((newline = buffered.indexOf('\n')) >= 0) {
+            for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
               const event = JSON.parse(buffered.slice(0, newline)) as { type: string; object: T };
               buffered = buffered.slice(newline + 1);
               seen = `${event.type} ${event.object.metadata.name}`;
