@@ -200,7 +200,14 @@ async function round(script: string, configuration: Configuration): Promise<Roun
     const summaries = await Promise.all(clients.map((client) => client.done));
     // One line per release, with how many waiters it answered.
     const releases = (): number => manager.log.lines.filter(isRelease).reduce((sum, line) => sum + Number(line.waiters), 0);
-    if (logsWaiters) await until(() => (manager.log.poll(), releases() >= waiters), { timeoutMs: 30_000, pollMs: 50, what: 'the release log line' });
+    if (logsWaiters)
+      await until(
+        () => {
+          manager.log.poll();
+          return releases() >= waiters;
+        },
+        { timeoutMs: 30_000, pollMs: 50, what: 'the release log line' },
+      );
     const releaseCpuMs = cpuTimeMs(pid) - cpuWaiting;
     const releaseTimes = manager.log.lines.filter(isRelease).map((line) => Date.parse(String(line.time)));
     if (releaseTimes.length === 0) releaseTimes.push(Number.NaN);

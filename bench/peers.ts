@@ -4,11 +4,11 @@
 // namespace, rounds interleaved.
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { build } from 'esbuild';
+import type { PodObservation, PodScenario } from '../test/dropin/support/pod.js';
 import { ensureEnvoyBinary, envoyVersion } from '../test/support/real-envoy/binary.js';
 import { runSandboxed } from '../test/support/sandbox.js';
+import { buildDropInRunner, DROPIN_RUNNER } from './support/drop-ins-at-size.js';
 import { EXECUTABLE, formatMiB, formatMs, memoryAfter, NODE, progress, type Scenario, spawnTimed, stopChild, summarize, table } from './support/harness.js';
-import type { PeerFigures, PeerRun } from './support/peer-pod.js';
 
 /** PEERS_ROUNDS overrides, for a quick look while iterating. */
 const ROUNDS = Number(process.env.PEERS_ROUNDS ?? 3);
@@ -22,7 +22,28 @@ const IDLE_MS = 10_000;
 const SETTLE_MS = 12_000;
 /** Four idle keep-alive connections closed at 1, 2, 3 and 4 s: a 3–4 s drain. */
 const CLOSE_AT_MS = [1_000, 2_000, 3_000, 4_000];
-const RUNNER = resolve('test/.build/peer-pod-main.cjs');
+
+type Shape = 'envoy-gateway' | 'contour';
+/** Each shape's user listener, where the idle connections are, and its ready file. */
+const SHAPES: Readonly<Record<Shape, { readonly userPort: number; readonly readyFile: string }>> = {
+  'envoy-gateway': { userPort: 10080, readyFile: '/tmp/shutdown-ready' },
+  contour: { userPort: 8080, readyFile: '/admin/ok' },
+};
+
+interface PeerFigures {
+  readonly listeningMs: number;
+  readonly idleCpuMs: number;
+  readonly idleRssAnonKiB: number;
+  readonly firstAdminMs: number;
+  readonly hookCpuMs: number;
+  readonly adminRequests: number;
+  /** Last connection closed → Envoy's preStop GET answered. */
+  readonly releaseMs: number;
+  /** Hook started → Envoy's preStop GET answered. */
+  readonly terminationMs: number;
+  readonly readyStatus: number;
+  readonly hookExit: number | null;
+}
 
 type Who = 'ours' | 'envoy-gateway' | 'contour';
 
@@ -30,13 +51,15 @@ interface Contender {
   readonly who: Who;
   readonly label: string;
   readonly binary: string;
-  run(envoyBinary: string): PeerRun;
+  run(envoyBinary: string): PodScenario;
 }
 
-const common = { closeAtMs: CLOSE_AT_MS, settleMs: SETTLE_MS, idleMs: IDLE_MS };
+/** One pod run in the sandbox (test/dropin/support/pod.ts): Envoy drains at once in both shapes, the idle manager and the hook's CPU measured. */
+const common = { closeIdleAfterMs: CLOSE_AT_MS, managerIdle: { settleMs: SETTLE_MS, idleMs: IDLE_MS }, hookCpu: true, drainImmediately: true };
 
 /** Each contender's pod: ours as the peers' pods run it, then the peers' own, their binary's path in `env`. */
-const CONTENDERS: readonly (Pick<PeerRun, 'shape' | 'managerPort' | 'readyPath'> & {
+const CONTENDERS: readonly (Pick<PodScenario, 'managerPort' | 'readyPath'> & {
+  readonly shape: Shape;
   readonly who: Who;
   readonly label: string;
   readonly env?: string;
@@ -101,7 +124,17 @@ function contenders(): { present: Contender[]; skipped: string[] } {
       who,
       label,
       binary,
-      run: (envoyBinary) => ({ ...common, shape, envoyBinary, manager: manager(binary), hook: hook(binary), managerPort, readyPath }),
+      run: (envoyBinary) => ({
+        ...common,
+        peer: shape,
+        envoyBinary,
+        manager: manager(binary),
+        hook: hook(binary),
+        managerPort,
+        readyPath,
+        idleOn: CLOSE_AT_MS.map(() => SHAPES[shape].userPort),
+        readyFile: SHAPES[shape].readyFile,
+      }),
     });
   }
   return { present, skipped };
@@ -147,18 +180,29 @@ const ROWS: readonly Row[] = [
   { label: 'admin requests in that drain', pick: (f) => f.adminRequests, format: (v) => v.toFixed(0) },
 ];
 
+/** The figures of one run, from what its pod saw. */
+function peerFigures(label: string, seen: PodObservation): PeerFigures {
+  const { ready, hook, managerIdle } = seen;
+  if (typeof ready !== 'object' || hook === undefined || managerIdle === undefined)
+    throw new Error(`${label}: no preStop answer, hook or manager: ${JSON.stringify(seen)}`);
+  return {
+    listeningMs: managerIdle.listeningMs,
+    idleCpuMs: managerIdle.cpuMs,
+    idleRssAnonKiB: managerIdle.rssAnonKiB,
+    firstAdminMs: seen.adminCalls[0]?.atMs ?? Number.NaN,
+    hookCpuMs: hook.cpuMs ?? Number.NaN,
+    adminRequests: seen.adminCalls.length,
+    releaseMs: ready.atMs - (seen.idleClosedAtMs ?? Number.NaN),
+    terminationMs: ready.atMs,
+    readyStatus: ready.status,
+    hookExit: hook.exitCode,
+  };
+}
+
 async function run(): Promise<string> {
   const { present, skipped } = contenders();
   for (const line of skipped) progress('peers', `skipped: ${line}`);
-  await build({
-    entryPoints: ['bench/support/peer-pod-main.ts'],
-    outfile: RUNNER,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    logLevel: 'warning',
-  });
+  await buildDropInRunner();
   const envoyBinary = await ensureEnvoyBinary();
   const binds = [dirname(envoyBinary), ...present.map((c) => dirname(c.binary))];
   // Each binary read once beforehand: the first run would otherwise pay for reading it from disk.
@@ -168,7 +212,7 @@ async function run(): Promise<string> {
   for (let round = 0; round < ROUNDS; round += 1) {
     baselines.push(await measureBaseline());
     for (const contender of round % 2 === 0 ? present : [...present].reverse()) {
-      const figures = await runSandboxed<PeerFigures>(RUNNER, contender.run(envoyBinary), binds);
+      const figures = peerFigures(contender.label, await runSandboxed<PodObservation>(DROPIN_RUNNER, contender.run(envoyBinary), binds));
       if (figures.readyStatus !== 200) throw new Error(`${contender.label}: preStop GET answered ${figures.readyStatus}`);
       results.get(contender.who)?.push(figures);
       progress('peers', `round ${round + 1}/${ROUNDS}: ${contender.label} done`);

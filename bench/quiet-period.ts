@@ -4,8 +4,8 @@
 import { SIDECAR, startEnvoyPod } from '../test/support/envoy-pod.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { startUpstream, type Upstream } from '../test/support/real-envoy/upstream.js';
+import { terminateUnderLoad } from '../test/support/termination-run.js';
 import { formatMs, medianAndSpread, progress, type Scenario, summarize, table } from './support/harness.js';
-import { terminateUntilDeprogrammed } from './support/loaded-termination.js';
 
 const RUNS = 2;
 const SLOW_LB_MS = 3_000;
@@ -68,7 +68,7 @@ async function terminate(c: Case, upstream: Upstream): Promise<Termination> {
     managerArgs: ['--ready-timeout', '15s'],
   });
   try {
-    const run = await terminateUntilDeprogrammed(pod, c.deprogrammingDelayMs, TRAFFIC);
+    const run = await terminateUnderLoad(pod, { deprogrammingDelayMs: c.deprogrammingDelayMs, traffic: TRAFFIC, afterDeprogrammedMs: 500 });
     const start = run.timeline.find('prestop-start', SIDECAR)?.t ?? Number.NaN;
     const end = run.timeline.find('prestop-end', SIDECAR)?.t ?? Number.NaN;
     return {

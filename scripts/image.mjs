@@ -10,7 +10,7 @@
 //   npm run image                     # packages the executable first, then builds and prints the image's size
 //   node scripts/image.mjs --arch=all # both images (after node scripts/package.mjs --arch=all) and their index
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';

@@ -1,8 +1,7 @@
 // Builds Envoy Gateway's and Contour's own binaries, for the benchmarks only, from the commits
 // pinned below, as each project's Makefile builds them, into a cache outside the repository (one
 // directory per commit: a new pin builds anew). The source comes from a git directory holding the
-// commit: $EG_SRC / $CONTOUR_SRC, else the mirror this machine keeps, else that one commit fetched
-// from GitHub.
+// commit, $EG_SRC / $CONTOUR_SRC (a clone, or its .git), else that one commit fetched from GitHub.
 // Go modules come from the module proxy, checked against the checksum database as usual.
 //
 //   node scripts/peer-binaries.mjs          # prints EG_BIN=… and CONTOUR_BIN=…, building what is missing
@@ -55,10 +54,9 @@ export function ensurePeerBinary(peer, log = (line) => process.stderr.write(`${l
 
 /** The pinned commit's tree, unpacked into `work/src` with `git archive`. */
 function sourceDir(peer, work, log) {
-  const [owner, name] = peer.repo.split('/');
   const named = process.env[peer.env.replace('_BIN', '_SRC')];
-  const candidates = [named, `/work/.mirror/${owner}+${name}/repo`].filter((dir) => dir !== undefined && existsSync(dir));
-  let gitDir = candidates.find((dir) => spawnSync('git', ['-C', dir, 'cat-file', '-e', `${peer.commit}^{commit}`]).status === 0);
+  let gitDir =
+    named !== undefined && existsSync(named) && spawnSync('git', ['-C', named, 'cat-file', '-e', `${peer.commit}^{commit}`]).status === 0 ? named : undefined;
   if (gitDir === undefined) {
     gitDir = join(work, 'git');
     log(`fetching ${peer.commit.slice(0, 12)} from https://github.com/${peer.repo}`);

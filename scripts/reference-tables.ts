@@ -1,5 +1,6 @@
 // The generated parts of docs/reference.md: each command's options table, rendered from its
-// option table in src/cli/. `generated` puts them in place; the docs test fails on any drift.
+// option table (`shutdown`'s in src/cli/shutdown-options.ts, the manager's in
+// src/manager/manager-settings.ts). `generated` puts them in place; the docs test fails on any drift.
 
 import { optionsMarkdown, SHUTDOWN_OPTIONS } from '../src/cli/shutdown-options.js';
 import { MANAGER_SETTINGS } from '../src/manager/manager-settings.js';

@@ -1,4 +1,4 @@
-// Rewrites the generated options tables of docs/reference.md from src/cli/'s option tables:
+// Rewrites the generated options tables of docs/reference.md from the commands' option tables:
 // node scripts/run-ts.mjs scripts/reference.ts
 import { readFileSync, writeFileSync } from 'node:fs';
 import { generated, REFERENCE_PAGE } from './reference-tables.js';

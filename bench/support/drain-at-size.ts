@@ -7,14 +7,15 @@
 // wait4 at its exit).
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
-import { createServer, Agent as HttpAgent, request as httpRequest, type ServerResponse } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer, Agent as HttpAgent, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Bootstrap } from '../../test/support/chart/bootstrap.js';
 import { freePort } from '../../test/support/ports.js';
+import { http1Answer } from '../../test/support/protocols/clients.js';
 import { type AdminTap, startAdminTap } from '../../test/support/real-envoy/admin-tap.js';
 import { get, type RealEnvoy, startRealEnvoy } from '../../test/support/real-envoy/process.js';
 import { replayCost } from '../../test/support/real-envoy/read-cost.js';
@@ -136,30 +137,25 @@ interface Client {
 
 function client(port: number, tls: boolean): Client {
   const agent = tls ? new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }) : new HttpAgent({ keepAlive: true });
-  const send = ({ path, host }: Target, close: boolean): Promise<{ status: number; closedAt: Promise<number> }> =>
-    new Promise((resolve, reject) => {
-      const options = {
-        host: '127.0.0.1',
-        port,
-        path,
-        headers: { host, ...(close ? { connection: 'close' } : {}) },
-        servername: host,
-        rejectUnauthorized: false,
-        agent: close ? false : agent,
-        timeout: 60_000,
-      };
-      const req = (tls ? httpsRequest : httpRequest)(options, (res) => {
-        const closedAt = new Promise<number>((done) => res.socket.once('close', () => done(Date.now())));
-        res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, closedAt }));
-      });
-      req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer in 60 s`)));
-      req.on('error', (error) => reject(new Error(`GET ${host}${path}: ${error.message}`)));
-      req.end();
+  const send = ({ path, host }: Target, options: { close?: boolean; onSocket?: (socket: Socket) => void } = {}) =>
+    http1Answer({
+      port,
+      path,
+      headers: { host, ...(options.close === true ? { connection: 'close' } : {}) },
+      agent: options.close === true ? false : agent,
+      timeoutMs: 60_000,
+      ...(tls ? { servername: host } : {}),
+      ...(options.onSocket === undefined ? {} : { onSocket: options.onSocket }),
     });
   return {
-    get: async (target) => (await send(target, false)).status,
+    get: async (target) => (await send(target)).status,
     busy: async (target) => {
-      const { status, closedAt } = await send(target, true);
+      let closedAt: Promise<number> | undefined;
+      const onSocket = (socket: Socket): void => {
+        closedAt = new Promise((done) => socket.once('close', () => done(Date.now())));
+      };
+      const { status } = await send(target, { close: true, onSocket });
+      if (closedAt === undefined) throw new Error('the busy request had no socket');
       return { status, closedAt: await closedAt };
     },
     close: () => agent.destroy(),
@@ -325,7 +321,13 @@ export async function drainAtSize(workload: Workload, dir: string): Promise<Drai
     const tap = await startAdminTap(envoy.adminAddress);
     cleanups.push(() => tap.close());
     let drainAt = 0;
-    const drainStarted = new Promise<void>((resolve) => tap.onCall((call) => call.path === '/drain_listeners' && ((drainAt = call.receivedAt), resolve())));
+    const drainStarted = new Promise<void>((resolve) =>
+      tap.onCall((call) => {
+        if (call.path !== '/drain_listeners') return;
+        drainAt = call.receivedAt;
+        resolve();
+      }),
+    );
     const readyFile = join(dir, 'ready');
     const usageFile = join(dir, 'usage.json');
     const load = loadavg()[0] ?? Number.NaN;

@@ -12,7 +12,7 @@ import type { ReadCost } from '../../test/support/real-envoy/read-cost.js';
 import { isStatsRead } from '../../test/support/stats-reads.js';
 
 /** The pod runner, bundled by the bench beside the one the tests' global setup bundles. */
-const RUNNER = resolve('test/.build/bench-dropin-pod-main.cjs');
+export const DROPIN_RUNNER = resolve('test/.build/bench-dropin-pod-main.cjs');
 /** Envoy may take this long to load the largest configurations on a busy machine (as the bench's own drains allow). */
 const ENVOY_START_BOUND_MS = 300_000;
 
@@ -39,7 +39,7 @@ export interface DropInDrain {
 export async function buildDropInRunner(): Promise<void> {
   await build({
     entryPoints: ['test/support/dropin-pod-main.ts'],
-    outfile: RUNNER,
+    outfile: DROPIN_RUNNER,
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -50,7 +50,7 @@ export async function buildDropInRunner(): Promise<void> {
 
 /** One drain through `hook` at `size`. */
 export async function drainThroughHook(hook: Hook, size: LargeConfigSize): Promise<DropInDrain> {
-  const seen = await drainLargePod(hook, size, { runner: RUNNER, envoyStartBoundMs: ENVOY_START_BOUND_MS, replayReads: true });
+  const seen = await drainLargePod(hook, size, { runner: DROPIN_RUNNER, envoyStartBoundMs: ENVOY_START_BOUND_MS, replayReads: true });
   const finished = logged(seen.hook?.stdout ?? '', 'shutdown finished');
   const statuses = seen.scraped?.statuses ?? [];
   const exitCode = seen.hook?.exitCode ?? null;

@@ -6,12 +6,13 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { http1Request } from '../../test/support/protocols/clients.js';
 import { type SpawnOptions, sleep, spawnTimed, stopChild, type TimedChild, until } from './processes.js';
 
-export type LogLine = Readonly<Record<string, unknown>>;
+type LogLine = Readonly<Record<string, unknown>>;
 
 /** Reads JSON lines appended to a file since the last call. */
-export class LogFile {
+class LogFile {
   #offset = 0;
   #partial = Buffer.alloc(0);
   readonly lines: LogLine[] = [];
@@ -47,7 +48,11 @@ export class LogFile {
 
   async waitFor(predicate: (line: LogLine) => boolean, timeoutMs = 30_000, pollMs = 20): Promise<LogLine> {
     let found: LogLine | undefined = this.lines.find(predicate);
-    await until(() => (found ??= this.poll().find(predicate)) !== undefined, { timeoutMs, pollMs, what: 'a log line' });
+    const seen = (): boolean => {
+      found ??= this.poll().find(predicate);
+      return found !== undefined;
+    };
+    await until(seen, { timeoutMs, pollMs, what: 'a log line' });
     return found as LogLine;
   }
 }
@@ -72,15 +77,8 @@ function freePort(): Promise<number> {
   });
 }
 
-function healthy(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.end();
-  });
+async function healthy(port: number): Promise<boolean> {
+  return (await http1Request({ port, path: '/healthz' })).status === 200;
 }
 
 /**

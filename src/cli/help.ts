@@ -49,8 +49,8 @@ Exit codes:
   143  a second SIGTERM stopped it at once (a second SIGINT: 130)
 
 --dry-run prints the effective configuration (with where each value came from), the steps a
-drain would take and the current counts, and changes nothing; exit 0, or 1 when Envoy's admin
-API cannot be reached or its connection count cannot be read.
+drain would take and the current counts, and changes nothing; exit 0, 1 when Envoy's admin API
+cannot be reached, 3 when Envoy answers but its connection count cannot be read.
 
 Every option also reads the environment variable shown as "env:"; flags win. Logs are JSON lines
 on stdout; run as a hook inside Kubernetes they are also copied to /proc/1/fd/1, so that
@@ -101,9 +101,10 @@ in progress in this container (started when and by whom, time left) and how the 
 
 Exit codes:
   0  report printed (with --watch: stopped by SIGINT/SIGTERM)
-  1  Envoy's admin API unreachable, or its connection count unusable (the report says why,
-     and the rest of it is still printed)
+  1  Envoy's admin API unreachable (the rest of the report is still printed)
   2  usage error
+  3  Envoy answered, but its connection count cannot be read (the report says why, and the
+     rest of it is still printed)
   5  unexpected error; the message says what`,
 } as const;
 

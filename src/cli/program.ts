@@ -9,7 +9,7 @@ import { VERSION } from '../shared/version.js';
 import { GLOBAL_OPTIONS, type GlobalOptions } from './config.js';
 import { INSTALL_HELP, MANAGER_HELP, SHUTDOWN_HELP, STATUS_HELP } from './help.js';
 import { managerAction } from './manager-action.js';
-import { interruptSignal, type ParsedShutdown, shutdownAction } from './shutdown-action.js';
+import { interruptSignal, shutdownAction } from './shutdown-action.js';
 import { SHUTDOWN_OPTIONS, type ShutdownValues } from './shutdown-options.js';
 import { STATUS_OPTIONS, type StatusValues } from './status-options.js';
 
@@ -25,13 +25,7 @@ export async function runProgram(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** What each command runs once parsed; the tests substitute their own. */
-export interface Actions {
-  readonly shutdown: (parsed: ParsedShutdown) => Promise<number>;
-  readonly manager: (parsed: ParsedCommand<ManagerOptions>) => Promise<number>;
-}
-
-export function buildProgram(setExitCode: (code: number) => void, actions: Actions = { shutdown: shutdownAction, manager: managerAction }): Command {
+function buildProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('envoy-shutdown-manager')
     .description('Drains an Envoy proxy before Kubernetes stops it.')
     .version(VERSION, '--version', 'print the version')
@@ -40,14 +34,14 @@ export function buildProgram(setExitCode: (code: number) => void, actions: Actio
     .showSuggestionAfterError(true)
     .configureOutput({ outputError: (message, write) => write(firstLine(message)) });
   addOptions(program, GLOBAL_OPTIONS);
-  addShutdown(program, setExitCode, actions.shutdown);
-  addManager(program, setExitCode, actions.manager);
+  addShutdown(program, setExitCode);
+  addManager(program, setExitCode);
   addStatus(program, setExitCode);
   addInstall(program, setExitCode);
   return program;
 }
 
-function addShutdown(program: Command, setExitCode: (code: number) => void, action: Actions['shutdown']): void {
+function addShutdown(program: Command, setExitCode: (code: number) => void): void {
   // Flags seen on the command line, negated ones included: commander keeps only the last of two
   // that set the same value, so a contradiction would pass unnoticed.
   const seen = new Set<string>();
@@ -60,11 +54,11 @@ function addShutdown(program: Command, setExitCode: (code: number) => void, acti
     .addHelpText('after', SHUTDOWN_HELP.after);
   addOptions(shutdown, SHUTDOWN_OPTIONS);
   shutdown.action(async (options: ShutdownValues, command: Command) => {
-    setExitCode(await action({ ...parsedBy(command), options, seen }));
+    setExitCode(await shutdownAction({ ...parsedBy(command), options, seen }));
   });
 }
 
-function addManager(program: Command, setExitCode: (code: number) => void, action: Actions['manager']): void {
+function addManager(program: Command, setExitCode: (code: number) => void): void {
   const manager = program
     .command('shutdown-manager')
     .summary("serve /shutdown/ready: hold Envoy's preStop hook until the drain has ended")
@@ -72,7 +66,7 @@ function addManager(program: Command, setExitCode: (code: number) => void, actio
     .addHelpText('after', MANAGER_HELP.after);
   addOptions(manager, MANAGER_SETTINGS);
   manager.action(async (options: ManagerOptions, command: Command) => {
-    setExitCode(await action({ ...parsedBy(command), options }));
+    setExitCode(await managerAction({ ...parsedBy(command), options }));
   });
 }
 

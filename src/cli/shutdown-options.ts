@@ -22,8 +22,6 @@ export const SHUTDOWN_OPTIONS = {
   },
 } as const satisfies Readonly<Record<string, OptionSpec>>;
 
-export type ShutdownOptionName = keyof typeof SHUTDOWN_OPTIONS;
-
 /** What a parse of `shutdown`'s command line hands its action. */
 export type ShutdownValues = OptionValues<typeof SHUTDOWN_OPTIONS>;
 
@@ -37,9 +35,4 @@ export function optionsMarkdown(options: readonly OptionSpec[]): string {
     return `| \`${cell(option.flags)}\` | ${cell(defaultCell)} | ${env} | ${cell(doc)} |`;
   });
   return ['| flag | default | environment variable | meaning |', '|---|---|---|---|', ...rows].join('\n');
-}
-
-/** The options table of `shutdown` in docs/reference.md. */
-export function shutdownOptionsMarkdown(): string {
-  return optionsMarkdown(Object.values(SHUTDOWN_OPTIONS));
 }

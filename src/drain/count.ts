@@ -1,6 +1,7 @@
 // Which number a drain decides on, from one reading of Envoy's stats. Pure: no clock, no I/O.
+
+import { pairedReading } from '../envoy/busy-connections.js';
 import type { ConnectionReading, ConnectionSource } from '../envoy/envoy-control.js';
-import { pairedReading } from '../envoy/pairing.js';
 
 export interface CountContext {
   readonly source: ConnectionSource;
@@ -33,7 +34,7 @@ export function liveConnections(reading: ConnectionReading): number {
 /**
  * Connections that still carry work: requests in flight (an HTTP/2 stream counts as one) plus every
  * connection that cannot be told idle, as the pairing of listeners and connection managers says
- * (pairing.ts). Without a pairing, every connection.
+ * (busy-connections.ts). Without a pairing, every connection.
  */
 export function inFlight(reading: ConnectionReading): number | undefined {
   if (reading.listeners === undefined) return undefined;

@@ -15,7 +15,7 @@ import { defaultValue, type OptionSpec, type OptionValues, valuesFromEnv } from 
 import { collectListenerNames, parseBoolean, parseCount, parseOptionalReadyFile, parsePositiveDuration } from '../shared/parsers.js';
 import type { DrainOptions } from './drain.js';
 
-/** Each of `shutdown`'s settings; durations parse to milliseconds. Adding one is a row here, its behaviour and its test. */
+/** Each of `shutdown`'s settings; durations parse to milliseconds. Adding one: docs/design.md, "Adding a drain flag". */
 export const DRAIN_SETTINGS = {
   adminAddress: {
     flags: '--admin-address <addr>',
@@ -239,7 +239,7 @@ export function envoyConnection(config: ShutdownConfig, countRequests = config.i
     adminAddress: config.adminAddress,
     adminTimeoutMs: config.adminTimeout,
     connections: config.connections,
-    ignoreListeners: new Set(config.ignoreListener),
+    ignoreListener: new Set(config.ignoreListener),
     ...(config.ignoreConnectionManagers === undefined ? {} : { ignoreConnectionManagers: config.ignoreConnectionManagers }),
     countRequests,
   };

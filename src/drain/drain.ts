@@ -27,7 +27,10 @@ export interface DrainOutcome {
   /** The count the drain ended on; null when unknown (the last read failed, or none succeeded). */
   readonly connections: number | null;
   readonly elapsedMs: number;
-  /** Drained: when a read first saw the count at or under --exit-at-connections, the last connection closed by then. */
+  /**
+   * Drained: when the read came that began the final run of counts at or under
+   * --exit-at-connections (at 0, the last connection closed between it and the read before).
+   */
   readonly lastConnectionMs?: number;
 }
 

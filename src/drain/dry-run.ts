@@ -5,16 +5,16 @@
 import { GRACEFUL_DRAIN_PATH, HEALTHCHECK_FAIL_PATH, withEnvoy } from '../envoy/envoy-control.js';
 import { checkReadyFileDirectory } from '../handoff/ready-file.js';
 import { formatDuration } from '../shared/duration.js';
-import { ExitCode } from '../shared/errors.js';
+import type { ExitCode } from '../shared/errors.js';
 import type { OutputFormat } from '../shared/output-format.js';
 import { formatStatus } from '../status/format.js';
-import { gatherStatus, type StatusReport } from '../status/status.js';
+import { gatherStatus, type StatusReport, statusExitCode } from '../status/status.js';
 import { describeShutdownConfig, envoyConnection, type ShutdownConfig } from './drain-config.js';
 
 /** Where each option's value came from: `flag`, `env NAME` or `default`. */
 export type OptionSources = Readonly<Record<string, string>>;
 
-export interface DryRunReport {
+interface DryRunReport {
   readonly dryRun: true;
   readonly options: Readonly<Record<string, { readonly value: unknown; readonly source: string }>>;
   readonly plan: readonly string[];
@@ -40,10 +40,10 @@ export async function runDryRun(config: ShutdownConfig, sources: OptionSources, 
     now,
   };
   process.stdout.write(output === 'json' ? `${JSON.stringify(report)}\n` : `${formatDryRun(report)}\n`);
-  return now.envoy.reachable && now.connections?.total !== null ? ExitCode.Success : ExitCode.EnvoyUnreachable;
+  return statusExitCode(now);
 }
 
-export function plan(config: ShutdownConfig): string[] {
+function plan(config: ShutdownConfig): string[] {
   const counted =
     config.connections === 'total'
       ? 'server.total_connections (from a stats flush after the drain began, at least the live listener gauges)'

@@ -2,8 +2,9 @@
 // state, `decide` says whether the drain is over. Both return the log lines the moment calls
 // for, so the loop only fetches, observes, logs and sleeps, and tests drive a whole drain
 // reading by reading without a clock or a socket.
+
+import { describePairing, type Pairing } from '../envoy/busy-connections.js';
 import type { ConnectionReading, ConnectionSource } from '../envoy/envoy-control.js';
-import { describePairing, type Pairing } from '../envoy/pairing.js';
 import type { DrainResult } from '../handoff/drain-result.js';
 import { countToDecideOn, inFlight, liveConnections, requestsReceived } from './count.js';
 import { type DrainPolicy, decideDrain, earliestFinishMs, envoyGone, newConnectionsBetween } from './policy.js';

@@ -1,6 +1,7 @@
-// The drain's reads of Envoy and the waits between them, as schedule.ts says: this file only
-// reads, charges each read its price, sleeps and samples the kernel's socket count. What each
-// reading means is progress.ts's business.
+// The drain's reads of Envoy and the waits between them, as schedule.ts says: this file reads,
+// charges each read its price, gathers what schedule.ts decides on, sleeps, samples the kernel's
+// socket count (a drop brings the read forward, as far as schedule.ts allows) and logs each of
+// these. What each reading means is progress.ts's business; when to read, schedule.ts's.
 import { isEnvoyGone } from '../envoy/admin-client.js';
 import { type SocketCounts, type SocketWatch, socketClosed } from '../envoy/socket-watch.js';
 import { errorMessage } from '../shared/errors.js';

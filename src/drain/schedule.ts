@@ -20,7 +20,7 @@ export const READ_SHARE = 0.04;
 /** Before the drain may finish, reads keep to this share, saving the rest for the reads that end it. */
 export const PROGRESS_SHARE = READ_SHARE / 2;
 export const FAST_READ_INTERVAL_MS = 25;
-export const END_GAME_GROWTH = 4;
+const END_GAME_GROWTH = 4;
 /** The socket count is looked at every 20 ms with one connection left, END_GAME_GROWTH times less often per further one. */
 export const HINT_POLL_MS = 20;
 /** The socket count is watched while at most this many connections hold the drain (any number, counting requests). */
@@ -28,7 +28,7 @@ export const HINT_MAX_OVER = 3;
 /** Counting only requests, reads come at least this often: a request can end without a socket closing (an HTTP/2 stream). */
 export const REQUESTS_END_GAME_MAX_MS = FAST_READ_INTERVAL_MS * END_GAME_GROWTH;
 /** While the socket count is watched, the regular end-game reads come every check interval / SAFETY_NET_SHARE. */
-export const SAFETY_NET_SHARE = 4;
+const SAFETY_NET_SHARE = 4;
 /** With a quiet period, reads near the drain's earliest end come at least every quietPeriod / QUIET_READ_SHARE. */
 export const QUIET_READ_SHARE = 4;
 /** After a refused read the next one comes this soon: a dead Envoy is recognised within about 0.5 s. */

@@ -20,7 +20,7 @@ import { durationFlag, type FlagValues, intFlag, stringFlag } from './go-flags.j
 import { dropinIdlePolicy } from './idle.js';
 import type { Peer } from './peer.js';
 
-export const CONTOUR = {
+const CONTOUR = {
   readyPath: '/shutdown',
   /** Connection managers Contour never counts: the admin API and its stats and health listeners. */
   ignoredPrefixes: [ADMIN_SCOPE, 'envoy-admin', 'stats', 'health', 'stats-health'],

@@ -18,7 +18,7 @@ import { dropinIdlePolicy } from './idle.js';
 import type { Peer } from './peer.js';
 
 /** Envoy Gateway's fixed values: neither command has a flag for them. */
-export const EG = {
+const EG = {
   port: 19002,
   readyPath: '/shutdown/ready',
   readyFile: '/tmp/shutdown-ready',
@@ -148,7 +148,7 @@ export function egExitCode(code: ExitCode): number {
  * an IPv6-only gateway binds its admin API to ::1 alone. The first that accepts a connection wins;
  * neither: 127.0.0.1, and the drain reports Envoy unreachable.
  */
-export async function egAdminAddress(): Promise<AdminAddress & { kind: 'tcp' }> {
+async function egAdminAddress(): Promise<AdminAddress & { kind: 'tcp' }> {
   for (const host of ['127.0.0.1', '::1']) {
     if (await accepts(host, EG.adminPort)) return { kind: 'tcp', host, port: EG.adminPort };
   }

@@ -4,7 +4,7 @@
 import { parseDuration } from '../shared/duration.js';
 import { UsageError } from '../shared/errors.js';
 
-export type FlagKind = 'duration' | 'int' | 'string';
+type FlagKind = 'duration' | 'int' | 'string';
 
 /** Each flag's kind and its default, written as the peer's help shows it. */
 export type FlagSpecs = Readonly<Record<string, { readonly kind: FlagKind; readonly fallback: string }>>;

@@ -7,7 +7,7 @@ import { DRAIN_SETTINGS } from '../drain/drain-config.js';
 import { UsageError } from '../shared/errors.js';
 import { fromEnv } from '../shared/parsers.js';
 
-export const DROPIN_QUIET_PERIOD_MS = 2_000;
+const DROPIN_QUIET_PERIOD_MS = 2_000;
 
 export interface IdlePolicy {
   readonly quietPeriod: number;

@@ -5,11 +5,11 @@ import { errorMessage, UsageError } from '../shared/errors.js';
 import { type FlagSpecs, type FlagValues, parseFlags } from './go-flags.js';
 
 /** What an unprovided command exits with: the usage code of our own CLI. */
-export const NOT_PROVIDED_EXIT = 2;
+const NOT_PROVIDED_EXIT = 2;
 
-export type PeerCommandName = 'shutdown-manager' | 'shutdown';
+type PeerCommandName = 'shutdown-manager' | 'shutdown';
 
-export interface PeerCommand {
+interface PeerCommand {
   readonly summary: string;
   readonly flags: FlagSpecs;
   /** Runs with the parsed flags (command and global ones together) and returns the exit code. */

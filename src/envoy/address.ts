@@ -28,7 +28,7 @@ export function formatAdminAddress(address: AdminAddress): string {
  * Node 20's libuv cuts a socket name at its first NUL byte, so it connects to the empty abstract
  * name, never to Envoy's (measured: refused on 20.20, reached on 24.21).
  */
-export const ABSTRACT_SOCKET_NODE_MAJOR = 24;
+const ABSTRACT_SOCKET_NODE_MAJOR = 24;
 
 export function reachesAbstractSockets(nodeVersion: string): boolean {
   return Number(nodeVersion.split('.')[0]) >= ABSTRACT_SOCKET_NODE_MAJOR;

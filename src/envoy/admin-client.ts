@@ -13,7 +13,7 @@ import { type AdminAddress, formatAdminAddress } from './address.js';
  * body past this is not one of them, and buffering it could get the hook OOM-killed mid-drain.
  * Stats answers are read line by line into their counts (`lines`), under a bound of their own.
  */
-export const MAX_ADMIN_BODY_BYTES = 1024 * 1024;
+const MAX_ADMIN_BODY_BYTES = 1024 * 1024;
 /** Of an error answer, only the start is kept, for the log. */
 const ERROR_BODY_BYTES = 4 * 1024;
 

@@ -4,7 +4,7 @@
 // listener stat at all (a stats_matcher may have dropped them: the count is unknown, never 0) and a
 // listener whose connections no pairing stat explains.
 import { AdminError } from '../shared/errors.js';
-import type { HttpCounts, ListenerCounts, Pairing } from './pairing.js';
+import type { HttpCounts, ListenerCounts, Pairing } from './busy-connections.js';
 import { LISTENER_STATS_HINT, listenerStatName, type StatRecord, TOTAL_CONNECTIONS_STAT } from './stat-names.js';
 import { AMBIGUOUS } from './stats-answer.js';
 
@@ -29,17 +29,26 @@ export function tableOf(records: readonly StatRecord[]): StatsTable {
   let listenerUpdates = 0;
   const listener = (name: string): { active: number | undefined; accepted: number | undefined } => {
     let counts = listeners.get(name);
-    if (counts === undefined) listeners.set(name, (counts = { active: undefined, accepted: undefined }));
+    if (counts === undefined) {
+      counts = { active: undefined, accepted: undefined };
+      listeners.set(name, counts);
+    }
     return counts;
   };
   const manager = (prefix: string): { connections: number; activeRequests: number; requests: number } => {
     let counts = http.get(prefix);
-    if (counts === undefined) http.set(prefix, (counts = { connections: 0, activeRequests: 0, requests: 0 }));
+    if (counts === undefined) {
+      counts = { connections: 0, activeRequests: 0, requests: 0 };
+      http.set(prefix, counts);
+    }
     return counts;
   };
   const pair = (name: string): Set<string> => {
     let managers = pairs.get(name);
-    if (managers === undefined) pairs.set(name, (managers = new Set()));
+    if (managers === undefined) {
+      managers = new Set();
+      pairs.set(name, managers);
+    }
     return managers;
   };
   const seen = new Set<string>();
@@ -65,31 +74,32 @@ export function tableOf(records: readonly StatRecord[]): StatsTable {
  * A usedonly read completed with the last full one: a listener or pairing the full read named and
  * this one leaves out never moved since. The full read is only good while the listeners stand still.
  */
-export function withFull(table: StatsTable, full: StatsTable | undefined): StatsTable {
-  if (full === undefined || full.listenerUpdates !== table.listenerUpdates) return table;
+export function withFull(table: StatsTable, lastFullRead: StatsTable | undefined): StatsTable {
+  if (lastFullRead === undefined || lastFullRead.listenerUpdates !== table.listenerUpdates) return table;
   const listeners = new Map(table.listeners);
-  for (const name of full.listeners.keys()) if (!listeners.has(name)) listeners.set(name, { active: 0, accepted: 0 });
+  for (const name of lastFullRead.listeners.keys()) if (!listeners.has(name)) listeners.set(name, { active: 0, accepted: 0 });
   const pairs = new Map(table.pairs);
-  for (const [name, managers] of full.pairs) pairs.set(name, new Set([...managers, ...(table.pairs.get(name) ?? [])]));
+  for (const [name, managers] of lastFullRead.pairs) pairs.set(name, new Set([...managers, ...(table.pairs.get(name) ?? [])]));
   return { ...table, listeners, pairs };
 }
 
 /** Why no listener can be paired when a full read names connection managers but no pairing stat. */
-export const NO_LISTENER_HTTP_STATS =
+const NO_LISTENER_HTTP_STATS =
   '/stats has HTTP connection managers but no listener.<name>.http.<prefix>.* stats that pair them with listeners (a stats_config.stats_matcher that drops them?)';
 
 /**
  * Which managers serve which listener, from the pairing stats. A listener none names serves no
- * HTTP: its connections all count as busy. `full`: the table is (or holds) a full read's.
+ * HTTP: its connections all count as busy. `holdsFullRead`: the table is (or holds) a full read's,
+ * so a pairing stat it lacks is truly absent.
  */
-export function pairingOf(table: StatsTable, full: boolean): Pairing {
+export function pairingOf(table: StatsTable, holdsFullRead: boolean): Pairing {
   const byStatName = new Map<string, { connectionManagers: Set<string>; unreadable?: string }>();
   for (const name of new Set([...table.listeners.keys(), ...table.pairs.keys()])) {
     const managers = new Set(table.pairs.get(name));
     const unreadable = managers.delete(AMBIGUOUS) ? `a pairing stat of ${name} could name a connection manager of more than one listener` : undefined;
     byStatName.set(name, { connectionManagers: managers, ...(unreadable === undefined ? {} : { unreadable }) });
   }
-  const unknown = full && table.http.size > 0 && table.pairs.size === 0 ? NO_LISTENER_HTTP_STATS : undefined;
+  const unknown = holdsFullRead && table.http.size > 0 && table.pairs.size === 0 ? NO_LISTENER_HTTP_STATS : undefined;
   const key = JSON.stringify([
     unknown ?? '',
     ...[...byStatName].map(([name, serves]) => [name, [...serves.connectionManagers].sort(), serves.unreadable ?? '']).sort(),

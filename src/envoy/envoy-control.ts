@@ -3,18 +3,18 @@ import { AdminError, UsageError } from '../shared/errors.js';
 import { quote } from '../shared/parsers.js';
 import type { AdminAddress } from './address.js';
 import { createAdminClient, type EnvoyAdmin } from './admin-client.js';
+import { type HttpCounts, type IgnoreRules, ignoredListeners, type ListenerCounts, type Pairing } from './busy-connections.js';
 import { countedListeners, fullReadWanted, pairingOf, type StatsTable, sumOf, tableOf, totalConnections, withFull } from './connections.js';
-import { type HttpCounts, type IgnoreRules, ignoredListeners, type ListenerCounts, type Pairing } from './pairing.js';
 import { type ReadKind, StatsReader } from './stats-reader.js';
 
 export const HEALTHCHECK_FAIL_PATH = '/healthcheck/fail';
-export const SERVER_INFO_PATH = '/server_info';
+const SERVER_INFO_PATH = '/server_info';
 /** `graceful`: connections are told to close (Connection: close, GOAWAY) while listeners keep accepting; `skip_exit`: listeners stay open at the end. */
 export const GRACEFUL_DRAIN_PATH = '/drain_listeners?graceful&skip_exit';
 
 /** Where a connection count comes from: see --connections. */
 export type ConnectionSource = 'total' | 'listeners';
-export const CONNECTION_SOURCES: readonly ConnectionSource[] = ['total', 'listeners'];
+const CONNECTION_SOURCES: readonly ConnectionSource[] = ['total', 'listeners'];
 
 export function parseConnectionSource(text: string): ConnectionSource {
   const source = CONNECTION_SOURCES.find((candidate) => candidate === text);
@@ -70,12 +70,12 @@ export type AcceptedCounting = 'no' | 'if-available' | 'required';
 
 export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounting): EnvoyControl {
   // The pairing tells idle connections, and which listeners the drop-ins' connection managers alone serve.
-  const pairs = counting.countRequests === true || counting.ignore.connectionManagers.size > 0;
+  const pairs = counting.countRequests === true || counting.ignore.ignoreConnectionManagers.size > 0;
   // `total` always reads the live listener gauges too: server.total_connections is only recomputed
   // at a stats flush, so the drain takes the live sum as a floor, and server.uptime tells it when a flush happened.
   const reader = new StatsReader(admin, { server: counting.source === 'total', requests: pairs });
-  /** The last full read, while the listener manager's update counters stand still. */
-  let full: StatsTable | undefined;
+  /** The last full read's table (good while the listener manager's update counters stand still). */
+  let lastFullRead: StatsTable | undefined;
   // A report for a person (`status`, `--dry-run`) names every listener: its first read is a full one.
   let nextKind: ReadKind = counting.countAccepted === 'if-available' ? 'full' : 'used';
   return {
@@ -91,12 +91,12 @@ export function createEnvoyControl(admin: EnvoyAdmin, counting: ConnectionCounti
         const read = await reader.read(nextKind, signal, timeoutMs);
         priceMs += read.priceMs;
         const used = tableOf(read.records);
-        if (read.kind === 'full') full = used;
-        const table = withFull(used, full);
-        const fullValid = full !== undefined && full.listenerUpdates === used.listenerUpdates;
-        const pairing = pairs ? pairingOf(table, fullValid) : undefined;
+        if (read.kind === 'full') lastFullRead = used;
+        const table = withFull(used, lastFullRead);
+        const holdsFullRead = lastFullRead !== undefined && lastFullRead.listenerUpdates === used.listenerUpdates;
+        const pairing = pairs ? pairingOf(table, holdsFullRead) : undefined;
         const ignored = ignoredListeners(table.listeners.keys(), counting.ignore, pairing?.topology);
-        nextKind = !fullValid && fullReadWanted(table, pairing, ignored) ? 'full' : 'used';
+        nextKind = !holdsFullRead && fullReadWanted(table, pairing, ignored) ? 'full' : 'used';
         // A read without a single listener stat cannot tell "none moved" from "dropped by a stats_matcher": a full read can.
         if (nextKind === 'full' && table.listeners.size === 0) continue;
         const cost = { path: read.path, priceMs, ...(read.textBecause === undefined ? {} : { textBecause: read.textBecause }) };
@@ -150,7 +150,7 @@ export interface EnvoyConnection {
   readonly adminAddress: AdminAddress;
   readonly adminTimeoutMs: number;
   readonly connections: ConnectionSource;
-  readonly ignoreListeners: ReadonlySet<string>;
+  readonly ignoreListener: ReadonlySet<string>;
   /** Listeners served only by these connection managers are not counted either (the drop-ins' own stats and health listeners). */
   readonly ignoreConnectionManagers?: ReadonlySet<string>;
   /** Read the request stats too, which tell idle connections (`shutdown --ignore-idle-connections`, `status`). */
@@ -162,7 +162,7 @@ export async function withEnvoy<T>(config: EnvoyConnection, countAccepted: Accep
   const admin = await createAdminClient({ address: config.adminAddress, timeoutMs: config.adminTimeoutMs });
   try {
     const countRequests = config.countRequests === true;
-    const ignore = { listeners: config.ignoreListeners, connectionManagers: config.ignoreConnectionManagers ?? new Set<string>() };
+    const ignore = { ignoreListener: config.ignoreListener, ignoreConnectionManagers: config.ignoreConnectionManagers ?? new Set<string>() };
     return await use(createEnvoyControl(admin, { source: config.connections, ignore, countAccepted, countRequests }));
   } finally {
     await admin.close();

@@ -48,7 +48,7 @@ function onlyLine(text: string, protocol: 'TCP' | 'TCP6'): string | undefined {
 
 export const DEFAULT_SOCKET_COUNTS_DIR = '/proc/net';
 /** Each file is a dozen short lines: anything larger is not the kernel's. */
-export const SOCKSTAT_MAX_BYTES = 16 * 1024;
+const SOCKSTAT_MAX_BYTES = 16 * 1024;
 
 export interface SocketWatch {
   /** The counts now; undefined once the watch is off (see `offReason`). */

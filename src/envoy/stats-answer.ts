@@ -25,7 +25,7 @@ import {
  * a read of 1,000 listeners, each with its connection manager, is about 260 KiB; this bound takes
  * some 8,000, and what an answer past it costs the hook stays within the chart's memory limit.
  */
-export const MAX_STATS_BYTES = 2 * 1024 * 1024;
+const MAX_STATS_BYTES = 2 * 1024 * 1024;
 
 export type StatsFormat = 'prometheus' | 'text';
 

@@ -10,13 +10,13 @@ import type { EventsTarget } from './in-cluster.js';
 import type { KubeEvent } from './kube-event.js';
 
 /** The whole exchange (connect, TLS, request, answer): an Event is worth no more. */
-export const EVENT_TIMEOUT_MS = 2_000;
+const EVENT_TIMEOUT_MS = 2_000;
 /** A Status or the created Event is a few hundred bytes; the rest is not read. */
-export const MAX_ANSWER_BYTES = 8 * 1024;
+const MAX_ANSWER_BYTES = 8 * 1024;
 /** Reading the pod, before the Event: its reason to terminate is worth a second at most. */
-export const POD_READ_TIMEOUT_MS = 1_000;
+const POD_READ_TIMEOUT_MS = 1_000;
 /** A pod object is a few KiB to a few tens (managed fields); one larger is not ours to parse. */
-export const MAX_POD_BYTES = 512 * 1024;
+const MAX_POD_BYTES = 512 * 1024;
 /** A projected token is ~1 KiB, a CA bundle a few. */
 const MAX_TOKEN_BYTES = 16 * 1024;
 const MAX_CA_BYTES = 256 * 1024;

@@ -2,7 +2,7 @@
 import { type DrainResult, isDrainResult } from '../handoff/drain-result.js';
 import { type ReadyReport, releaseDelay } from '../handoff/ready-file.js';
 
-export type EventType = 'Normal' | 'Warning';
+type EventType = 'Normal' | 'Warning';
 
 export interface DrainEvent {
   readonly type: EventType;

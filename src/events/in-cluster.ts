@@ -7,7 +7,7 @@ import { ENVIRONMENT } from '../shared/environment.js';
 import { UsageError } from '../shared/errors.js';
 
 /** Where kubelet mounts the pod's service-account token, CA and namespace. */
-export const DEFAULT_SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+const DEFAULT_SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 export interface PodRef {
   readonly name: string;

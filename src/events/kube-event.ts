@@ -3,7 +3,7 @@ import type { DrainEvent } from './drain-event.js';
 import type { PodRef } from './in-cluster.js';
 
 /** The Event's source and reporting component: what `kubectl get events` shows as FROM. */
-export const EVENT_COMPONENT = 'envoy-shutdown-manager';
+const EVENT_COMPONENT = 'envoy-shutdown-manager';
 
 export interface KubeEvent {
   readonly apiVersion: 'v1';

@@ -34,7 +34,7 @@ export type DrainStateReading =
 const MAX_DRAIN_STATE_BYTES = 4 * 1024;
 
 /** `/tmp/shutdown-ready` → `/tmp/shutdown-ready.draining`: same volume, found from the same option. */
-export function drainStatePath(readyFile: string): string {
+function drainStatePath(readyFile: string): string {
   return `${readyFile}.draining`;
 }
 

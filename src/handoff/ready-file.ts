@@ -17,7 +17,10 @@ export interface ReadyReport {
   /** Connections left when the drain ended; null when unknown (the last read failed, or none succeeded). */
   readonly connections: number | null;
   readonly elapsedMs: number;
-  /** Drained: how far into the drain a read first saw the count at its target (the last connection closed by then). */
+  /**
+   * Drained: how far into the drain the read came that began the final run of counts at or under
+   * --exit-at-connections (at 0, the last connection closed between it and the read before).
+   */
   readonly lastConnectionMs?: number;
   readonly exitCode: number;
   readonly finishedAt: string;
@@ -25,8 +28,8 @@ export interface ReadyReport {
 
 /**
  * How long after a drain Envoy was released (`releasedAt`, epoch ms): counted from the read that
- * first saw the count at its target when the report says when (the last connection had closed by
- * then), else from the drain's end; undefined when the report's end time is unreadable. Both
+ * began the final run of counts at or under the target when the report says when (`lastConnectionMs`),
+ * else from the drain's end; undefined when the report's end time is unreadable. Both
  * clocks are the pod's: the drain ended `elapsedMs - lastConnectionMs` after that read.
  */
 export function releaseDelay(report: ReadyReport, releasedAt: number): { readonly since: 'last-connection' | 'drain-end'; readonly ms: number } | undefined {

@@ -16,8 +16,8 @@ import { ExitCode, errorMessage, InstallError, UsageError } from '../shared/erro
 import { VERSION } from '../shared/version.js';
 import { findRuntimeFiles, type RuntimeFiles } from './libraries.js';
 
-export const EXECUTABLE_NAME = 'envoy-shutdown-manager';
-export const CURRENT = 'current';
+const EXECUTABLE_NAME = 'envoy-shutdown-manager';
+const CURRENT = 'current';
 const LIB = 'lib';
 
 export interface InstallConfig {
@@ -39,7 +39,7 @@ export function installConfig(dir: string, mountPath: string | undefined): Insta
 }
 
 /** The exec command a preStop hook uses to run the installed copy, before `shutdown` and its flags. */
-export function hookCommand(mountPath: string, loaderName: string): string[] {
+function hookCommand(mountPath: string, loaderName: string): string[] {
   return commandIn(join(mountPath, CURRENT), loaderName);
 }
 

@@ -6,7 +6,7 @@ import { ElfError } from '../shared/errors.js';
 import { type ElfDependencies, EM_AARCH64, EM_X86_64, readElfDependencies } from './elf.js';
 
 /** The loader's default search path on Debian-style systems (distroless included), by ELF machine. */
-export const DEFAULT_LIBRARY_DIRS: ReadonlyMap<number, readonly string[]> = new Map([
+const DEFAULT_LIBRARY_DIRS: ReadonlyMap<number, readonly string[]> = new Map([
   [EM_X86_64, ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib']],
   [EM_AARCH64, ['/lib/aarch64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib']],
 ]);
@@ -18,7 +18,7 @@ export interface RuntimeFiles {
   readonly libraries: ReadonlyMap<string, string>;
 }
 
-export async function elfDependencies(path: string): Promise<ElfDependencies> {
+async function elfDependencies(path: string): Promise<ElfDependencies> {
   const handle = await open(path, 'r');
   try {
     return await readElfDependencies(async (offset, length) => {
@@ -42,8 +42,8 @@ export async function findRuntimeFiles(executable: string, searchDirs?: readonly
     from: executable,
     runpath: root.runpath,
   }));
-  while (pending.length > 0) {
-    const { soname, from, runpath } = pending.shift()!;
+  for (let entry = pending.shift(); entry !== undefined; entry = pending.shift()) {
+    const { soname, from, runpath } = entry;
     if (libraries.has(soname)) continue;
     const found = await locate(soname, root.machine, expandRunpath(runpath, from), dirs);
     libraries.set(soname, found);

@@ -16,7 +16,7 @@ export interface Answer {
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json';
 
-export function answer(status: number, body: string, type = TEXT): Answer {
+function answer(status: number, body: string, type = TEXT): Answer {
   return { status, body, headers: ['Content-Type', type, 'Content-Length', String(Buffer.byteLength(body)), 'Cache-Control', 'no-store'] };
 }
 

@@ -8,9 +8,9 @@
 import { collectGarbage, type GarbageCollector } from '../shared/gc.js';
 
 /** Waiters that ended since the last collection before one is worth it (a few MiB of garbage). */
-export const CROWD = 100;
+const CROWD = 100;
 /** How long no waiter may end before the crowd counts as gone. */
-export const SETTLE_MS = 1_000;
+const SETTLE_MS = 1_000;
 
 /** What a collection left, for its log line. */
 export interface Collected {
@@ -41,7 +41,10 @@ export function collectAfterCrowds(onCollected: (collected: Collected) => void, 
   let timer: NodeJS.Timeout | undefined;
   const settle = (): void => {
     timer = undefined;
-    if (endedSinceArmed) return arm(); // still going: wait for quiet
+    if (endedSinceArmed) {
+      arm(); // still going: wait for quiet
+      return;
+    }
     const waiters = ended;
     ended = 0;
     collectGarbage(gc);

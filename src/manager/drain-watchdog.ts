@@ -29,11 +29,6 @@ export class DrainWatchdog {
     this.#windowMs = windowMs;
   }
 
-  /** Waiters currently watched (each holds nothing else here). */
-  get watching(): number {
-    return this.#watchers.size;
-  }
-
   /**
    * Calls `onGiveUp` when, `windowMs` after the first watcher of an episode, no drain is running
    * and no ready file exists, or at any later check where that is so. Returns the way to stop

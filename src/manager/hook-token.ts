@@ -4,9 +4,9 @@
 import type { IncomingMessage } from 'node:http';
 import { UsageError } from '../shared/errors.js';
 
-export const HOOK_TOKEN_HEADER = 'x-envoy-shutdown-token';
+const HOOK_TOKEN_HEADER = 'x-envoy-shutdown-token';
 /** Short tokens could be guessed over the network. */
-export const MIN_HOOK_TOKEN_LENGTH = 16;
+const MIN_HOOK_TOKEN_LENGTH = 16;
 
 export type HookTokenCheck = (request: IncomingMessage) => boolean;
 

@@ -4,7 +4,7 @@
 // at the end of it, with the latest event's fields and how many it stands for.
 import type { Logger } from '../shared/log.js';
 
-export const SUMMARY_INTERVAL_MS = 1_000;
+const SUMMARY_INTERVAL_MS = 1_000;
 
 type Level = 'info' | 'warn' | 'error';
 

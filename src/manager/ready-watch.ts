@@ -14,25 +14,15 @@ export const READY_POLL_INTERVAL_MS = 500;
 export class ReadyWatch {
   readonly #path: string;
   readonly #name: string;
-  readonly #pollIntervalMs: number;
   readonly #waiters = new Set<(content: ReadyContent) => void>();
   #watcher: FSWatcher | undefined;
   #poll: NodeJS.Timeout | undefined;
   #checking = false;
   #recheck = false;
 
-  readonly #useEvents: boolean;
-
-  /** `useEvents: false` relies on the poll alone (tests of the fallback). */
-  constructor(path: string, { pollIntervalMs = READY_POLL_INTERVAL_MS, useEvents = true } = {}) {
+  constructor(path: string) {
     this.#path = path;
     this.#name = basename(path);
-    this.#pollIntervalMs = pollIntervalMs;
-    this.#useEvents = useEvents;
-  }
-
-  get waiting(): number {
-    return this.#waiters.size;
   }
 
   /** Resolves when the file exists. Aborting forgets the waiter at once and resolves `undefined`. */
@@ -56,16 +46,10 @@ export class ReadyWatch {
     });
   }
 
-  close(): void {
-    this.#waiters.clear();
-    this.#stopIfIdle();
-  }
-
   #start(): void {
     if (this.#poll !== undefined) return;
-    this.#poll = setInterval(() => this.#check(), this.#pollIntervalMs);
+    this.#poll = setInterval(() => this.#check(), READY_POLL_INTERVAL_MS);
     this.#poll.unref();
-    if (!this.#useEvents) return;
     try {
       // Watch the directory: the file does not exist yet, and it arrives by rename.
       this.#watcher = watch(dirname(this.#path), { persistent: false }, (_event, name) => {

@@ -41,7 +41,7 @@ export interface Endpoints {
   readonly anyMethod?: boolean;
 }
 
-export const OWN_ENDPOINTS: Endpoints = { readyPath: READY_PATH };
+const OWN_ENDPOINTS: Endpoints = { readyPath: READY_PATH };
 
 /** Runs the drain (once for all concurrent callers) and says how it ended: `content` as the ready file holds it, when it does. */
 export type DrainRunner = () => Promise<{ readonly ok: boolean; readonly report: unknown; readonly content: ReadyContent | undefined }>;
@@ -223,7 +223,7 @@ class Routes {
  * The path of a request target in origin form (`/shutdown/ready?x`) or absolute form
  * (`http://host/shutdown/ready`, which HTTP/1.1 servers must accept too).
  */
-export function requestPath(target: string): string {
+function requestPath(target: string): string {
   if (target.startsWith('/')) return target.split('?', 1)[0] ?? '';
   if (!/^https?:\/\//i.test(target)) return '';
   try {

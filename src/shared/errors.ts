@@ -14,6 +14,8 @@ export const ExitCode = {
   Usage: 2,
   /** The drain timeout ended with connections still open, or with their count unknown. */
   Timeout: 3,
+  /** status, a dry run: Envoy answered, but its connection count could not be read (shutdown's 3 covers an unknown count too). */
+  CountUnknown: 3,
   /** The drain ended but the ready file could not be written: Envoy's hook waits for its own timeout. */
   ReadyFileFailed: 4,
   /** Anything not foreseen above (EACCES on the ready-file directory mid-drain, a bug): the message says what. */

@@ -8,8 +8,14 @@ export type GarbageCollector = (options: { type: 'major'; execution: 'sync'; fla
 let collector: GarbageCollector | undefined;
 
 /** A full collection that also shrinks the heap and compacts, which a plain gc() does not. */
-export function collectGarbage(gc: GarbageCollector = (collector ??= v8Gc())): void {
+export function collectGarbage(gc: GarbageCollector = v8Collector()): void {
   gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+}
+
+/** V8's gc, fetched once and kept. */
+function v8Collector(): GarbageCollector {
+  collector ??= v8Gc();
+  return collector;
 }
 
 /**

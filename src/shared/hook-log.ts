@@ -4,7 +4,7 @@
 import { ENVIRONMENT } from './environment.js';
 
 /** PID 1's stdout: what `kubectl logs` shows for the container the hook runs in. */
-export const DEFAULT_HOOK_LOG_PATH = '/proc/1/fd/1';
+const DEFAULT_HOOK_LOG_PATH = '/proc/1/fd/1';
 
 /**
  * Inside Kubernetes and not the container's main process means we run as an exec hook (or by

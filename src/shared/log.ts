@@ -11,7 +11,7 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 export type LogFields = Readonly<Record<string, unknown>>;
 
 /** A line at one level: fields first (pino's convention, which log pipelines already parse), then the message. */
-export interface LogMethod {
+interface LogMethod {
   (fields: LogFields, msg: string): void;
   (msg: string): void;
 }
@@ -107,7 +107,7 @@ function tryOpenForAppend(path: string): number | undefined {
 const TEXT_SKIP = new Set(['time', 'level', 'msg', 'component']);
 
 /** `2026-01-02T03:04:05.678Z INFO  shutdown: draining connections=3 elapsedMs=1000` */
-export function toText(jsonLine: string): string {
+function toText(jsonLine: string): string {
   let entry: Record<string, unknown>;
   try {
     entry = JSON.parse(jsonLine) as Record<string, unknown>;

@@ -11,7 +11,7 @@ import { fromEnv } from './parsers.js';
  * can also set (`VAR=false` means false); `list`: repeatable; `negation`: a `--no-` flag;
  * `plain`: a flag without variable or default; `choice`: one of `choices`.
  */
-export type OptionKind = 'value' | 'switch' | 'list' | 'negation' | 'plain' | 'choice';
+type OptionKind = 'value' | 'switch' | 'list' | 'negation' | 'plain' | 'choice';
 
 export interface OptionSpec {
   /** Commander's flags, e.g. `--drain-timeout <duration>`. */
@@ -54,7 +54,7 @@ export type OptionValues<T extends OptionTable> = {
 };
 
 /** The long flag of `flags` (`--ready-file <path>` → `--ready-file`). */
-export function longFlag(flags: string): string {
+function longFlag(flags: string): string {
   return flags.split(' ')[0] ?? flags;
 }
 

@@ -1,6 +1,6 @@
 // The status report as text for a person. Pure.
 
-import type { PairingReport } from '../envoy/pairing.js';
+import type { PairingReport } from '../envoy/busy-connections.js';
 import { formatDuration } from '../shared/duration.js';
 import type { StatusReport } from './status.js';
 

@@ -3,7 +3,7 @@
 import { withEnvoy } from '../envoy/envoy-control.js';
 import { ExitCode } from '../shared/errors.js';
 import { formatStatus } from './format.js';
-import { type Baseline, gatherStatus } from './status.js';
+import { type Baseline, gatherStatus, statusExitCode } from './status.js';
 import type { StatusConfig } from './status-config.js';
 
 export async function runStatus(
@@ -11,7 +11,7 @@ export async function runStatus(
   signal: AbortSignal,
   write: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<ExitCode> {
-  let ok = true;
+  let exitCode: ExitCode = ExitCode.Success;
   try {
     // Requests are read too: the report says which connections carry one, and which manager serves which listener.
     await withEnvoy({ ...config, countRequests: true }, 'if-available', async (envoy) => {
@@ -21,7 +21,7 @@ export async function runStatus(
         const gathered = await gatherStatus(from, baseline, config.intervalMs, signal);
         baseline = gathered.baseline;
         // An unusable count is a failure too: the operator must not read the report as fine.
-        ok = gathered.report.envoy.reachable && gathered.report.connections?.total !== null;
+        exitCode = statusExitCode(gathered.report);
         write(config.output === 'json' ? `${JSON.stringify(gathered.report)}\n` : `${formatStatus(gathered.report)}\n${config.watch ? '\n' : ''}`);
         if (config.watch) await sleepUnlessAborted(config.intervalMs, signal);
       } while (config.watch && !signal.aborted);
@@ -31,7 +31,7 @@ export async function runStatus(
   }
   // --watch ends by interruption, which is how a person stops it: not a failure.
   if (config.watch) return ExitCode.Success;
-  return ok ? ExitCode.Success : ExitCode.EnvoyUnreachable;
+  return exitCode;
 }
 
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {

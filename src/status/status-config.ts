@@ -20,7 +20,7 @@ export interface StatusConfig {
   readonly adminAddress: AdminAddress;
   readonly readyFile: string;
   readonly connections: ConnectionSource;
-  readonly ignoreListeners: ReadonlySet<string>;
+  readonly ignoreListener: ReadonlySet<string>;
   readonly adminTimeoutMs: number;
   readonly intervalMs: number;
   readonly output: 'text' | 'json';
@@ -43,7 +43,7 @@ export function statusConfig(options: StatusOptions): StatusConfig {
     adminAddress: options.adminAddress,
     readyFile: options.readyFile,
     connections: options.connections,
-    ignoreListeners: new Set(options.ignoreListener),
+    ignoreListener: new Set(options.ignoreListener),
     adminTimeoutMs: options.adminTimeout,
     intervalMs: options.interval,
     output: options.output,

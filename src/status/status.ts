@@ -1,13 +1,13 @@
 // `envoy-shutdown-manager status`: where Envoy and its drain stand, for an operator.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isEnvoyGone } from '../envoy/admin-client.js';
+import type { ListenerCounts } from '../envoy/busy-connections.js';
+import { describePairing, type PairingReport, pairedReading } from '../envoy/busy-connections.js';
 import type { ConnectionReading, EnvoyControl } from '../envoy/envoy-control.js';
-import type { ListenerCounts } from '../envoy/pairing.js';
-import { describePairing, type PairingReport, pairedReading } from '../envoy/pairing.js';
 import { UNKNOWN_RESULT } from '../handoff/drain-result.js';
 import { type DrainInProgress, type DrainStateReading, readDrainState } from '../handoff/drain-state.js';
 import { type ReadyReport, readReadyReport } from '../handoff/ready-file.js';
-import { errorMessage } from '../shared/errors.js';
+import { ExitCode, errorMessage } from '../shared/errors.js';
 
 export interface StatusReport {
   readonly at: string;
@@ -103,6 +103,12 @@ export async function gatherStatus(
       lastDrain: lastDrain === undefined ? null : lastDrain === 'unreadable' ? { result: UNKNOWN_RESULT } : lastDrain,
     },
   };
+}
+
+/** A report's exit code: unreachable (1) and an unknown count (3) apart, so a script tells them apart too. */
+export function statusExitCode(report: StatusReport): ExitCode {
+  if (!report.envoy.reachable) return ExitCode.EnvoyUnreachable;
+  return report.connections?.total === null ? ExitCode.CountUnknown : ExitCode.Success;
 }
 
 function drainReport(reading: DrainStateReading | undefined, now: number): StatusReport['drain'] {

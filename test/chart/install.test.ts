@@ -43,7 +43,8 @@ let namespaces = 0;
 
 /** A fresh namespace at the level the install needs. */
 async function namespaceFor(level: 'restricted' | 'privileged'): Promise<string> {
-  const name = `${level}-${(namespaces += 1)}`;
+  namespaces += 1;
+  const name = `${level}-${namespaces}`;
   await createNamespace(server.admin, name, level);
   return name;
 }

@@ -140,7 +140,8 @@ describe('events.enabled and metrics.podMonitor', () => {
     // One list of rules, two wrappings.
     expect(parse(file)).toEqual({ groups: rule?.spec.groups });
     expect(await promtoolCheckRules(file)).toMatch(/SUCCESS: 8 rules found/);
-    const alerts = (rule?.spec.groups as Array<{ rules: Array<{ alert?: string; annotations?: Record<string, string> }> }>)
+    if (rule === undefined) throw new Error('the chart rendered no PrometheusRule');
+    const alerts = (rule.spec.groups as Array<{ rules: Array<{ alert?: string; annotations?: Record<string, string> }> }>)
       .flatMap((g) => g.rules)
       .filter((r) => r.alert !== undefined);
     for (const alert of alerts) expect(alert.annotations?.runbook_url).toBe(`https://example.org/observe#${alert.alert?.toLowerCase() ?? ''}`);

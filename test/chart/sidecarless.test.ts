@@ -12,6 +12,7 @@ import { shutdownConfigFromEnv } from '../../src/drain/drain-config.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../../src/shared/log.js';
 import { addressFlag } from '../support/chart/bootstrap.js';
 import { SIDECARLESS_CASES } from '../support/chart/cases.js';
+import { remapArgs } from '../support/chart/chart-pod.js';
 import { helmTemplate, renderChart } from '../support/chart/helm.js';
 import {
   ENVOY_CONTAINER,
@@ -23,7 +24,6 @@ import {
   SIDECAR_CONTAINER,
   validateAgainstKubernetes,
 } from '../support/chart/manifests.js';
-import { remapArgs } from '../support/chart/sidecarless-pod.js';
 import { expectProblems } from '../support/chart/validation.js';
 import { tempDir } from '../support/cli.js';
 import { SINGLE_EXECUTABLE } from '../support/envoy-pod.js';

@@ -8,14 +8,12 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/shared/duration.js';
 import { listeners, statPrefix } from '../support/chart/bootstrap.js';
-import { type ChartPod, startChartPod } from '../support/chart/chart-pod.js';
+import { type ChartPod, type SidecarlessChartPod, startChartPod, startSidecarlessChartPod } from '../support/chart/chart-pod.js';
 import { type RenderOptions, renderChart } from '../support/chart/helm.js';
 import { ENVOY_CONTAINER, INSTALL_CONTAINER, type RenderedPod, readPod, readSidecarlessPod, SIDECAR_CONTAINER } from '../support/chart/manifests.js';
-import { type SidecarlessChartPod, startSidecarlessChartPod } from '../support/chart/sidecarless-pod.js';
-import { idleHttpConnection } from '../support/clients.js';
-import { request } from '../support/http.js';
 import type { JsonLine } from '../support/kubelet/container.js';
 import type { Timeline } from '../support/kubelet/timeline.js';
+import { idleHttp1, request } from '../support/protocols/clients.js';
 import { startChartEnvoy } from '../support/real-envoy/chart-envoy.js';
 import { get } from '../support/real-envoy/process.js';
 import { expectedStatsReads } from '../support/stats-reads.js';
@@ -124,7 +122,7 @@ describe('the chart, run by the kubelet stand-in', () => {
   it("drains with the chart's settings and ignores a scraper's keep-alive connection to the stats listener", async () => {
     const { rendered, chartPod } = await start({ values: FAST });
     const { pod } = chartPod;
-    const scraper = await idleHttpConnection(listenerPort(rendered, chartPod, 'stats'), '/stats/prometheus');
+    const scraper = await idleHttp1(listenerPort(rendered, chartPod, 'stats'), '/stats/prometheus');
     cleanups.push(() => scraper.close());
     const scraperClosed = once(scraper.socket, 'close').then(() => Date.now());
     // Envoy counts the scraper on the stats listener: without the chart's ignore list it would hold the drain.

@@ -81,7 +81,8 @@ let namespaces = 0;
 
 /** A fresh namespace as a cluster has it: Pod Security at `level`, the default and the user's ServiceAccounts, the root CA ConfigMap. */
 async function namespaceFor(level: 'restricted' | 'privileged'): Promise<string> {
-  const name = `${level}-${(namespaces += 1)}`;
+  namespaces += 1;
+  const name = `${level}-${namespaces}`;
   await createNamespace(server.admin, name, level);
   await createServiceAccount(server.admin, name, USER_ACCOUNT);
   await server.admin.waitFor('v1', 'ConfigMap', name, (c) => c.metadata.name === ROOT_CA_CONFIGMAP);

@@ -9,9 +9,9 @@ import type { FleetOutput } from '../fleet/support/fleet-run.js';
 import { MIN_DRAIN_S, REMOVE_LAG_MS, REPLICAS, runFleetCase, TEST_CHECK } from '../fleet/support/fleet-settings.js';
 import { ensureHey, HEY_VERSION } from '../fleet/support/hey.js';
 import { fleetTimeline, rolloutFloor } from '../fleet/support/rollout-physics.js';
-import { buildFixtures, packageIfStale } from '../setup/product.js';
 import { buildTestImages } from '../image/support/images.js';
 import { removeRun } from '../image/support/podman-run.js';
+import { buildFixtures, packageIfStale } from '../setup/product.js';
 import { ensureSystemPackages } from '../support/system-packages.js';
 
 export async function fleetDemo(): Promise<void> {

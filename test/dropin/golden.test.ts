@@ -71,7 +71,7 @@ const DRAIN_START = ['POST /healthcheck/fail', 'POST /drain_listeners'];
 /** Our own variable, which a peer's pod never sets: idle connections count as the peer counts them. */
 const COUNT_IDLE = { ENVOY_SHUTDOWN_IGNORE_IDLE_CONNECTIONS: 'false' };
 
-export const GOLDEN: readonly Row[] = [
+const GOLDEN: readonly Row[] = [
   {
     id: 'G1+G3 defaults: min drain 10s',
     from: 'EG resource.go, no EnvoyProxy shutdown config',

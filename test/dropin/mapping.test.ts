@@ -6,8 +6,8 @@ import { contour, contourExitCode, contourManagerConfig, contourShutdownConfig }
 import { peerCalled } from '../../src/dropin/dispatch.js';
 import { egExitCode, egManagerConfig, egShutdownConfig, envoyGateway } from '../../src/dropin/envoy-gateway.js';
 import { parseFlags } from '../../src/dropin/go-flags.js';
+import { ignoredListeners } from '../../src/envoy/busy-connections.js';
 import { countedListeners, sumOf, tableOf } from '../../src/envoy/connections.js';
-import { ignoredListeners } from '../../src/envoy/pairing.js';
 import { statsAnswer } from '../../src/envoy/stats-answer.js';
 import { readDrainState, writeDrainState } from '../../src/handoff/drain-state.js';
 import { ExitCode } from '../../src/shared/errors.js';
@@ -82,7 +82,7 @@ describe('Envoy Gateway', () => {
   });
 
   it('counts a user listener named with 19001 and skips only its stats and readiness listeners', () => {
-    const { ignoreListeners, ignoreConnectionManagers } = envoyConnection(egShutdownConfig(egFlags('shutdown', []), LOCAL, {}));
+    const { ignoreListener, ignoreConnectionManagers } = envoyConnection(egShutdownConfig(egFlags('shutdown', []), LOCAL, {}));
     const stats = [
       { name: 'listener.0.0.0.0_19001.downstream_cx_active', value: 4 },
       { name: 'listener.[__]_19003.downstream_cx_active', value: 2 },
@@ -91,7 +91,7 @@ describe('Envoy Gateway', () => {
       { name: 'listener.0.0.0.0_10080.worker_0.downstream_cx_active', value: 1 },
       { name: 'listener.admin.downstream_cx_active', value: 1 },
     ];
-    const rules = { listeners: ignoreListeners, connectionManagers: ignoreConnectionManagers ?? new Set<string>() };
+    const rules = { ignoreListener, ignoreConnectionManagers: ignoreConnectionManagers ?? new Set<string>() };
     const answer = statsAnswer('text');
     for (const { name, value } of stats) answer.line(`${name}: ${value}`);
     const read = answer.finish();
@@ -101,7 +101,7 @@ describe('Envoy Gateway', () => {
   });
 
   it("finds its stats and readiness listeners in Envoy's configuration by their connection managers, wherever they listen", () => {
-    const { ignoreListeners, ignoreConnectionManagers } = envoyConnection(egShutdownConfig(egFlags('shutdown', []), LOCAL, {}));
+    const { ignoreListener, ignoreConnectionManagers } = envoyConnection(egShutdownConfig(egFlags('shutdown', []), LOCAL, {}));
     const serves = (prefix: string) => ({ names: [prefix], connectionManagers: new Set([prefix]), opaque: false });
     const topology = {
       dynamic: false,
@@ -111,7 +111,7 @@ describe('Envoy Gateway', () => {
         ['0.0.0.0_10080', serves('http-10080')],
       ]),
     };
-    const rules = { listeners: ignoreListeners, connectionManagers: ignoreConnectionManagers ?? new Set<string>() };
+    const rules = { ignoreListener, ignoreConnectionManagers: ignoreConnectionManagers ?? new Set<string>() };
     expect([...ignoredListeners(topology.byStatName.keys(), rules, topology)]).toEqual(['10.0.0.1_19001', 'stats']);
   });
 
@@ -162,7 +162,7 @@ describe('Contour', () => {
   });
 
   it('leaves out the listeners its admin, stats and health connection managers alone serve; counts TCP proxy listeners, which Contour does not', () => {
-    const { ignoreListeners, ignoreConnectionManagers } = envoyConnection(contourShutdownConfig(contourFlags('shutdown', []), {}));
+    const { ignoreListener, ignoreConnectionManagers } = envoyConnection(contourShutdownConfig(contourFlags('shutdown', []), {}));
     const http = (prefix: string) => ({ names: [prefix], connectionManagers: new Set([prefix]), opaque: false });
     const topology = {
       dynamic: true,
@@ -172,7 +172,7 @@ describe('Contour', () => {
         ['ingress_https', { names: ['ingress_https'], connectionManagers: new Set(['ingress_https']), opaque: true }],
       ]),
     };
-    const rules = { listeners: ignoreListeners, connectionManagers: ignoreConnectionManagers ?? new Set<string>() };
+    const rules = { ignoreListener, ignoreConnectionManagers: ignoreConnectionManagers ?? new Set<string>() };
     expect([...ignoredListeners(topology.byStatName.keys(), rules, topology)]).toEqual(['0.0.0.0_8002']);
     // Without Envoy's configuration, the stats listener is still known by its address.
     expect([...ignoredListeners(['[__]_8002', 'ingress_http'], rules, undefined)]).toEqual(['[__]_8002']);

@@ -1,15 +1,16 @@
-// A pod as Envoy Gateway or Contour generates it, in podman: real Envoy (the test Envoy image) and
-// the shutdown-manager container from this project's image with the peer's command, args, user,
-// capabilities and volumes as its controller renders them. The pod has its own network namespace
-// with only a loopback interface (`--network none`), so the peers' fixed ports cannot collide;
-// kubelet's probes and Envoy's httpGet preStop are sent from inside it (nsenter into that namespace).
+// The peers' generated pods (Envoy Gateway's Deployment, Contour's DaemonSet, as their
+// controllers render them) run in podman by ../support/peer-pod/peer-podman-pod.ts: real Envoy
+// (the test Envoy image) with each peer's pod bootstrap, its admin API where the peer's hook looks
+// for it, and the shutdown-manager container from this project's image with the peer's command,
+// user, capabilities and volumes and the arguments a test gives. The pod has its own network
+// namespace; kubelet's probes and Envoy's httpGet preStop are sent from inside it (nsenter).
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ENVOY_IN_IMAGE } from '../image/support/images.js';
-import { type PodmanObjects, podman } from '../image/support/podman.js';
+import type { PodmanObjects } from '../image/support/podman.js';
+import type { PeerName } from '../support/peer-fixtures/fixtures.js';
 import { contourBootstrap, egBootstrap } from '../support/peer-fixtures/pod-bootstraps.js';
+import type { JsonObject } from '../support/peer-fixtures/proto-json.js';
+import { peerPodSpec } from '../support/peer-pod/peer-cases.js';
+import { startPeerPod } from '../support/peer-pod/peer-podman-pod.js';
 
 export interface PeerPod {
   readonly manager: string;
@@ -18,90 +19,34 @@ export interface PeerPod {
   readonly pid: string;
 }
 
+/** Each peer's pod bootstrap and the pod's ports: its listener, stats, readiness and manager. */
+const PEERS: Readonly<Record<PeerName, { readonly bootstrap: () => object; readonly ports: readonly number[] }>> = {
+  'envoy-gateway': { bootstrap: () => egBootstrap('127.0.0.1', 19000), ports: [10080, 19001, 19002, 19003] },
+  contour: { bootstrap: () => contourBootstrap('/admin/admin.sock'), ports: [8080, 8002, 8090] },
+};
+
+async function startPeer(objects: PodmanObjects, images: { manager: string; envoy: string }, peer: PeerName, managerArgs: readonly string[]): Promise<PeerPod> {
+  const spec = peerPodSpec(peer);
+  const containers = spec.containers.map((c) => (c.name === 'shutdown-manager' ? { ...c, args: [...managerArgs] } : c));
+  const pod = await startPeerPod(objects, {
+    spec: { ...spec, containers },
+    bootstrap: PEERS[peer].bootstrap() as JsonObject,
+    images,
+    backends: [],
+    ports: PEERS[peer].ports,
+    envoyMounts: [],
+  });
+  return { manager: pod.container('shutdown-manager').id, envoy: pod.container('envoy').id, pid: pod.pid };
+}
+
 /** Envoy Gateway's: envoy-gateway from PATH, 65532, all capabilities dropped, no volume, root filesystem writable. */
-export async function startEgPod(objects: PodmanObjects, images: { manager: string; envoy: string }, managerArgs: readonly string[]): Promise<PeerPod> {
-  const config = configDir(objects, egBootstrap('127.0.0.1', 19000));
-  const pod = await createPod(objects);
-  const envoy = await run(
-    objects,
-    pod,
-    'envoy',
-    ['--user', '65532:65532', '--volume', `${config}:/config:ro`],
-    images.envoy,
-    envoyArgs(['--drain-strategy', 'immediate', '--drain-time-s', '60']),
-  );
-  const manager = await run(
-    objects,
-    pod,
-    'shutdown-manager',
-    [
-      '--user',
-      '65532:65532',
-      '--cap-drop',
-      'ALL',
-      '--security-opt',
-      'no-new-privileges',
-      '--env',
-      'ENVOY_POD_NAMESPACE=default',
-      '--env',
-      'ENVOY_POD_NAME=eg-pod',
-      '--env',
-      'KUBERNETES_SERVICE_HOST=10.96.0.1',
-      '--entrypoint',
-      '["envoy-gateway"]',
-    ],
-    images.manager,
-    managerArgs,
-  );
-  return { manager, envoy, pid: await pidOf(envoy) };
+export function startEgPod(objects: PodmanObjects, images: { manager: string; envoy: string }, managerArgs: readonly string[]): Promise<PeerPod> {
+  return startPeer(objects, images, 'envoy-gateway', managerArgs);
 }
 
 /** Contour's: /bin/contour, the pod's user 65534, the shared emptyDir at /admin (admin socket and ready file). */
-export async function startContourPod(objects: PodmanObjects, images: { manager: string; envoy: string }, managerArgs: readonly string[]): Promise<PeerPod> {
-  const config = configDir(objects, contourBootstrap('/admin/admin.sock'));
-  const admin = mkdtempSync(join(tmpdir(), 'esm-admin-'));
-  chmodSync(admin, 0o777); // an emptyDir: writable by the pod's user
-  objects.onRemove(() => rmSync(admin, { recursive: true, force: true }));
-  const pod = await createPod(objects);
-  const user = ['--user', '65534:65534', '--volume', `${admin}:/admin`];
-  const envoy = await run(objects, pod, 'envoy', [...user, '--volume', `${config}:/config:ro`], images.envoy, envoyArgs([]));
-  const manager = await run(
-    objects,
-    pod,
-    'shutdown-manager',
-    [...user, '--env', 'KUBERNETES_SERVICE_HOST=10.96.0.1', '--entrypoint', '["/bin/contour"]'],
-    images.manager,
-    managerArgs,
-  );
-  return { manager, envoy, pid: await pidOf(envoy) };
-}
-
-function envoyArgs(extra: readonly string[]): string[] {
-  return ['--config-path', '/config/envoy.json', ...extra, '--use-dynamic-base-id', '--concurrency', '1', '--log-level', 'warning'];
-}
-
-function configDir(objects: PodmanObjects, bootstrap: object): string {
-  const dir = mkdtempSync(join(tmpdir(), 'esm-peer-config-'));
-  chmodSync(dir, 0o755);
-  writeFileSync(join(dir, 'envoy.json'), JSON.stringify(bootstrap), { mode: 0o644 });
-  objects.onRemove(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function createPod(objects: PodmanObjects): Promise<string> {
-  const pod = objects.pod('peer');
-  await podman(['pod', 'create', '--name', pod, '--network', 'none', ...objects.labelArgs]);
-  return pod;
-}
-
-async function run(objects: PodmanObjects, pod: string, role: string, options: readonly string[], image: string, args: readonly string[]): Promise<string> {
-  const id = objects.container(role);
-  await podman(['run', '--detach', '--pod', pod, '--name', id, ...objects.labelArgs, ...options, image, ...args], 60_000);
-  return id;
-}
-
-async function pidOf(container: string): Promise<string> {
-  return (await podman(['inspect', '--format', '{{.State.Pid}}', container])).trim();
+export function startContourPod(objects: PodmanObjects, images: { manager: string; envoy: string }, managerArgs: readonly string[]): Promise<PeerPod> {
+  return startPeer(objects, images, 'contour', managerArgs);
 }
 
 /** What the in-pod client saw: each GET's status, body and time (ms after the client started). */
@@ -148,5 +93,3 @@ const idle = (port) => new Promise((done, fail) => { const s = net.connect({ hos
   process.stdout.write(JSON.stringify(out)); process.exit(0);
 })();
 `;
-
-export { ENVOY_IN_IMAGE };

@@ -4,8 +4,8 @@
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keepAliveRequest } from '../support/clients.js';
 import { pollUntil } from '../support/poll.js';
+import { http1Answer } from '../support/protocols/clients.js';
 import { type ChartEnvoy, startChartEnvoy } from '../support/real-envoy/chart-envoy.js';
 import { get } from '../support/real-envoy/process.js';
 
@@ -23,14 +23,17 @@ async function envoyWithClient(drainTimeS?: number): Promise<{ envoy: ChartEnvoy
   if (port === undefined) throw new Error(`no ingress listener among ${Object.keys(envoy.ports).join(', ')}`);
   const busy = new Agent({ keepAlive: true, maxSockets: 1 });
   agents.push(busy);
-  expect((await keepAliveRequest(port, busy)).connection).not.toBe('close');
+  expect((await http1Answer({ port, agent: busy })).connection).not.toBe('close');
   return { envoy, port, busy };
 }
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
   });
 }
@@ -42,14 +45,14 @@ describe("real Envoy's listeners and connections around a drain (chart bootstrap
     const { envoy, port, busy } = await envoyWithClient();
     expect(await post(envoy, '/healthcheck/fail')).toMatchObject({ status: 200, body: 'OK\n' });
     expect(await get(envoy.adminAddress, '/ready')).toMatchObject({ status: 503, body: 'DRAINING\n' });
-    expect((await keepAliveRequest(port, busy)).connection).not.toBe('close');
+    expect((await http1Answer({ port, agent: busy })).connection).not.toBe('close');
   });
 
   it('drain_listeners?graceful&skip_exit: the next response closes its connection, and a new connection is still served, closing too', async () => {
     const { envoy, port, busy } = await envoyWithClient();
     expect(await post(envoy, '/drain_listeners?graceful&skip_exit')).toMatchObject({ status: 200, body: 'OK\n' });
-    expect((await keepAliveRequest(port, busy)).connection).toBe('close');
-    expect(await keepAliveRequest(port, false)).toMatchObject({ status: 200, connection: 'close' });
+    expect((await http1Answer({ port, agent: busy })).connection).toBe('close');
+    expect(await http1Answer({ port, agent: false })).toMatchObject({ status: 200, connection: 'close' });
     expect(envoy.child.exitCode).toBeNull();
   });
 
@@ -63,7 +66,7 @@ describe("real Envoy's listeners and connections around a drain (chart bootstrap
   it('drain_listeners?skip_exit (no graceful) is accepted and closes the next response; plain drain_listeners stops the listeners', async () => {
     const { envoy, port, busy } = await envoyWithClient();
     expect(await post(envoy, '/drain_listeners?skip_exit')).toMatchObject({ status: 200, body: 'OK\n' });
-    expect((await keepAliveRequest(port, busy)).connection).toBe('close');
+    expect((await http1Answer({ port, agent: busy })).connection).toBe('close');
     expect(await accepts(port)).toBe(true);
 
     const plain = await envoyWithClient();

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, type RunningCli, startCli, tempDir } from '../support/cli.js';
-import { request } from '../support/http.js';
+import { request } from '../support/protocols/clients.js';
 import { type DrainTarget, startDrainTarget } from '../support/real-envoy/drain-target.js';
 import { waitFor } from '../support/traffic/pod-conditions.js';
 

@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/shared/errors.js';
 import { signalExitCode } from '../../src/shared/signals.js';
 import { cleanEnv, runCli, startCli } from '../support/cli.js';
-import { idleHttpConnection } from '../support/clients.js';
 import { SINGLE_EXECUTABLE } from '../support/envoy-pod.js';
+import { idleHttp1 } from '../support/protocols/clients.js';
 import { realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { waitFor } from '../support/traffic/pod-conditions.js';
 
@@ -82,7 +82,7 @@ describe('exit codes', () => {
     const dir = join(ready, '..');
     chmodSync(dir, 0o777);
     cleanups.push(() => chmodSync(dir, 0o700));
-    const held = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const held = await idleHttp1(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
     const args = [
       'shutdown',

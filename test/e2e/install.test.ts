@@ -100,7 +100,14 @@ describe('install', () => {
 
   it.each([
     ['a missing directory', (d: string) => join(d, 'missing'), /^error: install directory .*missing does not exist/],
-    ['a file', (d: string) => (writeFileSync(join(d, 'file'), ''), join(d, 'file')), /does not exist/],
+    [
+      'a file',
+      (d: string) => {
+        writeFileSync(join(d, 'file'), '');
+        return join(d, 'file');
+      },
+      /does not exist/,
+    ],
   ])('exits 2 for %s', (_what, make, message) => {
     const result = install(make(dir()));
     expect(result.status).toBe(2);

@@ -1,9 +1,9 @@
-// The drain's report says when a read first saw the last connection gone: real Envoy, one idle
-// connection closed in the middle of the drain.
+// The drain's report says when the reads began to find the count at its target: real Envoy, one
+// idle connection closed in the middle of the drain. The reference's example holds the same fields.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli } from '../support/cli.js';
-import { idleHttpConnection } from '../support/clients.js';
+import { idleHttp1 } from '../support/protocols/clients.js';
 import { realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -14,7 +14,7 @@ afterEach(async () => {
 describe('lastConnectionMs in the ready file', () => {
   it('is when a read first saw the count at its target: after the last connection closed, before the drain ended', async () => {
     const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
-    const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const idle = await idleHttp1(envoy.listenerPort('ingress'));
     cleanups.push(() => idle.close());
     const hook = startCli(
       [
@@ -50,11 +50,13 @@ describe('lastConnectionMs in the ready file', () => {
     expect(report.result).toBe('drained');
     expect(report.lastConnectionMs).toBeGreaterThan(Number(held.elapsedMs));
     expect(report.lastConnectionMs).toBeLessThanOrEqual(report.elapsedMs);
+    const example = /^\s*(\{"result":"drained".*\})$/m.exec(readFileSync('docs/reference.md', 'utf8'))?.[1];
+    expect(Object.keys(JSON.parse(example ?? '{}') as object)).toEqual(Object.keys(report));
   });
 
   it('is absent when the drain timed out', async () => {
     const { envoy, ready } = await realEnvoyAndReadyFile((cleanup) => cleanups.push(cleanup));
-    const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const idle = await idleHttp1(envoy.listenerPort('ingress'));
     cleanups.push(() => idle.close());
     const run = await startCli(
       [

@@ -7,7 +7,9 @@ import { runCli, tempDir } from '../support/cli.js';
 
 const PINO_PRETTY = resolve('node_modules/pino-pretty/bin.js');
 const cleanups: (() => void)[] = [];
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
 
 /** `lines` through pino-pretty, without colours, times in UTC. */
 function pretty(lines: string): string {

@@ -10,10 +10,10 @@ import { FORMS, type Form } from '../../bench/support/processes.js';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
 import { routedToUpstream } from '../support/chart/pod-envoy.js';
 import { cleanEnv, type RunningCli, type RunResult, startCli } from '../support/cli.js';
+import { longRequest, type SideResult } from '../support/protocols/clients.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { startUpstream, type Upstream } from '../support/real-envoy/upstream.js';
 import { readRusage, underWait4 } from '../support/rusage.js';
-import { longRequest, type SideResult } from '../support/traffic/side-clients.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

@@ -7,7 +7,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, type LogLine, type RunningCli, startCli, tempDir } from '../support/cli.js';
-import { request } from '../support/http.js';
+import { request } from '../support/protocols/clients.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -78,7 +78,9 @@ describe('waiters are logged in summary', () => {
       socket.write('GET /shutdown/ready HTTP/1.1\r\nHost: manager\r\n\r\n');
       sockets.push(socket);
     }
-    cleanups.push(() => sockets.forEach((s) => s.destroy()));
+    cleanups.push(() => {
+      for (const s of sockets) s.destroy();
+    });
     const arrived = 'waiting for the drain to finish';
     await cli.waitForLog(() => eventsOf(cli.logs, arrived) === 200);
     for (const socket of sockets) socket.destroy();

@@ -4,8 +4,7 @@ import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, type RunningCli, startCli, tempDir } from '../support/cli.js';
-import { tcpConnection } from '../support/clients.js';
-import { request } from '../support/http.js';
+import { request, tcpStream } from '../support/protocols/clients.js';
 import { startDrainTarget } from '../support/real-envoy/drain-target.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -92,7 +91,7 @@ describe('shutdown-manager endpoints', () => {
     const waiting = raw('http://pod:19002/shutdown/ready?x=1');
     await waitersRegistered(manager, 1);
     manager.writeReady();
-    expect(await waiting).toMatch(/^HTTP\/1\.1 200[^]*"result":"drained"/);
+    expect(await waiting).toMatch(/^HTTP\/1\.1 200[\s\S]*"result":"drained"/);
   });
 
   it('holds /shutdown/ready until the ready file appears, then answers 200 with the report', async () => {
@@ -318,7 +317,7 @@ describe('shutdown-manager signals', () => {
     const envoy = await startDrainTarget();
     cleanups.push(() => envoy.close());
     // A connection that never sends a request: Envoy's drain closes it only when Envoy exits.
-    const held = await tcpConnection(envoy.listenerPort('ingress'));
+    const held = await tcpStream(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
     const token = 'a-token-of-sixteen-chars';
     const manager = await startManager(['--drain-endpoint'], {

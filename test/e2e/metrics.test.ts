@@ -1,9 +1,9 @@
 // GET /metrics on the built manager, read by Prometheus' own text-format parser, after real
 // drains of real Envoy released the manager's waiters.
 import { afterEach, describe, expect, it } from 'vitest';
-import { request } from '../support/http.js';
 import { metricsOf, startObservedDrain } from '../support/observed-drain.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
+import { request } from '../support/protocols/clients.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

@@ -11,8 +11,8 @@ import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
 import { type RunningCli, runCli, startCli, tempDir } from '../support/cli.js';
+import { type Connection, idleHttp1, idleHttp2 } from '../support/protocols/clients.js';
 import { type RealEnvoy, startRealEnvoy } from '../support/real-envoy/process.js';
-import { type IdleConnection, idleHttp1, idleHttp2 } from '../support/traffic/side-clients.js';
 
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const ROUTER = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };
@@ -78,7 +78,7 @@ async function envoyWithIdleClients(defer: Defer): Promise<{ envoy: RealEnvoy; r
   const dir = tempDir();
   defer(dir.cleanup);
   const port = envoy.ports.listener_0 as number;
-  const idle: IdleConnection[] = [await idleHttp1(port), await idleHttp2(port)];
+  const idle: Connection[] = [await idleHttp1(port), await idleHttp2(port)];
   defer(() => Promise.all(idle.map((c) => c.close())));
   return { envoy, ready: `${dir.path}/ready` };
 }
@@ -232,7 +232,7 @@ describe('pairing listeners and connection managers from real Envoy', () => {
       const envoy = await startRealEnvoy({ bootstrap, args: ['--drain-strategy', 'immediate', '--drain-time-s', '30'] });
       defer(() => envoy.stop());
       const port = envoy.ports.listener_0 as number;
-      const idle: IdleConnection[] = [await idleHttp1(port), await idleHttp2(port)];
+      const idle: Connection[] = [await idleHttp1(port), await idleHttp2(port)];
       defer(() => Promise.all(idle.map((c) => c.close())));
       const dir = tempDir();
       defer(dir.cleanup);

@@ -8,10 +8,10 @@ import { parse } from 'yaml';
 import { renderChart } from '../support/chart/helm.js';
 import { findObjects } from '../support/chart/manifests.js';
 import { cleanEnv, startCli, tempDir } from '../support/cli.js';
-import { request } from '../support/http.js';
 import { type DrainOutcome, type ObservedDrain, SLOW_DRAIN_MS, startObservedDrain } from '../support/observed-drain.js';
 import { pollFor } from '../support/poll.js';
 import { type PrometheusServer, startPrometheus } from '../support/prometheus-server.js';
+import { request } from '../support/protocols/clients.js';
 
 const NAMESPACE = 'edge-ns';
 const RELEASE = 'edge';

@@ -14,9 +14,9 @@ import { type StatsFormat, statsAnswer } from '../../src/envoy/stats-answer.js';
 import { type ReadKind, statsPath } from '../../src/envoy/stats-reader.js';
 import type { Bootstrap } from '../support/chart/bootstrap.js';
 import { runCli, tempDir } from '../support/cli.js';
+import { idleHttp1, idleHttp2 } from '../support/protocols/clients.js';
 import { get, type RealEnvoy, startRealEnvoy } from '../support/real-envoy/process.js';
 import { waitFor } from '../support/traffic/pod-conditions.js';
-import { idleHttp1, idleHttp2 } from '../support/traffic/side-clients.js';
 
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const ROUTER = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };

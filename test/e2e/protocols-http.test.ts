@@ -32,18 +32,18 @@ describe('HTTP on real Envoy, listener and connection manager named apart', () =
   it('HTTP/1.1 keep-alive, busy: a long request holds the drain and is answered in full with Connection: close', async () => {
     const envoy = await startProtocolsEnvoy(defer);
     const busy = busyHttp1(envoy.ports.http);
-    await envoy.backends.held(1);
+    await envoy.backends.upstream.slowInFlight(1);
     await counted(envoy, 1, 1);
 
     const cli = startShutdown(envoy, defer);
     await pastQuietPeriod(cli);
-    expect(busy.isOpen()).toBe(true);
+    expect(busy.closed()).toBe(false);
     expect(cli.exited()).toBe(false);
 
     const releasedAt = Date.now();
-    envoy.backends.releaseHeld();
+    envoy.backends.upstream.release();
     expect(await busy.answer).toEqual({ status: 200, connection: 'close' });
-    await busy.closed; // Envoy closes it after the answer
+    await busy.whenClosed; // Envoy closes it after the answer
     const result = await cli.result;
     expect(result.code).toBe(0);
     expect(result.exitedAt).toBeGreaterThanOrEqual(releasedAt);
@@ -56,18 +56,18 @@ describe('HTTP on real Envoy, listener and connection manager named apart', () =
     await counted(envoy, 1, 0);
 
     await drainIdle(envoy, defer, { kind: 'http1', port: envoy.ports.http });
-    expect(idle.isOpen()).toBe(true);
+    expect(idle.closed()).toBe(false);
 
     await envoy.target.envoy.stop();
-    await idle.closed;
+    await idle.whenClosed;
   });
 
   it('HTTP/2, busy: a stream in flight holds the drain; GOAWAY (NO_ERROR, all streams) comes with its response, not at the drain', async () => {
     const envoy = await startProtocolsEnvoy(defer);
     const h2 = await http2Connection(envoy.ports.http);
     defer(() => h2.close());
-    const answer = h2.get('/hold');
-    await envoy.backends.held(1);
+    const answer = h2.get('/held');
+    await envoy.backends.upstream.slowInFlight(1);
     await counted(envoy, 1, 1);
 
     const cli = startShutdown(envoy, defer);
@@ -76,11 +76,11 @@ describe('HTTP on real Envoy, listener and connection manager named apart', () =
     expect(cli.exited()).toBe(false);
 
     const releasedAt = Date.now();
-    envoy.backends.releaseHeld();
+    envoy.backends.upstream.release();
     expect((await answer).status).toBe(200);
     expect(h2.goaways).toEqual([{ code: 0, lastStreamId: GOAWAY_ALL_STREAMS, at: expect.any(Number) as number }]);
     expect(h2.goaways[0]?.at).toBeGreaterThanOrEqual(releasedAt);
-    await h2.closed; // a client closes a session that said GOAWAY once its streams are done
+    await h2.whenClosed; // a client closes a session that said GOAWAY once its streams are done
     const result = await cli.result;
     expect(result.code).toBe(0);
     expect(result.exitedAt).toBeGreaterThanOrEqual(releasedAt);
@@ -95,10 +95,10 @@ describe('HTTP on real Envoy, listener and connection manager named apart', () =
 
     await drainIdle(envoy, defer, { kind: 'http2', port: envoy.ports.http });
     expect(h2.goaways).toEqual([]);
-    expect(h2.isOpen()).toBe(true);
+    expect(h2.closed()).toBe(false);
 
     await envoy.target.envoy.stop();
-    await h2.closed;
+    await h2.whenClosed;
     expect(h2.goaways).toEqual([]); // cut at the exit, with no GOAWAY
   });
 

@@ -4,7 +4,7 @@
 // clients (HTTP/3: aioquic); what Envoy counts, what it does at the drain, what our drain makes of it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SNI } from '../support/protocols/bootstrap.js';
-import { idleHttp1, tcpStream, tlsStream } from '../support/protocols/clients.js';
+import { idleHttp1, type StreamConnection, tcpStream, tlsStream } from '../support/protocols/clients.js';
 import { pastQuietPeriod, startShutdown } from '../support/protocols/drain-run.js';
 import { connectH3 } from '../support/protocols/h3.js';
 import { drainIdle } from '../support/protocols/idle-rows.js';
@@ -24,14 +24,11 @@ async function counted(envoy: ProtocolsEnvoy, expected: Record<string, number | 
 }
 
 /** A TCP or TLS stream through tcp_proxy: counted by its listener alone, untouched by the drain, holding it until the client closes. */
-async function streamHoldsTheDrain(
-  envoy: ProtocolsEnvoy,
-  stream: { echo(text: string): Promise<void>; isOpen(): boolean; close(): Promise<void> },
-): Promise<void> {
+async function streamHoldsTheDrain(envoy: ProtocolsEnvoy, stream: StreamConnection): Promise<void> {
   const cli = startShutdown(envoy, defer);
   await pastQuietPeriod(cli);
   await stream.echo('during the drain');
-  expect(stream.isOpen()).toBe(true);
+  expect(stream.closed()).toBe(false);
   expect(cli.exited()).toBe(false);
 
   const closedAt = Date.now();
@@ -63,7 +60,7 @@ describe('TCP, TLS passthrough and HTTP/3 on real Envoy, listeners named apart f
 
   it('HTTPS terminated beside a passthrough chain, idle: counted by the listener and its connection manager with no request in flight; Envoy sends nothing at the drain', async () => {
     const envoy = await startProtocolsEnvoy(defer);
-    const idle = await idleHttp1(envoy.ports.tls, SNI.terminated);
+    const idle = await idleHttp1(envoy.ports.tls, '/', { servername: SNI.terminated });
     expect(idle.first).toEqual({ status: 200, connection: undefined });
     await counted(envoy, {
       'listener.tls_in.downstream_cx_active': 1,
@@ -72,10 +69,10 @@ describe('TCP, TLS passthrough and HTTP/3 on real Envoy, listeners named apart f
     });
 
     await drainIdle(envoy, defer, { kind: 'http1', port: envoy.ports.tls, servername: SNI.terminated });
-    expect(idle.isOpen()).toBe(true);
+    expect(idle.closed()).toBe(false);
 
     await envoy.target.envoy.stop();
-    await idle.closed;
+    await idle.whenClosed;
   });
 
   it('HTTP/3 over QUIC, idle: counted by the UDP listener and its connection manager with no request in flight; no GOAWAY until Envoy exits', async () => {
@@ -102,8 +99,8 @@ describe('TCP, TLS passthrough and HTTP/3 on real Envoy, listeners named apart f
     const envoy = await startProtocolsEnvoy(defer);
     const h3 = await connectH3(envoy.ports.quic, SNI.quic);
     defer(() => h3.close());
-    h3.get('/hold');
-    await envoy.backends.held(1);
+    h3.get('/held');
+    await envoy.backends.upstream.slowInFlight(1);
     await counted(envoy, { 'listener.quic_in.downstream_cx_active': 1, 'http.ingress_h3.downstream_cx_active': 1, 'http.ingress_h3.downstream_rq_active': 1 });
 
     const cli = startShutdown(envoy, defer);
@@ -112,7 +109,7 @@ describe('TCP, TLS passthrough and HTTP/3 on real Envoy, listeners named apart f
     expect(cli.exited()).toBe(false);
 
     const releasedAt = Date.now();
-    envoy.backends.releaseHeld();
+    envoy.backends.upstream.release();
     const response = await h3.waitFor((e) => e.event === 'response');
     expect(response.status).toBe(200);
     const goaway = await h3.waitFor((e) => e.event === 'goaway');

@@ -1,7 +1,7 @@
 // `shutdown --quiet-period` on real Envoy: the drain ends only once new connections have stopped arriving.
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli } from '../support/cli.js';
-import { request } from '../support/http.js';
+import { request } from '../support/protocols/clients.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { expectedStatsReads, isStatsRead } from '../support/stats-reads.js';
 import { waitFor } from '../support/traffic/pod-conditions.js';

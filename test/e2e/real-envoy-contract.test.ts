@@ -5,9 +5,8 @@ import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, type RunningCli, startCli, tempDir } from '../support/cli.js';
-import { idleHttpConnection, keepAliveRequest } from '../support/clients.js';
-import { request } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
+import { http1Answer, idleHttp1, request } from '../support/protocols/clients.js';
 import { type AdminKind, type ChartEnvoy, startChartEnvoy } from '../support/real-envoy/chart-envoy.js';
 import { get } from '../support/real-envoy/process.js';
 
@@ -70,11 +69,11 @@ describe.each<AdminKind>(['ipv4', 'ipv6', 'unix'])("the chart's drain on real En
     const env = chartEnv(envoy, ready, { ENVOY_SHUTDOWN_MIN_DRAIN_DURATION: '1500ms' });
     const ingress = envoy.ports.ingress as number;
     // A Prometheus scraper's idle keep-alive connection on the ignored stats listener (proxied to the admin API).
-    const scraper = await idleHttpConnection(envoy.ports.stats as number, '/stats/prometheus');
+    const scraper = await idleHttp1(envoy.ports.stats as number, '/stats/prometheus');
     cleanups.push(() => scraper.close());
     const busyAgent = new Agent({ keepAlive: true, maxSockets: 1 });
     cleanups.push(() => busyAgent.destroy());
-    const before = await keepAliveRequest(ingress, busyAgent);
+    const before = await http1Answer({ port: ingress, agent: busyAgent });
     expect(before.connection).toBeUndefined(); // HTTP/1.1 keeps the connection unless told otherwise
 
     const dryRun = await run(['shutdown', '--dry-run', '--output', 'json'], env).result;
@@ -96,7 +95,7 @@ describe.each<AdminKind>(['ipv4', 'ipv6', 'unix'])("the chart's drain on real En
     const fresh = await request({ port: ingress }, '/');
     expect(fresh.status).toBe(200);
     expect(fresh.headers.connection).toBe('close');
-    const after = await keepAliveRequest(ingress, busyAgent);
+    const after = await http1Answer({ port: ingress, agent: busyAgent });
     expect(after).toMatchObject({ status: 200, connection: 'close' });
     expect(after.socket).toBe(before.socket);
 
@@ -116,7 +115,7 @@ describe('counting connections on real Envoy', () => {
   it('an idle keep-alive client connection outlives the drain: the drain runs to its timeout, exit 3', async () => {
     const envoy = await chartEnvoy();
     const ready = readyPath();
-    const idle = await idleHttpConnection(envoy.ports.ingress as number);
+    const idle = await idleHttp1(envoy.ports.ingress as number);
     cleanups.push(() => idle.close());
     const result = await run(['shutdown', '--connections', 'listeners', '--drain-timeout', '1500ms'], chartEnv(envoy, ready)).result;
     expect(result.code).toBe(3);
@@ -128,8 +127,8 @@ describe('counting connections on real Envoy', () => {
   it('finishes at --exit-at-connections', async () => {
     const envoy = await chartEnvoy();
     const ready = readyPath();
-    const a = await idleHttpConnection(envoy.ports.ingress as number);
-    const b = await idleHttpConnection(envoy.ports.ingress as number);
+    const a = await idleHttp1(envoy.ports.ingress as number);
+    const b = await idleHttp1(envoy.ports.ingress as number);
     cleanups.push(
       () => a.close(),
       () => b.close(),
@@ -142,7 +141,7 @@ describe('counting connections on real Envoy', () => {
   it('ends when the last client connection closes, read from the live listener gauge', async () => {
     const envoy = await chartEnvoy();
     const ready = readyPath();
-    const held = await idleHttpConnection(envoy.ports.ingress as number);
+    const held = await idleHttp1(envoy.ports.ingress as number);
     const cli = run(['shutdown'], chartEnv(envoy, ready, { ENVOY_SHUTDOWN_DRAIN_TIMEOUT: '30s' }));
     await cli.waitForLog((l) => l.msg === 'minimum drain period reached');
     expect(cli.child.exitCode).toBeNull();
@@ -154,7 +153,7 @@ describe('counting connections on real Envoy', () => {
 
   it('`total` counts the scraper on the stats listener once a stats flush saw it; `listeners` leaves it out', async () => {
     const envoy = await chartEnvoy();
-    const scraper = await idleHttpConnection(envoy.ports.stats as number, '/stats/prometheus');
+    const scraper = await idleHttp1(envoy.ports.stats as number, '/stats/prometheus');
     cleanups.push(() => scraper.close());
     // server.total_connections moves only at Envoy's stats flush (every 5 s with the chart's bootstrap).
     let value = Number.NaN;

@@ -6,8 +6,8 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAST_READ_INTERVAL_MS } from '../../src/drain/schedule.js';
 import { cleanEnv, type RunResult, startCli, tempDir } from '../support/cli.js';
-import { idleHttpConnection } from '../support/clients.js';
 import { pollUntil } from '../support/poll.js';
+import { idleHttp1 } from '../support/protocols/clients.js';
 import { renderedPod } from '../support/real-envoy/chart-envoy.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { expectedStatsReads, isStatsRead } from '../support/stats-reads.js';
@@ -122,7 +122,7 @@ describe('shutdown drain sequence', () => {
   it('finishes at the first read after the count reaches the threshold', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const held = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const held = await idleHttp1(envoy.listenerPort('ingress'));
     const cli = run(
       shutdownArgs(envoy.adminAddress, ready, [
         '--connections',
@@ -157,7 +157,7 @@ describe('shutdown drain sequence', () => {
   it('reads as soon as the socket count shows a connection closed, and only that read decides', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const [first, second] = await Promise.all([idleHttpConnection(envoy.listenerPort('ingress')), idleHttpConnection(envoy.listenerPort('ingress'))]);
+    const [first, second] = await Promise.all([idleHttp1(envoy.listenerPort('ingress')), idleHttp1(envoy.listenerPort('ingress'))]);
     const args = ['--connections', 'listeners', '--check-interval', '20s', '--min-drain-duration', '200ms', '--drain-timeout', '60s', '--log-level', 'debug'];
     const cli = run(shutdownArgs(envoy.adminAddress, ready, args));
     await cli.waitForLog((l) => l.msg === 'watching the socket count for a closed connection');
@@ -185,7 +185,7 @@ describe('shutdown drain sequence', () => {
   it('without the socket count, reads at the regular end-game cadence and still finishes', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const held = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const held = await idleHttp1(envoy.listenerPort('ingress'));
     const args = ['--connections', 'listeners', '--check-interval', '1s', '--min-drain-duration', '200ms', '--drain-timeout', '30s', '--log-level', 'debug'];
     const cli = run(shutdownArgs(envoy.adminAddress, ready, args), { ENVOY_SHUTDOWN_SOCKET_COUNTS_DIR: join(readyPath(), 'no-such-dir') });
     const off = await cli.waitForLog((l) => l.msg === 'socket count unreadable: end-game reads at the regular cadence');
@@ -205,8 +205,8 @@ describe('shutdown drain sequence', () => {
   it('finishes at --exit-at-connections, not only at zero', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const a = await idleHttpConnection(envoy.listenerPort('ingress'));
-    const b = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const a = await idleHttp1(envoy.listenerPort('ingress'));
+    const b = await idleHttp1(envoy.listenerPort('ingress'));
     cleanups.push(
       () => a.close(),
       () => b.close(),
@@ -219,7 +219,7 @@ describe('shutdown drain sequence', () => {
   it('exits 3 at the drain timeout with connections left, and still writes the ready file', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const idle = await idleHttpConnection(envoy.listenerPort('ingress')); // an idle keep-alive connection is never drained
+    const idle = await idleHttp1(envoy.listenerPort('ingress')); // an idle keep-alive connection is never drained
     cleanups.push(() => idle.close());
     const result = await run(
       shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--drain-timeout', '1200ms', '--min-drain-duration', '200ms']),
@@ -234,7 +234,7 @@ describe('shutdown drain sequence', () => {
   it('with a health check failure delay, drains first and fails the health check after the delay', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const idle = await idleHttp1(envoy.listenerPort('ingress'));
     const cli = run(
       shutdownArgs(envoy.adminAddress, ready, ['--health-check-failure-delay', '600ms', '--min-drain-duration', '200ms', '--connections', 'listeners']),
     );
@@ -244,11 +244,10 @@ describe('shutdown drain sequence', () => {
     expect(result.code).toBe(0);
     const drain = envoy.calls.find((c) => c.path === '/drain_listeners');
     const fail = envoy.calls.find((c) => c.path === '/healthcheck/fail');
-    expect(drain).toBeDefined();
-    expect(fail).toBeDefined();
-    expect(envoy.calls.indexOf(drain!)).toBe(0);
+    if (drain === undefined || fail === undefined) throw new Error('the manager never called /drain_listeners and /healthcheck/fail');
+    expect(envoy.calls.indexOf(drain)).toBe(0);
     // The tap's arrival times carry each request's own latency: bound from the spawn, which precedes the drain.
-    expect(fail!.time - cli.startedAt).toBeGreaterThanOrEqual(600);
+    expect(fail.time - cli.startedAt).toBeGreaterThanOrEqual(600);
   });
 
   it('skips the delayed health check failure when the drain is over first', async () => {
@@ -267,7 +266,7 @@ describe('shutdown drain sequence', () => {
   it('reads server.total_connections, which moves only at stats flushes', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const held = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const held = await idleHttp1(envoy.listenerPort('ingress'));
     // Envoy recomputes the gauge at its stats flush: every 5 s with the chart's bootstrap.
     await envoy.waitForStat('server.total_connections', (value) => value === 1);
     const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--min-drain-duration', '100ms']));
@@ -288,7 +287,7 @@ describe('shutdown drain sequence', () => {
     const flushMs = 2_000;
     const envoy = await standIn({ statsFlushInterval: `${flushMs / 1_000}s` });
     const ready = readyPath();
-    const held = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const held = await idleHttp1(envoy.listenerPort('ingress'));
     await envoy.waitForStat('server.total_connections', (value) => value === 1);
     const args = ['--check-interval', '1s', '--min-drain-duration', '100ms', '--drain-timeout', '60s', '--log-level', 'debug'];
     const cli = run(shutdownArgs(envoy.adminAddress, ready, args));
@@ -334,7 +333,7 @@ describe('shutdown --connections listeners', () => {
     const envoy = await standIn();
     const ready = readyPath();
     // A scraper's keep-alive connection on the stats listener would hold a `total` drain to its timeout.
-    const scraper = await idleHttpConnection(envoy.listenerPort('stats'));
+    const scraper = await idleHttp1(envoy.listenerPort('stats'));
     cleanups.push(() => scraper.close());
     const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--ignore-listener', 'stats'])).result;
     expect(result.code).toBe(0);
@@ -347,7 +346,7 @@ describe('shutdown --connections listeners', () => {
   it('counts a listener whose name only starts like an ignored one', async () => {
     const envoy = await standIn({ lookAlike: true });
     const ready = readyPath();
-    const held = await idleHttpConnection(envoy.listenerPort('stats-19001'));
+    const held = await idleHttp1(envoy.listenerPort('stats-19001'));
     cleanups.push(() => held.close());
     const result = await run(shutdownArgs(envoy.adminAddress, ready, ['--connections', 'listeners', '--ignore-listener', 'stats', '--drain-timeout', '1s']))
       .result;
@@ -358,8 +357,8 @@ describe('shutdown --connections listeners', () => {
   it('reads ignored listeners from the environment, comma-separated', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const a = await idleHttpConnection(envoy.listenerPort('stats'), '/stats/prometheus');
-    const b = await idleHttpConnection(envoy.listenerPort('ready'), '/live');
+    const a = await idleHttp1(envoy.listenerPort('stats'), '/stats/prometheus');
+    const b = await idleHttp1(envoy.listenerPort('ready'), '/live');
     cleanups.push(
       () => a.close(),
       () => b.close(),
@@ -439,7 +438,7 @@ describe('shutdown when the admin API fails', () => {
   it('waits for a slow answer within --admin-timeout, and counts a slower one as a failed read', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const idle = await idleHttp1(envoy.listenerPort('ingress'));
     const cli = run(
       shutdownArgs(envoy.adminAddress, ready, [
         '--admin-timeout',
@@ -469,7 +468,7 @@ describe('shutdown when the admin API fails', () => {
   it('keeps polling through read errors, and takes Envoy for gone once its admin connections fail', async () => {
     const envoy = await standIn();
     const ready = readyPath();
-    const idle = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const idle = await idleHttp1(envoy.listenerPort('ingress'));
     cleanups.push(() => idle.close());
     const cli = run(shutdownArgs(envoy.adminAddress, ready, ['--drain-timeout', '30s', '--min-drain-duration', '100ms', '--connections', 'listeners']));
     await cli.waitForLog((l) => l.msg === 'draining');

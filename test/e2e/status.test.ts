@@ -2,8 +2,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, startCli } from '../support/cli.js';
-import { idleHttpConnection } from '../support/clients.js';
-import { request } from '../support/http.js';
+import { idleHttp1, request } from '../support/protocols/clients.js';
 import { type DrainTarget, realEnvoyAndReadyFile } from '../support/real-envoy/drain-target.js';
 import { isStatsRead } from '../support/stats-reads.js';
 import { waitFor } from '../support/traffic/pod-conditions.js';
@@ -33,7 +32,7 @@ function json(stdout: string): Record<string, unknown> {
 describe('status', () => {
   it('reports state, connections per listener, new connections and no drain, as JSON', async () => {
     const { envoy, ready } = await setup();
-    const held = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const held = await idleHttp1(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
     const status = run([
       'status',
@@ -159,7 +158,7 @@ describe('shutdown --dry-run', () => {
   it('prints the effective configuration with sources, the plan and the counts, and touches nothing', async () => {
     const { envoy, ready } = await setup();
     writeFileSync(ready, 'left by an earlier drain');
-    const held = await idleHttpConnection(envoy.listenerPort('ingress'));
+    const held = await idleHttp1(envoy.listenerPort('ingress'));
     cleanups.push(() => held.close());
     const result = await run(
       [

@@ -1,8 +1,11 @@
 // Through the kubelet stand-in, on the real Envoy the chart configures: never drain a pod that is
 // not terminating, never hold one that cannot drain, native sidecars and sidecar-less mode.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSidecarlessChartPod } from '../support/chart/chart-pod.js';
+import { renderChart } from '../support/chart/helm.js';
+import { readSidecarlessPod } from '../support/chart/manifests.js';
 import { ENVOY, type EnvoyPod, type EnvoyPodOptions, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
-import { request } from '../support/http.js';
+import { request } from '../support/protocols/clients.js';
 import { startHealthyEnvoy } from '../support/real-envoy/healthy-envoy.js';
 import { startUpstream, type Upstream } from '../support/real-envoy/upstream.js';
 import { adminTarget, terminateUnderLoad } from '../support/termination-run.js';
@@ -45,6 +48,12 @@ async function start(options: Partial<EnvoyPodOptions>): Promise<EnvoyPod> {
   });
   pods.push(pod);
   return pod;
+}
+
+/** `event`, or a clear failure naming `what` when the timeline never recorded it. */
+function found<T>(event: T | undefined, what: string): T {
+  if (event === undefined) throw new Error(`the timeline has no ${what}`);
+  return event;
 }
 
 /** The calls that change Envoy's state, as the tap in front of its admin API saw them. */
@@ -103,10 +112,10 @@ describe('no drain, no hostage', () => {
     });
     const timeline = await envoyPod.pod.terminate();
     expect(timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 127');
-    const envoyHook = timeline.find('prestop-end', ENVOY)!;
+    const envoyHook = found(timeline.find('prestop-end', ENVOY), "Envoy's prestop-end");
     expect(envoyHook.detail).toBe('HTTP 500');
     // kubelet sends the sidecar SIGTERM once its hook returned; the manager answers Envoy's hook then.
-    expect(envoyHook.t).toBeGreaterThanOrEqual(timeline.find('sigterm', SIDECAR)!.t);
+    expect(envoyHook.t).toBeGreaterThanOrEqual(found(timeline.find('sigterm', SIDECAR), "the sidecar's sigterm").t);
     expect(envoyHook.t).toBeLessThan(15_000);
     expect(timeline.find('sigkill')).toBeUndefined();
     const released = envoyPod.pod
@@ -138,7 +147,9 @@ describe('native sidecar mode', () => {
     expect(run.traffic.failures).toEqual([]);
     expect(timeline.find('prestop-end', ENVOY)?.detail).toBe('HTTP 200');
     // Ordering: Envoy exits first; only then is the native sidecar stopped.
-    expect(timeline.find('sigterm', SIDECAR)!.t).toBeGreaterThanOrEqual(timeline.find('container-exit', ENVOY)!.t);
+    expect(found(timeline.find('sigterm', SIDECAR), "the sidecar's sigterm").t).toBeGreaterThanOrEqual(
+      found(timeline.find('container-exit', ENVOY), "Envoy's container-exit").t,
+    );
     expect(timeline.find('prestop-start', SIDECAR)).toBeUndefined();
     expect(timeline.find('sigkill')).toBeUndefined();
     expect(posts(envoyPod)).toEqual(['POST /healthcheck/fail', DRAIN]);
@@ -151,20 +162,20 @@ describe('native sidecar mode', () => {
 
 describe('sidecar-less mode', () => {
   it("drains in Envoy's own exec hook from the installed copy: SIGTERM follows it, zero failed requests, logs in Envoy's log", async () => {
-    const envoyPod = await start({
-      mode: 'sidecarless',
-      shutdownArgs: ['--connections', 'listeners', '--min-drain-duration', '1200ms', '--drain-timeout', '10s', '--check-interval', '200ms'],
-    });
+    // The chart's sidecar-less pod, its drain's settings as values (no quiet period: the drain's own default).
+    const shutdown = { connections: 'listeners', minDrainDuration: 1.2, drainTimeout: 10, checkInterval: 0.2, quietPeriod: 0 };
+    const envoyPod = await startSidecarlessChartPod(readSidecarlessPod(await renderChart({ values: { mode: 'sidecarless', shutdown } })));
+    pods.push(envoyPod);
     const run = await terminateUnderLoad(envoyPod, { deprogrammingDelayMs: 600 });
     const { timeline } = run;
     expect(run.traffic.failures).toEqual([]);
     expect(run.traffic.requests.healthy).toBeGreaterThan(0);
-    const hookEnd = timeline.find('prestop-end', ENVOY)!;
+    const hookEnd = found(timeline.find('prestop-end', ENVOY), "Envoy's prestop-end");
     expect(hookEnd.detail).toBe('exit 0');
     expect(timeline.find('prestop-start', ENVOY)?.detail).toMatch(
       /^exec ld-linux-x86-64\.so\.2 --library-path lib envoy-shutdown-manager shutdown --no-ready-file/,
     );
-    expect(timeline.find('sigterm', ENVOY)!.t).toBeGreaterThanOrEqual(hookEnd.t);
+    expect(found(timeline.find('sigterm', ENVOY), "Envoy's sigterm").t).toBeGreaterThanOrEqual(hookEnd.t);
     expect(timeline.find('sigkill')).toBeUndefined();
     expect(timeline.events.filter((e) => e.container !== undefined && e.container !== ENVOY)).toEqual([]); // nothing else ran
     // The hook copied its logs to PID 1's stdout: `kubectl logs -c envoy` shows them.

@@ -3,9 +3,9 @@
 // when its own hook returns, and SIGKILL at the grace period.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENVOY, type EnvoyPod, type EnvoyPodOptions, SIDECAR, startEnvoyPod } from '../support/envoy-pod.js';
+import { type Connection, idleHttp1 } from '../support/protocols/clients.js';
 import { startUpstream, type Upstream } from '../support/real-envoy/upstream.js';
 import { terminateUnderLoad } from '../support/termination-run.js';
-import { type IdleConnection, idleHttp1 } from '../support/traffic/side-clients.js';
 
 let upstream: Upstream;
 beforeAll(async () => {
@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => upstream.close());
 
 const pods: EnvoyPod[] = [];
-const idle: IdleConnection[] = [];
+const idle: Connection[] = [];
 afterEach(async () => {
   for (const connection of idle.splice(0)) await connection.close();
   for (const pod of pods.splice(0)) await pod.destroy();
@@ -48,6 +48,12 @@ const CHART_LIKE = [
  */
 const FIRST_FLUSH_MS = 10_000;
 
+/** `event`, or a clear failure naming `what` when the timeline never recorded it. */
+function found<T>(event: T | undefined, what: string): T {
+  if (event === undefined) throw new Error(`the timeline has no ${what}`);
+  return event;
+}
+
 function finished(pod: EnvoyPod): Record<string, unknown> | undefined {
   return pod.pod
     .container(SIDECAR)
@@ -80,12 +86,12 @@ describe('pod termination on real Envoy', () => {
     const timeline = await pod.terminate();
 
     expect(timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 3'); // drain timeout, connections left
-    const envoyHookEnd = timeline.find('prestop-end', ENVOY)!;
+    const envoyHookEnd = found(timeline.find('prestop-end', ENVOY), "Envoy's prestop-end");
     expect(envoyHookEnd.detail).toBe('HTTP 200');
     expect(envoyHookEnd.t).toBeGreaterThanOrEqual(2_000);
-    expect(timeline.find('sigterm', ENVOY)!.t).toBeGreaterThanOrEqual(envoyHookEnd.t);
+    expect(found(timeline.find('sigterm', ENVOY), "Envoy's sigterm").t).toBeGreaterThanOrEqual(envoyHookEnd.t);
     expect(timeline.find('sigkill')).toBeUndefined();
-    expect(timeline.find('pod-gone')!.t).toBeLessThan(8_000);
+    expect(found(timeline.find('pod-gone'), 'pod-gone').t).toBeLessThan(8_000);
     const released = pod
       .container(SIDECAR)
       .logs()
@@ -108,7 +114,7 @@ describe('pod termination on real Envoy', () => {
     await pod.container(ENVOY).exited;
     const timeline = await pod.terminate();
     expect(timeline.find('prestop-end', SIDECAR)?.detail).toBe('exit 1');
-    expect(timeline.find('pod-gone')!.t).toBeLessThan(15_000);
+    expect(found(timeline.find('pod-gone'), 'pod-gone').t).toBeLessThan(15_000);
     expect(finished(envoyPod)).toMatchObject({ result: 'envoy-unreachable', exitCode: 1 });
   });
 });
@@ -147,11 +153,16 @@ describe('zero loss under load on real Envoy', () => {
         .logs()
         .find((line) => line.msg === 'drain completed');
       const drainEnded = Date.parse(String(completed?.time));
-      const envoySigterm = timeline.find('sigterm', ENVOY)!;
+      const envoySigterm = found(timeline.find('sigterm', ENVOY), "Envoy's sigterm");
       expect(envoySigterm.at).toBeGreaterThanOrEqual(drainEnded);
       expect(traffic.lastRequestToTerminatingAt).toBeLessThanOrEqual(envoySigterm.at);
       expect(timeline.find('prestop-end', ENVOY)?.detail).toBe('HTTP 200');
-      expect(Math.abs(timeline.find('prestop-start', ENVOY)!.t - timeline.find('prestop-start', SIDECAR)!.t)).toBeLessThan(1_000);
+      expect(
+        Math.abs(
+          found(timeline.find('prestop-start', ENVOY), "Envoy's prestop-start").t -
+            found(timeline.find('prestop-start', SIDECAR), "the sidecar's prestop-start").t,
+        ),
+      ).toBeLessThan(1_000);
       expect(timeline.find('sigkill')).toBeUndefined();
     });
   }

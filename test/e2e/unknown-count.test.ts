@@ -72,7 +72,10 @@ const UNREADABLE_NAMES: AdminFault = { kind: 'answer', status: 200, body: 'envoy
 
 /** The drain's reads of the stats meet `fault`: through the Prometheus endpoint, or through the text /stats it falls back to. */
 function faultReads(envoy: DrainTarget, format: 'prometheus' | 'text', fault: AdminFault): void {
-  if (format === 'prometheus') return envoy.setAdminFault(fault, PROMETHEUS);
+  if (format === 'prometheus') {
+    envoy.setAdminFault(fault, PROMETHEUS);
+    return;
+  }
   envoy.setAdminFault(UNREADABLE_NAMES, PROMETHEUS);
   envoy.setAdminFault(fault, '/stats');
 }
@@ -193,16 +196,18 @@ describe('only refused connections mean Envoy is gone', () => {
   });
 });
 
-describe('status reports an unusable count', () => {
-  it('exits 1 and says why, never printing a number it did not read', async () => {
+describe('status and --dry-run report an unusable count apart from an unreachable Envoy', () => {
+  it.each([
+    ['status', ['status', '--interval', '100ms']],
+    ['shutdown --dry-run', ['shutdown', '--dry-run']],
+  ])('%s exits 3 and says why, never printing a number it did not read', async (_command, [command, ...rest]) => {
     const { envoy, ready } = await setup();
     envoy.setAdminFault({ kind: 'answer', status: 200, body: 'envoy_listener_downstream_cx_active{envoy_listener_address="ingress"} -5\n' }, PROMETHEUS);
-    const result = await run(['status', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', '--interval', '100ms'])
-      .result;
-    expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/^envoy\s+LIVE, health check passing$/m);
+    const result = await run([command ?? '', '--admin-address', envoy.adminAddress, '--ready-file', ready, '--connections', 'listeners', ...rest]).result;
+    expect(result.code).toBe(3);
+    expect(result.stdout).toMatch(/^ *envoy\s+LIVE, health check passing$/m); // the dry run indents its report
     expect(result.stdout).toMatch(
-      /^connections\s+unknown: envoy_listener_downstream_cx_active\{envoy_listener_address="ingress"\} is "-5", not a whole number >= 0 as Envoy writes one$/m,
+      /^ *connections\s+unknown: envoy_listener_downstream_cx_active\{envoy_listener_address="ingress"\} is "-5", not a whole number >= 0 as Envoy writes one$/m,
     );
     expect(result.stdout).not.toMatch(/-5 active/);
   });

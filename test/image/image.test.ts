@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PortMap } from '../support/chart/chart-pod.js';
 import { renderChart } from '../support/chart/helm.js';
 import { readPod } from '../support/chart/manifests.js';
-import { request } from '../support/http.js';
+import { request } from '../support/protocols/clients.js';
 import { type RealEnvoy, startRealEnvoy } from '../support/real-envoy/process.js';
 import { expectedFiles, imageFiles } from './support/image-files.js';
 import { PodmanObjects, podman, podmanRun, testImages } from './support/podman.js';

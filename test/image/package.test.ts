@@ -7,10 +7,10 @@ import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync,
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningCli, startCli, tempDir } from '../support/cli.js';
-import { request } from '../support/http.js';
 import { arm64Sysroot, emulatedCommand, inArm64Namespace } from '../support/package/emulated.js';
 import { executableCommand, type IsolatedExecutable, isolatedCopy, NON_ROOT_UID, volumeDir } from '../support/package/executable.js';
 import { packagePaths } from '../support/package/paths.js';
+import { request } from '../support/protocols/clients.js';
 import { type DrainTarget, startDrainTarget } from '../support/real-envoy/drain-target.js';
 
 const { EXECUTABLE, ARM64_EXECUTABLE } = await packagePaths();

@@ -85,7 +85,7 @@ function independentRelease(epoch: number): Release {
   return JSON.parse(out.trim().split('\n').at(-1) ?? '') as Release;
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
@@ -174,7 +174,9 @@ describe('npm run release', () => {
       ).toEqual([{ type: 'library', version }]);
       // A Debian purl with the release (the image's os-release), as scanners match it against Debian's security tracker.
       expect(found[0]?.purl).toMatch(
-        new RegExp(`^pkg:deb/debian/${escape(encodeURIComponent(name))}@${escape(encodeURIComponent(version))}\\?arch=${arch}&distro=debian-12(&|$)`),
+        new RegExp(
+          `^pkg:deb/debian/${escapeRegExp(encodeURIComponent(name))}@${escapeRegExp(encodeURIComponent(version))}\\?arch=${arch}&distro=debian-12(&|$)`,
+        ),
       );
     }
   });

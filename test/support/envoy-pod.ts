@@ -7,10 +7,8 @@
 //   /shutdown/drain; Envoy's preStop `httpGet /shutdown/drain` carries the hook token and runs the
 //   drain; the manager has no hook and is stopped after Envoy has exited. It starts before Envoy,
 //   so it cannot learn an ephemeral admin port: the admin API is on a Unix socket in the shared volume.
-// - sidecarless: an init container runs `envoy-shutdown-manager install` into the shared volume;
-//   Envoy's own preStop is exec of that installed copy (`shutdown --no-ready-file`), so its
-//   SIGTERM follows the drain's end, and nothing but Envoy keeps running.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+// (The sidecar-less pod is the chart's own: ./chart/chart-pod.ts.)
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type PodEnvoy, startChartPodEnvoy } from './chart/pod-envoy.js';
@@ -24,8 +22,8 @@ export interface EnvoyPodOptions {
   /** The negative control: Envoy alone, no hook, so kubelet's SIGTERM reaches it at once (classic mode). */
   readonly withoutManager?: boolean;
   readonly terminationGracePeriodSeconds: number;
-  readonly mode?: 'classic' | 'native' | 'sidecarless';
-  /** Flags for the exec hook (classic and sidecar-less), after --admin-address and --ready-file. */
+  readonly mode?: 'classic' | 'native';
+  /** Flags for the sidecar's exec hook, after --admin-address and --ready-file. */
   readonly shutdownArgs?: readonly string[];
   /** Replaces the sidecar's exec hook command altogether (e.g. one that fails). */
   readonly sidecarHook?: readonly string[];
@@ -43,7 +41,7 @@ export interface EnvoyPod {
   readonly adminAddress: string;
   /** Listener ports by stat prefix: `ingress`, `stats`, `ready`. */
   readonly listeners: Readonly<Record<string, number>>;
-  /** Undefined in sidecar-less mode. */
+  /** Undefined without a manager. */
   readonly managerPort: number | undefined;
   readonly readyFile: string;
   /** Every admin call made at the admin address, as `METHOD /path?query`. */
@@ -53,8 +51,6 @@ export interface EnvoyPod {
 
 /** The executable `install` copies from: the single executable `npm run package` builds. */
 export const SINGLE_EXECUTABLE = resolve('dist/envoy-shutdown-manager');
-/** Where the sidecar-less pod's init container installs, and the Envoy container mounts, the copy. */
-const INSTALL_DIR = 'esm';
 
 export const ENVOY = 'envoy';
 export const SIDECAR = 'shutdown-manager';
@@ -80,7 +76,6 @@ export async function startEnvoyPod(options: EnvoyPodOptions): Promise<EnvoyPod>
     rmSync(sharedVolume, { recursive: true, force: true });
     throw error;
   }
-  if (options.mode === 'sidecarless') return launch(sidecarlessSpec(options, envoy, sharedVolume), sharedVolume, '', envoy);
 
   const tokenHeader = options.hookToken === undefined ? [] : [{ name: 'X-Envoy-Shutdown-Token', value: options.hookToken }];
   const managerPort = (p: Pod): number => p.container(SIDECAR).lines.find(managerReady)?.port as number;
@@ -158,32 +153,4 @@ async function launch(spec: PodSpec, sharedVolume: string, readyFile: string, en
       await cleanup();
     },
   };
-}
-
-function sidecarlessSpec(options: EnvoyPodOptions, envoy: PodEnvoy, sharedVolume: string): PodSpec {
-  const installDir = join(sharedVolume, INSTALL_DIR);
-  mkdirSync(installDir); // the emptyDir mount point
-  return {
-    terminationGracePeriodSeconds: options.terminationGracePeriodSeconds,
-    initContainers: [{ name: 'install', command: [SINGLE_EXECUTABLE, 'install', installDir], runToCompletion: true }],
-    containers: [
-      {
-        name: ENVOY,
-        command: envoy.command,
-        ...(options.sidecarEnv === undefined ? {} : { env: options.sidecarEnv }),
-        ready: () => envoy.ready(),
-        // The command `install` printed, as the chart copies it into Envoy's preStop.
-        preStop: (p: Pod): PreStopHook => ({
-          exec: { command: [...installedCommand(p), 'shutdown', '--no-ready-file', '--admin-address', envoy.adminAddress, ...(options.shutdownArgs ?? [])] },
-        }),
-      },
-    ],
-  };
-}
-
-/** The exec command the install init container printed last (a JSON array), without `shutdown`. */
-function installedCommand(pod: Pod): string[] {
-  const printed: unknown = pod.container('install').lines.at(-1);
-  if (!Array.isArray(printed) || printed.at(-1) !== 'shutdown') throw new Error(`install printed no command: ${JSON.stringify(printed)}`);
-  return (printed as string[]).slice(0, -1);
 }

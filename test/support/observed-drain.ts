@@ -4,8 +4,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanEnv, type LogLine, type RunningCli, type RunResult, startCli, tempDir } from './cli.js';
-import { idleHttpConnection } from './clients.js';
-import { type HttpAnswer, request } from './http.js';
+import { type HttpAnswer, idleHttp1, request } from './protocols/clients.js';
 import { type DrainTarget, startDrainTarget } from './real-envoy/drain-target.js';
 
 /**
@@ -67,7 +66,7 @@ export async function startObservedDrain(
       const prestop = request({ port: managerPort }, '/shutdown/ready');
       await cli.waitForLog((line) => line.msg === 'waiting for the drain to finish' && cli.logs.filter((l) => l.msg === line.msg).length > waiting);
       // An idle keep-alive connection holds the drain to its timeout; closed once the hook is done (slow-drained: once it drained long enough).
-      const idle = outcome === 'timeout' || outcome === 'slow-drained' ? await idleHttpConnection(envoy.listenerPort('ingress')) : undefined;
+      const idle = outcome === 'timeout' || outcome === 'slow-drained' ? await idleHttp1(envoy.listenerPort('ingress')) : undefined;
       if (outcome === 'unknown-count') envoy.setAdminFault({ kind: 'status', status: 503 }, '/stats/prometheus');
       if (outcome === 'unreachable') await envoy.kill();
       const running = startCli([

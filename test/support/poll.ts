@@ -55,3 +55,16 @@ export async function within(promise: Promise<unknown>, ms: number): Promise<boo
   stop.abort();
   return result;
 }
+
+/** `promise`, or an error naming `what` once `boundMs` have passed. */
+export async function bounded<T>(promise: Promise<T>, what: string, boundMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${boundMs} ms`)), boundMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -2,13 +2,14 @@
 // load balancer send traffic to the pod's Envoy; at time zero kubelet starts terminating the pod
 // and the load balancer starts its deprogramming delay, both at once, as in Kubernetes.
 import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvoyPod } from './envoy-pod.js';
 import type { Timeline } from './kubelet/timeline.js';
+import { type Connection, idleHttp1, idleHttp2, longRequest, type SideResult } from './protocols/clients.js';
 import { startHealthyEnvoy } from './real-envoy/healthy-envoy.js';
 import { get } from './real-envoy/process.js';
 import type { Upstream } from './real-envoy/upstream.js';
 import { waitFor } from './traffic/pod-conditions.js';
-import { type IdleConnection, idleHttp1, idleHttp2, longRequest, type SideResult } from './traffic/side-clients.js';
 import { Traffic, type TrafficOptions, type TrafficStats } from './traffic/traffic.js';
 
 /** Requests the pod serves before its termination starts: the load is running, not starting. */
@@ -30,6 +31,12 @@ export interface LoadedTerminationOptions {
   readonly idleClients?: boolean;
   /** Read these stats (exact names) from the admin API right before termination begins. */
   readonly statsAtTermination?: readonly string[];
+  /**
+   * Keep the clients going until this long after the load balancer deprogrammed the pod, even when
+   * the pod is gone sooner, so the requests a dead pod still receives are counted (a fixed window,
+   * as a benchmark measures); unset: until every client has sent one request after both.
+   */
+  readonly afterDeprogrammedMs?: number;
 }
 
 export interface ConnectionSample {
@@ -47,7 +54,7 @@ export interface LoadedTermination {
   /** The long requests' outcomes (none unless asked for). */
   readonly longRequests: readonly SideResult[];
   /** The idle pooled connections, after the pod is gone. */
-  readonly idle: readonly IdleConnection[];
+  readonly idle: readonly Connection[];
   /** The stats asked for, as Envoy reported them right before termination began. */
   readonly statsAtTermination: Readonly<Record<string, number>>;
 }
@@ -58,7 +65,7 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
   if (port === undefined) throw new Error(`the pod has no listener ${listener}`);
   // Another pod behind the same load balancer, where new connections go once this one is deprogrammed.
   const healthy = await startHealthyEnvoy();
-  const idle: IdleConnection[] = [];
+  const idle: Connection[] = [];
   const traffic = await Traffic.start({ terminating: { host: '127.0.0.1', port }, healthy: { host: '127.0.0.1', port: healthy.port }, ...options.traffic });
   try {
     if (options.idleClients === true) {
@@ -87,7 +94,8 @@ export async function terminateUnderLoad(pod: EnvoyPod, options: LoadedTerminati
     sampling?.stop();
     // Keep the clients going until each has sent a request after the load balancer let go of the
     // pod and the pod was gone: a pod that died too early shows its refused or reset connections.
-    await traffic.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
+    if (options.afterDeprogrammedMs === undefined) await traffic.untilEveryClientSentSince(Math.max(traffic.deprogrammedAt ?? 0, Date.now()));
+    else await sleep(Math.max(0, (traffic.deprogrammedAt ?? Date.now()) + options.afterDeprogrammedMs - Date.now()));
     return { timeline, traffic: await traffic.stop(), samples, requestsBeforeTermination, longRequests: await longRequests, idle, statsAtTermination };
   } finally {
     await traffic.stop();

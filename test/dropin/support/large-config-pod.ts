@@ -17,7 +17,7 @@ import { runSandboxed } from '../../support/sandbox.js';
 import type { PodObservation, PodScenario } from './pod.js';
 
 /** The pod runner the tests' global setup bundles (test/support/dropin-pod-main.ts). */
-export const POD_RUNNER = resolve('test/.build/dropin-pod-main.cjs');
+const POD_RUNNER = resolve('test/.build/dropin-pod-main.cjs');
 /** Where the fixture's clusters send requests, inside the sandbox. */
 const BACKEND_PORT = 3000;
 /**

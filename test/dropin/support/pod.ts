@@ -1,17 +1,18 @@
 // One generated pod's termination, run inside the sandbox (its own loopback, /tmp and /admin):
 // real Envoy from a peer-shaped bootstrap, the manager and the preStop hook exec'd by the argv the
 // peer's controller renders, Envoy's httpGet preStop, then SIGTERM to the manager. Everything
-// seen is returned for the test to judge; nothing is decided here.
+// seen is returned for the test (or the bench: the manager's idle cost, the hook's CPU) to judge;
+// nothing is decided here.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTOUR_REAL_ADMIN_SOCKET, contourBootstrap, EG_REAL_ADMIN_PORT, egBootstrap } from '../../support/peer-fixtures/pod-bootstraps.js';
-import { bounded, idleConnection, portOpen, until } from '../../support/pod-probes.js';
-import { pollUntil } from '../../support/poll.js';
+import { bounded, pollUntil } from '../../support/poll.js';
+import { type Connection, idleHttp1, idleHttp2 } from '../../support/protocols/clients.js';
 import { startAdminTap } from '../../support/real-envoy/admin-tap.js';
 import { type ReadCost, replayCost } from '../../support/real-envoy/read-cost.js';
-import { type IdleConnection, idleHttp1, idleHttp2 } from '../../support/traffic/side-clients.js';
 
 export interface PodScenario {
   readonly peer: 'envoy-gateway' | 'contour';
@@ -26,8 +27,8 @@ export interface PodScenario {
   readonly adminHost?: '127.0.0.1' | '::1';
   /** Idle keep-alive connections held open on these ports (one request answered on each first). */
   readonly idleOn?: readonly number[];
-  /** Close every idle connection this long after the hook started; undefined: keep them. */
-  readonly closeIdleAfterMs?: number;
+  /** Close every idle connection this long after the hook started, or each (in `idleOn`'s order) at its own time; undefined: keep them. */
+  readonly closeIdleAfterMs?: number | readonly number[];
   /** Nothing listens where the hook looks for Envoy's admin API. */
   readonly adminUnreachable?: boolean;
   /**
@@ -45,6 +46,12 @@ export interface PodScenario {
   readonly envoyStartBoundMs?: number;
   /** Once the hook exited, replay each distinct GET it made straight to Envoy's admin API and measure what one costs Envoy (../../support/real-envoy/read-cost.ts). */
   readonly replayReads?: boolean;
+  /** Envoy drains immediately over 60 s whatever the peer (Envoy Gateway's pods always do). */
+  readonly drainImmediately?: boolean;
+  /** Once the manager listens (connect polled every 1 ms), let it settle, then measure its CPU and memory while idle. */
+  readonly managerIdle?: { readonly settleMs: number; readonly idleMs: number };
+  /** Run the hook under bash, whose `times` gives the CPU it used. */
+  readonly hookCpu?: boolean;
   /** Where the ready file must appear (the peer's path, or the one its flags name). */
   readonly readyFile: string;
   /** The manager's port and the path Envoy's preStop httpGet calls. */
@@ -62,7 +69,9 @@ export interface HttpSeen {
 export interface PodObservation {
   readonly healthz: { readonly ipv4: HttpSeen | string; readonly ipv6: HttpSeen | string } | undefined;
   readonly ready: HttpSeen | string | undefined;
-  readonly hook: { readonly exitCode: number | null; readonly atMs: number; readonly stdout: string; readonly stderr: string } | undefined;
+  readonly hook:
+    | { readonly exitCode: number | null; readonly atMs: number; readonly stdout: string; readonly stderr: string; readonly cpuMs?: number }
+    | undefined;
   readonly readyFileExists: boolean;
   readonly idleClosedAtMs: number | undefined;
   /** Admin calls the hook made, in order, with their time after the hook started. */
@@ -74,11 +83,15 @@ export interface PodObservation {
   readonly idlePoolOpenAtHookExit: readonly boolean[] | undefined;
   /** The scraper's requests while the hook ran: sent, and each answer's status (0: failed). */
   readonly scraped: { readonly sent: number; readonly statuses: readonly number[] } | undefined;
+  /** With `managerIdle`: start → listening, and the idle manager's CPU (all threads) and RssAnon. */
+  readonly managerIdle?: { readonly listeningMs: number; readonly cpuMs: number; readonly rssAnonKiB: number };
   /** With `replayReads`: Envoy's cost per GET the hook made, weighted by how often it sent each. */
   readonly readCost?: ReadCost;
 }
 
 const BOUND_MS = 120_000;
+/** How long a process may take to listen, on a busy machine. */
+const START_BOUND_MS = 20_000;
 /** How long Envoy may take to load a scenario's own bootstrap (thousands of filter chains) before it listens. */
 const LARGE_START_BOUND_MS = 60_000;
 
@@ -99,7 +112,7 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
       '1',
       '--log-level',
       'warning',
-      ...(eg ? ['--drain-strategy', 'immediate', '--drain-time-s', '60'] : []),
+      ...(eg || scenario.drainImmediately === true ? ['--drain-strategy', 'immediate', '--drain-time-s', '60'] : []),
     ],
     { stdio: 'ignore' },
   );
@@ -110,37 +123,56 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
     // A large configuration takes Envoy seconds of CPU to load: on a busy machine, many more.
     const listening = () => portOpen(eg ? 10080 : 8080);
     await (scenario.bootstrapFile === undefined
-      ? until(listening, 'envoy listening')
+      ? pollUntil('envoy listening', listening, { timeoutMs: START_BOUND_MS })
       : pollUntil('envoy listening', listening, { timeoutMs: scenario.envoyStartBoundMs ?? LARGE_START_BOUND_MS, everyMs: 50 }));
     const envoyStartMs = Date.now() - envoyStartedAt;
     const tap = scenario.adminUnreachable === true ? undefined : await startAdminTap(realAdmin, tapAt);
+    const managerStart = performance.now();
     const manager = scenario.manager === undefined ? undefined : exec(scenario.manager, children);
     let healthz: PodObservation['healthz'];
+    let managerIdle: PodObservation['managerIdle'];
     if (manager !== undefined) {
-      await until(() => portOpen(scenario.managerPort), 'manager listening');
+      await pollUntil('manager listening', () => portOpen(scenario.managerPort), {
+        timeoutMs: START_BOUND_MS,
+        everyMs: scenario.managerIdle === undefined ? 20 : 1,
+      });
+      const listeningMs = performance.now() - managerStart;
       const now = Date.now();
       healthz = { ipv4: await httpGet('127.0.0.1', scenario.managerPort, '/healthz', now), ipv6: await httpGet('::1', scenario.managerPort, '/healthz', now) };
+      if (scenario.managerIdle !== undefined) managerIdle = { listeningMs, ...(await idleCost(manager.child.pid ?? 0, scenario.managerIdle)) };
     }
     const idle = await Promise.all((scenario.idleOn ?? []).map((port) => idleConnection(port, port !== 8443 /* the TCP proxy: a connection, no HTTP */)));
-    const pool: IdleConnection[] = scenario.idlePoolOn === undefined ? [] : [await idleHttp1(scenario.idlePoolOn), await idleHttp2(scenario.idlePoolOn)];
+    const pool: Connection[] = scenario.idlePoolOn === undefined ? [] : [await idleHttp1(scenario.idlePoolOn), await idleHttp2(scenario.idlePoolOn)];
     const startedAt = Date.now();
     const scraper = scenario.scrape === undefined ? undefined : startScraper(scenario.scrape.port, scenario.scrape.path);
     const ready = manager === undefined ? undefined : httpGet('127.0.0.1', scenario.managerPort, scenario.readyPath, startedAt);
-    const hook = scenario.hook === undefined ? undefined : exec(scenario.hook, children, scenario.hookEnv);
+    // bash reports the CPU its waited-for child used (getrusage) through `times`.
+    const hookArgv =
+      scenario.hookCpu === true && scenario.hook !== undefined ? ['bash', '-c', '"$@"; rc=$?; times >&2; exit $rc', 'hook', ...scenario.hook] : scenario.hook;
+    const hook = hookArgv === undefined ? undefined : exec(hookArgv, children, scenario.hookEnv);
     let idleClosedAtMs: number | undefined;
-    if (scenario.closeIdleAfterMs !== undefined) {
-      void sleep(scenario.closeIdleAfterMs).then(() => {
+    const closeAt = scenario.closeIdleAfterMs;
+    idle.forEach((socket, index) => {
+      const atMs = typeof closeAt === 'number' ? closeAt : closeAt?.[index];
+      if (atMs === undefined) return;
+      setTimeout(() => {
         idleClosedAtMs = Date.now() - startedAt;
-        for (const socket of idle) socket.destroy();
-      });
-    }
+        socket.destroy();
+      }, atMs);
+    });
     const hookDone = hook === undefined ? undefined : await bounded(hook.exited, 'hook exit', BOUND_MS);
     const idlePoolOpenAtHookExit = scenario.idlePoolOn === undefined ? undefined : pool.map((connection) => !connection.closed());
     const scraped = await scraper?.stop();
     const hookSeen =
       hook === undefined || hookDone === undefined
         ? undefined
-        : { exitCode: hookDone.code, atMs: hookDone.at - startedAt, stdout: hook.stdout(), stderr: hook.stderr() };
+        : {
+            exitCode: hookDone.code,
+            atMs: hookDone.at - startedAt,
+            stdout: hook.stdout(),
+            stderr: hook.stderr(),
+            ...(scenario.hookCpu === true ? { cpuMs: timesCpuMs(hook.stderr()) } : {}),
+          };
     const readySeen = ready === undefined ? undefined : await bounded(ready, 'ready answer', BOUND_MS);
     const readyFileExists = existsSync(scenario.readyFile);
     let managerExit: PodObservation['managerExit'];
@@ -168,12 +200,59 @@ export async function runPod(scenario: PodScenario): Promise<PodObservation> {
       envoyStartMs,
       idlePoolOpenAtHookExit,
       scraped,
+      ...(managerIdle === undefined ? {} : { managerIdle }),
       ...(readCost === undefined ? {} : { readCost }),
     };
   } finally {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     backend?.close();
   }
+}
+
+/**
+ * The idle cost of a process once it settled: CPU of all its threads from schedstat (finer than
+ * /proc/<pid>/stat's ticks; a Go runtime works on threads of its own), RssAnon at the end.
+ */
+async function idleCost(pid: number, window: { settleMs: number; idleMs: number }): Promise<{ cpuMs: number; rssAnonKiB: number }> {
+  const cpuNs = (): number =>
+    readdirSync(`/proc/${pid}/task`).reduce((total, task) => total + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]), 0);
+  // Measurement windows, not waits for an event: start-up transients end, then idle time passes.
+  await sleep(window.settleMs);
+  const before = cpuNs();
+  await sleep(window.idleMs);
+  const cpuMs = (cpuNs() - before) / 1e6;
+  return { cpuMs, rssAnonKiB: Number(/RssAnon:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) };
+}
+
+/** The user + system CPU of bash's `times` (its children's line, the last), in ms. */
+function timesCpuMs(stderr: string): number {
+  const line = stderr.trim().split('\n').at(-1) ?? '';
+  const [user, system] = [...line.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => (Number(m[1]) * 60 + Number(m[2])) * 1_000);
+  return (user ?? Number.NaN) + (system ?? Number.NaN);
+}
+
+/** A keep-alive connection that had one request answered (none when `http` is false), then stays open and silent. */
+function idleConnection(port: number, http = true): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      if (!http) return resolve(socket);
+      socket.write('GET / HTTP/1.1\r\nhost: pod\r\n\r\n');
+      socket.once('data', () => resolve(socket));
+    });
+  });
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 function startBackend(port: number): Promise<{ close(): void }> {

@@ -15,8 +15,8 @@ import { helmTemplate, parseManifests } from '../../support/chart/helm.js';
 import { type RenderedPod, readPod } from '../../support/chart/manifests.js';
 import { pollUntil } from '../../support/poll.js';
 import { freePort } from '../../support/ports.js';
+import { type Connection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../../support/protocols/clients.js';
 import { startUpstream } from '../../support/real-envoy/upstream.js';
-import { type IdleConnection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../../support/traffic/side-clients.js';
 import { Traffic } from '../../support/traffic/traffic.js';
 import { Haproxy, haproxyVersion, type ServerStats } from './haproxy.js';
 import { type BalancerMode, type HealthCheck, HTTP1_BACKEND, SERVER_HEADER, slotName } from './haproxy-config.js';
@@ -180,7 +180,7 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
       healthCheck: input.healthCheck,
     });
     cleanups.unshift(() => haproxy.stop());
-    const podIdle: IdleConnection[] = [];
+    const podIdle: Connection[] = [];
     cleanups.unshift(() => Promise.all(podIdle.map((c) => c.close())));
 
     const startPod = async (name: string, slot: number): Promise<FleetPod> => ({ name, slot, pod: await pods.start() });
@@ -218,7 +218,7 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
       streamsPerSession: 2,
       thinkTimeMs: 10,
     });
-    const idle: IdleConnection[] = [await idleHttp1(http1Port), await idleHttp1(http1Port), await idleHttp2(http2Port)];
+    const idle: Connection[] = [await idleHttp1(http1Port), await idleHttp1(http1Port), await idleHttp2(http2Port)];
     const long: Array<Promise<SideResult>> = [];
     const deletedAt = new Map<string, { slot: number; at: number }>();
 

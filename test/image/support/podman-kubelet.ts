@@ -5,13 +5,13 @@
 // is waited for at most the grace period; a native sidecar then waits for every regular container
 // and the sidecar declared after it; then `podman stop -t <what is left, at least 2 s>`: SIGTERM,
 // SIGKILL when that runs out. A failed hook is a FailedPreStopHook event and SIGTERM follows.
-import { runHook as runHttpGet } from '../../support/kubelet/hooks.js';
-import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, graceLeft, stopTimeoutSeconds, terminationPrerequisites } from '../../support/kubelet/rules.js';
+import { type PreStopHook, runHook as runHttpGet } from '../../support/kubelet/hooks.js';
+import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, killContainer, killPod } from '../../support/kubelet/rules.js';
 import { within } from '../../support/poll.js';
-import type { Hook, PodContainer, PodmanPod } from './podman-pod.js';
+import type { PodContainer, PodmanPod } from './podman-pod.js';
 import { podman, podmanRun } from './podman-run.js';
 
-export interface ContainerTermination {
+interface ContainerTermination {
   readonly name: string;
   /** The podman container, kept (stopped) until the test removes it: its log can still be read. */
   readonly id: string;
@@ -38,62 +38,51 @@ export async function terminatePod(pod: PodmanPod, options: { hooks: boolean }):
   const startedAt = Date.now();
   const since = (): number => Date.now() - startedAt;
   const graceS = effectiveGraceSeconds(pod.terminationGracePeriodSeconds);
-  const prerequisites =
-    pod.sidecars.length === 0
-      ? undefined
-      : terminationPrerequisites(
-          pod.containers.map((c) => c.name),
-          pod.sidecars.map((c) => c.name),
-        );
-  const stopped = new Map<string, Promise<ContainerTermination>>();
   const hooksLeft = new Set<AbortController>();
 
-  const terminate = async (c: PodContainer): Promise<ContainerTermination> => {
+  const terminate = async (c: PodContainer, turn: Promise<unknown> | undefined): Promise<ContainerTermination> => {
     let hook = 'none';
     let hookEndedMs: number | undefined;
     const events: string[] = [];
-    let left = graceS;
-    if (options.hooks && c.preStop !== undefined) {
+    const times = { sigtermMs: 0, exitedMs: 0 };
+    const spec = c.preStop;
+    const preStop = async (preStop: PreStopHook): Promise<void> => {
       const abort = new AbortController();
       hooksLeft.add(abort);
-      const ended = runHook(c, c.preStop, pod, abort.signal, graceS).then((result) => {
+      const ended = runHook(c, preStop, pod, abort.signal, graceS).then((result) => {
         if (!result.ok) events.push(FAILED_PRESTOP_HOOK);
         return result.detail;
       });
       hook = (await within(ended, graceS * 1_000)) ? await ended : CUT;
       hookEndedMs = since();
-      left = graceLeft(left, hookEndedMs);
-    }
-    const turn = prerequisites?.get(c.name);
-    if (turn !== undefined && left > 0) {
-      const waiting = since();
-      await within(Promise.all(turn.map((name) => stopped.get(name))), left * 1_000);
-      left = graceLeft(left, since() - waiting);
-    }
-    const seconds = stopTimeoutSeconds(left);
-    const sigtermMs = since();
-    await podman(['stop', '--time', String(seconds), c.id], (seconds + 30) * 1000);
-    const exitedMs = since();
+    };
+    await killContainer(graceS, {
+      ...(options.hooks && spec !== undefined ? { preStop: () => preStop(spec) } : {}),
+      ...(turn === undefined ? {} : { turn }),
+      stop: async (seconds) => {
+        times.sigtermMs = since();
+        await podman(['stop', '--time', String(seconds), c.id], (seconds + 30) * 1000);
+        times.exitedMs = since();
+      },
+    });
     const exitCode = Number((await podman(['inspect', '--format', '{{.State.ExitCode}}', c.id])).trim());
-    return { name: c.name, id: c.id, hook, hookEndedMs, events, sigtermMs, exitedMs, exitCode };
+    return { name: c.name, id: c.id, hook, hookEndedMs, events, ...times, exitCode };
   };
-  // Every container at once; a sidecar's turn waits on the others' stops, so each is registered first.
   const all = [...pod.containers, ...pod.sidecars];
-  for (const c of all)
-    stopped.set(
-      c.name,
-      Promise.resolve().then(() => terminate(c)),
-    );
-  const results = await Promise.all(all.map((c) => stopped.get(c.name) as Promise<ContainerTermination>));
+  const results = await killPod(
+    pod.containers.map((c) => c.name),
+    pod.sidecars.map((c) => c.name),
+    (name, turn) => terminate(all.find((c) => c.name === name) ?? pod.container(name), turn),
+  );
   // kubelet never cancels an httpGet hook; the pod is gone, so the test stops what is left.
   for (const abort of hooksLeft) abort.abort();
   return { startedAt, containers: Object.fromEntries(results.map((result) => [result.name, result])) };
 }
 
-async function runHook(c: PodContainer, hook: Hook, pod: PodmanPod, signal: AbortSignal, graceS: number): Promise<{ ok: boolean; detail: string }> {
+async function runHook(c: PodContainer, hook: PreStopHook, pod: PodmanPod, signal: AbortSignal, graceS: number): Promise<{ ok: boolean; detail: string }> {
   if ('exec' in hook) {
     // The hook's exit code is podman exec's; its output is discarded, as kubelet discards it. It ends with its container at the latest.
-    const result = await podmanRun(['exec', c.id, ...hook.exec], (graceS + 60) * 1_000);
+    const result = await podmanRun(['exec', c.id, ...hook.exec.command], (graceS + 60) * 1_000);
     return { ok: result.code === 0, detail: `exec exit ${result.code}` };
   }
   const running = runHttpGet(hook, {}, { name: pod.name, hostNetwork: pod.hostNetwork });

@@ -6,6 +6,9 @@
 // sidecar among them is started and probed instead. Runs any rendered pod: the workload's, or
 // the `helm test` pod.
 //
+// The parts every podman pod shares (a container's `podman run`, its hook, its probe) are here too,
+// for the peers' rendered pods (../../support/peer-pod/peer-podman-pod.ts).
+//
 // What has to differ from a cluster, and only that: the pod shares the host's network (podman's
 // bridge is off limits here), so every fixed port becomes a free loopback port of this machine,
 // every 0.0.0.0 becomes 127.0.0.1, and the manager listens on 127.0.0.1. Envoy runs with the
@@ -14,24 +17,23 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { IContainer, IPodSpec, IProbe, ISecurityContext } from 'kubernetes-models/v1';
-import type { Bootstrap } from '../../support/chart/bootstrap.js';
-import { PortMap } from '../../support/chart/chart-pod.js';
+import type { IContainer, IPodSpec, ISecurityContext } from 'kubernetes-models/v1';
+import { type Bootstrap, IDENTITY, type Remap } from '../../support/chart/bootstrap.js';
+import { PortMap, remapSidecarEnv } from '../../support/chart/chart-pod.js';
 import type { RenderedEnvoyPod } from '../../support/chart/manifests.js';
 import { envOf } from '../../support/chart/manifests.js';
-import { type HttpGetAction, httpGetAction, resolveContainerPort } from '../../support/kubelet/hooks.js';
+import { type PreStopHook, renderedHook, renderedProbe } from '../../support/kubelet/hooks.js';
+import { remapBootstrap } from '../../support/real-envoy/pod-bootstrap.js';
 import type { RunObjects as PodmanObjects } from './podman-objects.js';
 import { podman } from './podman-run.js';
-import { waitForHttp } from './wait.js';
-
-export type Hook = { readonly exec: readonly string[] } | { readonly httpGet: HttpGetAction };
+import { logs, waitForHttp } from './wait.js';
 
 export interface PodContainer {
   /** The name in the pod spec. */
   readonly name: string;
   /** The podman container's name. */
   readonly id: string;
-  readonly preStop: Hook | undefined;
+  readonly preStop: PreStopHook | undefined;
 }
 
 export interface PodmanPod {
@@ -68,77 +70,131 @@ export async function startPodmanPod(
   options: PodmanPodOptions = {},
 ): Promise<PodmanPod> {
   const spec = rendered.podSpec;
-  const grace = spec.terminationGracePeriodSeconds;
-  if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
   const outside = new Set(options.outsidePorts ?? []);
   const ports = await PortMap.reserve(fixedPorts(spec, rendered.bootstrap).filter((port) => !outside.has(port)));
   const bootstrapDir = mkdtempSync(join(tmpdir(), 'esm-bootstrap-'));
   objects.onRemove(() => rmSync(bootstrapDir, { recursive: true, force: true }));
-  const volumes = await podVolumes(spec, rendered, bootstrapDir, (bootstrap) => onHostPorts(bootstrap, ports, outside), objects, images);
+  const onHost: Remap = { port: (port) => (outside.has(port) ? port : ports.port(port)), path: IDENTITY.path };
+  const volumes = await podVolumes(spec, rendered, bootstrapDir, (bootstrap) => remapBootstrap(bootstrap, onHost), objects, images);
 
-  const name = objects.pod('pod');
-  await podman(['pod', 'create', '--name', name, '--network', 'host', ...objects.labelArgs]);
-  const run = (c: IContainer, detach: boolean): Promise<string> => {
+  return runPodmanPod(objects, {
+    spec,
+    role: 'pod',
+    network: 'host',
+    run: (c) => {
+      const image = images[c.image ?? ''];
+      if (image === undefined) throw new Error(`${c.name}: no image to run for ${c.image}`);
+      const mounts = (c.volumeMounts ?? []).flatMap((m) => mountArgs(volumes.get(m.name) ?? missing(c, m.name), m.mountPath, m.readOnly === true));
+      return { image, env: containerEnv(c, rendered, ports), flags: [...memoryArgs(c), ...mounts] };
+    },
+    reach: async () => ports,
+  });
+}
+
+/** What a podman pod is made of, whatever rendered it. */
+export interface PodmanPlan {
+  readonly spec: IPodSpec;
+  /** In the pod's name. */
+  readonly role: string;
+  readonly network: 'host' | 'none';
+  /** How a container runs. */
+  run(c: IContainer): ContainerRun;
+  /** Where this machine reaches the pod's ports; asked once its first long-running container runs (its network namespace is the pod's). */
+  reach(container: string): Promise<PortMap>;
+  /** How long a probe may take to pass. */
+  readonly probeWithinMs?: number;
+  /** More to say when a probe never passes (how the pod is reached). */
+  describe?(): string;
+}
+
+/**
+ * Runs the pod as kubelet starts one: its init containers to completion, in order, a native
+ * sidecar among them started and probed instead; then its containers, until every probe passes
+ * (startup, else readiness). Each container is a `podman run` with its user and capabilities, its
+ * entrypoint (the command's first word) and environment, then the image and the command's rest
+ * and the args, $(VAR) expanded from the environment. Resolves with the pod as the podman kubelet
+ * terminates it.
+ */
+export async function runPodmanPod(objects: PodmanObjects, plan: PodmanPlan): Promise<PodmanPod> {
+  const { spec } = plan;
+  const grace = spec.terminationGracePeriodSeconds;
+  if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
+  const name = objects.pod(plan.role);
+  await podman(['pod', 'create', '--name', name, '--network', plan.network, ...objects.labelArgs]);
+  let reached: Promise<PortMap> | undefined;
+  const ports = (): Promise<PortMap> => reached ?? Promise.reject(new Error('the pod has no running container'));
+  const run = async (c: IContainer, detach: boolean): Promise<PodContainer> => {
     const id = objects.container(c.name);
-    const image = images[c.image ?? ''];
-    if (image === undefined) throw new Error(`${c.name}: no image to run for ${c.image}`);
-    const args = [
-      'run',
-      ...(detach ? ['--detach'] : []),
-      '--pod',
-      name,
-      '--name',
-      id,
-      ...objects.labelArgs,
-      ...securityArgs(c.securityContext, spec),
-      ...memoryArgs(c),
-      ...(c.command === undefined ? [] : ['--entrypoint', JSON.stringify(c.command.slice(0, 1))]),
-      ...Object.entries(containerEnv(c, rendered, ports)).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
-      ...(c.volumeMounts ?? []).flatMap((m) => mountArgs(volumes.get(m.name) ?? missing(c, m.name), m.mountPath, m.readOnly === true)),
-      image,
-      ...(c.command ?? []).slice(1),
-      ...(c.args ?? []),
-    ];
-    return podman(args, 60_000).then(() => id);
+    const how = plan.run(c);
+    const args = [...(c.command ?? []).slice(1), ...(c.args ?? [])].map((arg) => expand(arg, how.env));
+    const env = Object.entries(how.env).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
+    const entrypoint = c.command === undefined ? [] : ['--entrypoint', JSON.stringify(c.command.slice(0, 1))];
+    const podArgs = ['--pod', name, '--name', id, ...objects.labelArgs, ...securityArgs(c.securityContext, spec)];
+    await podman(['run', ...(detach ? ['--detach'] : []), ...podArgs, ...entrypoint, ...env, ...how.flags, how.image, ...(how.args?.(args) ?? args)], 60_000);
+    // A pod's network is there from its sandbox on: reaching it starts with its first container, beside the others' start.
+    if (detach && reached === undefined) {
+      reached = plan.reach(id);
+      reached.catch(() => undefined); // awaited below; a failed later container must not leave it unhandled
+    }
+    return { name: c.name, id, preStop: undefined };
   };
-
   // kubelet's startup and readiness probes: a container counts as started once it answers its probe.
   const probed = async (c: IContainer, id: string): Promise<void> => {
-    const probe = httpProbe(c.startupProbe) ?? httpProbe(c.readinessProbe);
-    if (probe !== undefined) await waitForHttp(id, ports.port(resolveContainerPort(c, probe.port)), probe.path);
+    const probe = renderedProbe(c, (port) => port);
+    if (probe !== undefined) await waitForHttp(id, (await ports()).port(probe.port), probe.path, plan.probeWithinMs);
   };
-  const sidecars: PodContainer[] = [];
+  const sidecars: Array<[IContainer, PodContainer]> = [];
   for (const c of spec.initContainers ?? []) {
     if (c.restartPolicy === 'Always') {
       // A native sidecar: the next container starts once this one has passed its startup probe.
-      const id = await run(c, true);
-      await probed(c, id);
-      sidecars.push({ name: c.name, id, preStop: hookOf(c, ports) });
+      const started = await run(c, true);
+      await probed(c, started.id);
+      sidecars.push([c, started]);
       continue;
     }
-    const id = await run(c, false);
+    const { id } = await run(c, false);
     const code = (await podman(['inspect', '--format', '{{.State.ExitCode}}', id])).trim();
     if (code !== '0') throw new Error(`init container ${c.name} exited ${code}`);
   }
-  const containers: PodContainer[] = [];
-  for (const c of spec.containers) {
-    const id = await run(c, true);
-    containers.push({ name: c.name, id, preStop: hookOf(c, ports) });
-  }
-  await Promise.all(spec.containers.map((c, index) => probed(c, containers[index]?.id ?? '')));
+  const containers: Array<[IContainer, PodContainer]> = [];
+  for (const c of spec.containers) containers.push([c, await run(c, true)]);
+  await Promise.all(containers.map(([c, started]) => probed(c, started.id))).catch(async (error: unknown) => {
+    const tails = await Promise.all(containers.map(async ([, c]) => `${c.name}:\n${(await logs(c.id)).split('\n').slice(-40).join('\n')}`));
+    throw new Error(`${(error as Error).message}\n${plan.describe?.() ?? ''}\n${tails.join('\n')}`, { cause: error });
+  });
+  const map = await ports();
+  const hooked = ([c, started]: [IContainer, PodContainer]): PodContainer => ({ ...started, preStop: renderedHook(c, (port) => map.port(port)) });
+  const regular = containers.map(hooked);
+  const container = (wanted: string): PodContainer => {
+    const found = regular.find((c) => c.name === wanted);
+    if (found === undefined) throw new Error(`no container ${wanted} in the pod`);
+    return found;
+  };
   return {
     name,
     terminationGracePeriodSeconds: grace,
     hostNetwork: spec.hostNetwork === true,
-    containers,
-    sidecars,
-    ports,
-    container(wanted) {
-      const found = containers.find((c) => c.name === wanted);
-      if (found === undefined) throw new Error(`no container ${wanted} in the pod`);
-      return found;
-    },
+    containers: regular,
+    sidecars: sidecars.map(hooked),
+    ports: map,
+    container,
   };
+}
+
+/** How a container runs in podman. */
+interface ContainerRun {
+  readonly image: string;
+  /** The environment as kubelet resolved it; also what $(VAR) in the command and args expands from. */
+  readonly env: Readonly<Record<string, string>>;
+  /** More podman flags: mounts, limits. */
+  readonly flags: readonly string[];
+  /** The command's rest and the args, after expansion, as the container gets them (e.g. a bootstrap put in). */
+  readonly args?: (args: string[]) => string[];
+}
+
+/** kubelet's $(VAR) expansion in command and args. */
+function expand(arg: string, env: Readonly<Record<string, string>>): string {
+  return arg.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => env[name] ?? whole);
 }
 
 function missing(c: { name: string }, what: string): never {
@@ -180,51 +236,28 @@ async function podVolumes(
   return volumes;
 }
 
-/** Every fixed port the pod uses: its containers' ports and every port_value of the bootstrap. */
+/** Every fixed port the pod uses: its containers' ports and those of the bootstrap's own addresses. */
 function fixedPorts(spec: IPodSpec, bootstrap: Bootstrap): number[] {
   const ports = [...(spec.initContainers ?? []), ...spec.containers].flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
-  walk(bootstrap, (object) => {
-    if (typeof object.port_value === 'number') ports.push(object.port_value);
-  });
+  const collect = (port: number): number => {
+    ports.push(port);
+    return port;
+  };
+  remapBootstrap(bootstrap, { port: collect, path: IDENTITY.path });
   return ports;
-}
-
-/** A copy of the bootstrap with each port (but those outside the pod) on this machine's free one and each wildcard address on loopback. */
-export function onHostPorts(bootstrap: Bootstrap, ports: PortMap, outside: ReadonlySet<number> = new Set()): Bootstrap {
-  const copy = JSON.parse(JSON.stringify(bootstrap)) as Bootstrap;
-  walk(copy, (object) => {
-    const port = object.port_value;
-    if (typeof port === 'number' && !outside.has(port)) object.port_value = ports.port(port);
-    if (object.address === '0.0.0.0') object.address = '127.0.0.1';
-    if (object.address === '::') object.address = '::1';
-  });
-  return copy;
-}
-
-function walk(value: unknown, visit: (object: Record<string, unknown>) => void): void {
-  if (Array.isArray(value)) value.forEach((item) => walk(item, visit));
-  else if (typeof value === 'object' && value !== null) {
-    visit(value as Record<string, unknown>);
-    Object.values(value).forEach((item) => walk(item, visit));
-  }
 }
 
 /** The container's environment as kubelet resolves it, with the drain's ports moved, plus what a cluster adds. */
 function containerEnv(c: IContainer, rendered: RenderedEnvoyPod, ports: PortMap): Record<string, string> {
-  const env = envOf(c, rendered.objects);
-  const admin = /^(.*):(\d+)$/.exec(env.ENVOY_SHUTDOWN_ADMIN_ADDRESS ?? '');
-  if (admin !== null) env.ENVOY_SHUTDOWN_ADMIN_ADDRESS = `${admin[1]}:${ports.port(Number(admin[2]))}`;
-  if (env.ENVOY_SHUTDOWN_PORT !== undefined) {
-    env.ENVOY_SHUTDOWN_PORT = String(ports.port(Number(env.ENVOY_SHUTDOWN_PORT)));
-    env.ENVOY_SHUTDOWN_HOST = '127.0.0.1';
-  }
+  const env = remapSidecarEnv(envOf(c, rendered.objects), { port: (port) => ports.port(port), path: IDENTITY.path });
+  if (env.ENVOY_SHUTDOWN_PORT !== undefined) env.ENVOY_SHUTDOWN_HOST = '127.0.0.1';
   // kubelet sets it in every pod of a cluster (the hook copies its lines to the container log only then).
   env.KUBERNETES_SERVICE_HOST = '127.0.0.1';
   return env;
 }
 
 /** runAsUser/Group, readOnlyRootFilesystem, capabilities and allowPrivilegeEscalation as podman flags. */
-export function securityArgs(context: ISecurityContext | undefined, spec: IPodSpec): string[] {
+function securityArgs(context: ISecurityContext | undefined, spec: IPodSpec): string[] {
   const user = context?.runAsUser ?? spec.securityContext?.runAsUser;
   const group = context?.runAsGroup ?? spec.securityContext?.runAsGroup;
   return [
@@ -241,17 +274,4 @@ function memoryArgs(c: IContainer): string[] {
   const match = /^(\d+)(Mi|Gi)$/.exec(String(limit ?? ''));
   if (match === null) return [];
   return ['--memory', `${Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1)}m`];
-}
-
-function httpProbe(probe: IProbe | undefined): { port: number | string; path: string } | undefined {
-  const get = probe?.httpGet;
-  return get === undefined ? undefined : { port: get.port, path: get.path ?? '/' };
-}
-
-function hookOf(c: IContainer, ports: PortMap): Hook | undefined {
-  const preStop = c.lifecycle?.preStop;
-  if (preStop === undefined) return undefined;
-  if (preStop.exec?.command !== undefined) return { exec: preStop.exec.command };
-  if (preStop.httpGet !== undefined) return { httpGet: httpGetAction(c, preStop.httpGet, (port) => ports.port(port)) };
-  throw new Error(`${c.name}: a preStop hook the podman kubelet cannot run: ${JSON.stringify(preStop)}`);
 }

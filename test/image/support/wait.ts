@@ -2,14 +2,18 @@
 // shared poll.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from '../../support/http.js';
 import { pollFor } from '../../support/poll.js';
+import { request } from '../../support/protocols/clients.js';
 import { podman, podmanEnv, podmanRun } from './podman-run.js';
 
 /** Polls `probe`; an error it throws counts as not yet (podman may fail while a container starts), and is named at the deadline. */
 export function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   let last: unknown;
-  const tolerant = (): Promise<T | undefined> => probe().catch((error: unknown) => ((last = error), undefined));
+  const tolerant = (): Promise<T | undefined> =>
+    probe().catch((error: unknown) => {
+      last = error;
+      return undefined;
+    });
   return pollFor(what, tolerant, { timeoutMs, everyMs: 25, lastSeen: () => (last === undefined ? undefined : `last error: ${(last as Error).message}`) });
 }
 

@@ -1,27 +1,29 @@
-// Runs the pod the chart renders under the kubelet stand-in: Envoy's container runs real Envoy with
-// the rendered bootstrap and command line, the sidecar runs the built binary in place of the
-// image's entrypoint with the rendered args and environment (the hook token read from the rendered
-// Secret), where the pod spec puts it (a regular container, or a native sidecar among the init
-// containers), and the preStop hooks are the rendered ones, headers included. Only two things
-// change, so pods can run side by side: each fixed port becomes a free ephemeral port on loopback,
-// and each emptyDir becomes a fresh temporary directory (paths under its mount are rewritten to
-// it, in every container that mounts it). A recording tap answers at the pod's admin address and
-// forwards to Envoy's own, beside it, so tests see every admin call the sidecar made.
+// Runs any pod the chart renders (sidecar, native sidecar or sidecar-less) under the kubelet
+// stand-in, container by container in the pod's own order: Envoy's container runs real Envoy with
+// the rendered bootstrap and command line; the image's containers run the built binary in place of
+// the image's entrypoint (the single executable for `install`, which copies what it runs as) with
+// the rendered args and environment (Secrets resolved); the preStop hooks and probes are the
+// rendered ones, headers included. Only two things change, so pods can run side by side: each fixed
+// port becomes a free ephemeral port on loopback, and each emptyDir a fresh temporary directory
+// (paths under its mount are rewritten to it, in every container that mounts it, in arguments,
+// hooks and the drain's variables). A recording tap answers at the pod's admin address and
+// forwards to Envoy's own, beside it, so tests see every admin call made in the pod.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import { BIN } from '../cli.js';
-import { httpGetAction, type PreStopHook } from '../kubelet/hooks.js';
+import { type EnvoyPod, SINGLE_EXECUTABLE } from '../envoy-pod.js';
+import { type PreStopHook, renderedHook, renderedProbe } from '../kubelet/hooks.js';
 import { type ContainerSpec, Pod } from '../kubelet/pod.js';
 import { freePort } from '../ports.js';
 import { remapBootstrap } from '../real-envoy/pod-bootstrap.js';
 import { type Bootstrap, IDENTITY, type Remap } from './bootstrap.js';
-import { mountHolding, type RenderedPod } from './manifests.js';
+import { envOf, mountHolding, type RenderedEnvoyPod, type RenderedPod, type RenderedSidecarlessPod } from './manifests.js';
 import { type PodEnvoy, startPodEnvoy } from './pod-envoy.js';
 
 /** The sidecar image's ENTRYPOINT: the executable, also on PATH. The built binary stands in for it. */
-export const IMAGE_ENTRYPOINT = 'envoy-shutdown-manager';
+const IMAGE_ENTRYPOINT = 'envoy-shutdown-manager';
 
 /** Fixed ports of the rendered pod, each mapped to a distinct free port of this machine. */
 export class PortMap {
@@ -47,7 +49,7 @@ export class PortMap {
 }
 
 /** Each emptyDir volume of the pod as a temporary directory. */
-export class EmptyDirs {
+class EmptyDirs {
   private readonly dirs = new Map<string, string>();
 
   constructor(spec: IPodSpec) {
@@ -85,38 +87,125 @@ export function remapSidecarEnv(env: Readonly<Record<string, string>>, remap: Re
   return out;
 }
 
-/** The image's executable, wherever it appears first in a command, becomes the built binary. */
-function withBinary(command: readonly string[]): string[] {
+/** Every absolute path in `args` (colon-separated lists too) through `remap`; other arguments unchanged. */
+export function remapArgs(args: readonly string[], remap: Remap): string[] {
+  return args.map((arg) =>
+    arg
+      .split(':')
+      .map((part) => (part.startsWith('/') ? remap.path(part) : part))
+      .join(':'),
+  );
+}
+
+/** A command of the image (its entrypoint first) on this machine: the binary that stands in for it, then the remapped args. */
+function imageCommand(c: IContainer, command: readonly string[], remap: Remap): string[] {
   const [first, ...rest] = command;
-  if (first !== IMAGE_ENTRYPOINT) throw new Error(`expected ${IMAGE_ENTRYPOINT} to run, got ${command.join(' ')}`);
-  return [BIN, ...rest];
+  if (first !== IMAGE_ENTRYPOINT) throw new Error(`expected ${IMAGE_ENTRYPOINT} to run in ${c.name}, got ${command.join(' ')}`);
+  return [rest[0] === 'install' ? SINGLE_EXECUTABLE : BIN, ...remapArgs(rest, remap)];
 }
 
-/** The container's preStop hook as the kubelet stand-in runs it; undefined when it has none. */
-function renderedHook(c: IContainer, remap: Remap): PreStopHook | undefined {
-  const preStop = c.lifecycle?.preStop;
-  if (preStop === undefined) return undefined;
-  if (preStop.httpGet !== undefined) return { httpGet: httpGetAction(c, preStop.httpGet, remap.port) };
-  if (preStop.exec?.command !== undefined) return { exec: { command: withBinary(preStop.exec.command) } };
-  throw new Error(`${c.name}: a preStop hook the stand-in cannot run: ${JSON.stringify(preStop)}`);
+/** The container's preStop hook as the kubelet stand-in runs it: the image's executable replaced, a path on a volume remapped. */
+function hookIn(c: IContainer, remap: Remap): PreStopHook | undefined {
+  return renderedHook(c, remap.port, (command) => (command[0] === IMAGE_ENTRYPOINT ? imageCommand(c, command, remap) : remapArgs(command, remap)));
 }
 
-/** The container's startup (else readiness) probe, which the kubelet stand-in waits on before starting the next container. */
-function renderedProbe(c: IContainer, remap: Remap): ContainerSpec['probe'] {
-  const probe = c.startupProbe ?? c.readinessProbe;
-  if (probe?.httpGet === undefined) return undefined;
-  return { ...httpGetAction(c, probe.httpGet, remap.port), timeoutSeconds: probe.timeoutSeconds ?? 1 };
+/** What a rendered pod ran as, whatever its mode. */
+interface RunningChartPod {
+  readonly pod: Pod;
+  readonly envoyArgs: readonly string[];
+  readonly bootstrap: Bootstrap;
+  readonly adminAddress: string;
+  readonly listeners: Readonly<Record<string, number>>;
+  adminCalls(): string[];
+  readonly ports: PortMap;
+  /** Each container's environment after remapping, by name, as its process saw it. */
+  readonly env: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** Each container's preStop hook after remapping, by name. */
+  readonly hooks: ReadonlyMap<string, PreStopHook>;
+  envoyPath(path: string): string;
+  destroy(): Promise<void>;
 }
 
-/** Every fixed port the pod uses: the bootstrap's, the sidecar's, and the hooks'. */
-function fixedPorts(rendered: RenderedPod): number[] {
-  const ports: number[] = [];
-  const collect: Remap = { port: (port) => (ports.push(port), port), path: IDENTITY.path };
+async function runRenderedPod(rendered: RenderedEnvoyPod): Promise<RunningChartPod> {
+  const { podSpec, envoy } = rendered;
+  const grace = podSpec.terminationGracePeriodSeconds;
+  if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
+  const all = [...(podSpec.initContainers ?? []), ...podSpec.containers];
+  // Every fixed port the pod uses: the bootstrap's, the drain's variables', the hooks' and probes'.
+  const fixed: number[] = [];
+  const collect: Remap = {
+    port: (port) => {
+      fixed.push(port);
+      return port;
+    },
+    path: IDENTITY.path,
+  };
   remapBootstrap(rendered.bootstrap, collect);
-  remapSidecarEnv(rendered.sidecarEnv, collect);
-  renderedHook(rendered.envoy, collect);
-  renderedHook(rendered.sidecar, collect);
-  return ports;
+  for (const c of all) {
+    remapSidecarEnv(envOf(c, rendered.objects), collect);
+    hookIn(c, collect);
+    renderedProbe(c, collect.port);
+  }
+  const ports = await PortMap.reserve(fixed);
+  const volumes = new EmptyDirs(podSpec);
+  const remapFor = (c: IContainer): Remap => ({ port: (port) => ports.port(port), path: (path) => volumes.pathIn(c, path) });
+  const env = new Map(all.map((c) => [c.name, remapSidecarEnv(envOf(c, rendered.objects), remapFor(c))]));
+  const hooks = new Map<string, PreStopHook>();
+  let started: PodEnvoy | undefined;
+  try {
+    started = await startPodEnvoy(rendered.bootstrap, envoy, remapFor(envoy));
+    const envoyProcess = started;
+    const spec = (c: IContainer): ContainerSpec => {
+      const hook = hookIn(c, remapFor(c));
+      if (hook !== undefined) hooks.set(c.name, hook);
+      const probe = renderedProbe(c, remapFor(c).port);
+      const isEnvoy = c.name === envoy.name;
+      const command = isEnvoy ? envoyProcess.command : imageCommand(c, [...(c.command ?? [IMAGE_ENTRYPOINT]), ...(c.args ?? [])], remapFor(c));
+      return {
+        name: c.name,
+        command,
+        env: env.get(c.name) ?? {},
+        // An init container without restartPolicy Always runs to completion; a native sidecar keeps running.
+        ...(podSpec.containers.includes(c) || c.restartPolicy === 'Always' ? {} : { runToCompletion: true }),
+        // Envoy's admin API answers; the manager logs that it listens (what its startup probe, /healthz, waits for).
+        ...(isEnvoy
+          ? { ready: () => envoyProcess.ready() }
+          : command[1] === 'shutdown-manager'
+            ? { ready: (running) => running.waitForLine((line) => line.msg === 'shutdown manager listening') }
+            : {}),
+        ...(probe === undefined ? {} : { probe }),
+        ...(hook === undefined ? {} : { preStop: hook }),
+      };
+    };
+    const pod = await Pod.start({
+      name: `${rendered.deployment.metadata?.name ?? 'envoy'}-0`,
+      hostNetwork: podSpec.hostNetwork === true,
+      terminationGracePeriodSeconds: grace,
+      initContainers: (podSpec.initContainers ?? []).map(spec),
+      containers: podSpec.containers.map(spec),
+    });
+    return {
+      pod,
+      envoyArgs: envoyProcess.command.slice(1),
+      bootstrap: envoyProcess.bootstrap,
+      adminAddress: envoyProcess.adminAddress,
+      listeners: envoyProcess.listeners,
+      adminCalls: () => envoyProcess.adminCalls(),
+      ports,
+      env,
+      hooks,
+      envoyPath: (path) => volumes.pathIn(envoy, path),
+      async destroy() {
+        await pod.destroy();
+        await envoyProcess.close();
+        volumes.remove();
+      },
+    };
+  } catch (error) {
+    await started?.close();
+    volumes.remove();
+    throw error;
+  }
 }
 
 export interface ChartPod {
@@ -139,68 +228,38 @@ export interface ChartPod {
   destroy(): Promise<void>;
 }
 
+/** The pod of the sidecar modes (classic or native). */
 export async function startChartPod(rendered: RenderedPod): Promise<ChartPod> {
-  const { podSpec, envoy, sidecar } = rendered;
-  const grace = podSpec.terminationGracePeriodSeconds;
-  if (grace === undefined) throw new Error('the pod sets no terminationGracePeriodSeconds');
-  const ports = await PortMap.reserve(fixedPorts(rendered));
-  const volumes = new EmptyDirs(podSpec);
-  const remapFor = (c: IContainer): Remap => ({ port: (port) => ports.port(port), path: (path) => volumes.pathIn(c, path) });
-  let envoyProcess: PodEnvoy | undefined;
-  const cleanup = async (): Promise<void> => {
-    await envoyProcess?.close();
-    volumes.remove();
-  };
-  const sidecarEnv = remapSidecarEnv(rendered.sidecarEnv, remapFor(sidecar));
-  const envoyHook = renderedHook(envoy, remapFor(envoy));
-  const sidecarHook = renderedHook(sidecar, remapFor(sidecar));
-  const sidecarProbe = renderedProbe(sidecar, remapFor(sidecar));
-  const sidecarCommand = withBinary([...(sidecar.command ?? [IMAGE_ENTRYPOINT]), ...(sidecar.args ?? [])]);
-  const sidecarSpec: ContainerSpec = {
-    name: sidecar.name,
-    command: sidecarCommand,
-    env: sidecarEnv,
-    // What the native sidecar's startup probe (/healthz) waits for before kubelet starts Envoy.
-    ready: (c) => c.waitForLine((line) => line.msg === 'shutdown manager listening'),
-    ...(sidecarProbe === undefined ? {} : { probe: sidecarProbe }),
-    ...(sidecarHook === undefined ? {} : { preStop: sidecarHook }),
-  };
+  const run = await runRenderedPod(rendered);
+  const sidecarEnv = run.env.get(rendered.sidecar.name) ?? {};
+  return { ...run, sidecarEnv, managerPort: Number(sidecarEnv.ENVOY_SHUTDOWN_PORT) };
+}
 
-  let pod: Pod;
-  let started: PodEnvoy;
-  try {
-    envoyProcess = started = await startPodEnvoy(rendered.bootstrap, envoy, remapFor(envoy));
-    const envoyProbe = renderedProbe(envoy, remapFor(envoy));
-    const envoySpec: ContainerSpec = {
-      name: envoy.name,
-      command: started.command,
-      ready: () => started.ready(),
-      ...(envoyProbe === undefined ? {} : { probe: envoyProbe }),
-      ...(envoyHook === undefined ? {} : { preStop: envoyHook }),
-    };
-    pod = await Pod.start({
-      name: `${rendered.deployment.metadata?.name ?? 'envoy'}-0`,
-      hostNetwork: podSpec.hostNetwork === true,
-      terminationGracePeriodSeconds: grace,
-      ...(rendered.native ? { initContainers: [sidecarSpec], containers: [envoySpec] } : { containers: [envoySpec, sidecarSpec] }),
-    });
-  } catch (error) {
-    await cleanup();
-    throw error;
-  }
+export interface SidecarlessChartPod extends EnvoyPod {
+  /** Envoy's command line after the binary, as the pod ran it. */
+  readonly envoyArgs: readonly string[];
+  /** Envoy's environment after remapping: what the hook ran with. */
+  readonly envoyEnv: Readonly<Record<string, string>>;
+  /** Envoy's exec hook after remapping, as kubelet runs it. */
+  readonly hookCommand: readonly string[];
+  /** The last line the install init container printed: the exec command, as a JSON array. */
+  readonly installPrinted: unknown;
+  /** The envoy container's view of a path in the pod (e.g. the executable's volume). */
+  envoyPath(path: string): string;
+}
+
+/** The sidecar-less pod: its install init container runs the single executable to completion, then Envoy. */
+export async function startSidecarlessChartPod(rendered: RenderedSidecarlessPod): Promise<SidecarlessChartPod> {
+  const { envoy, install } = rendered;
+  if (install === undefined) throw new Error('no install init container: only sidecarless.source copy runs here');
+  const run = await runRenderedPod(rendered);
+  const hook = run.hooks.get(envoy.name);
   return {
-    pod,
-    envoyArgs: started.command.slice(1),
-    bootstrap: started.bootstrap,
-    adminAddress: started.adminAddress,
-    adminCalls: () => started.adminCalls(),
-    ports,
-    sidecarEnv,
-    managerPort: Number(sidecarEnv.ENVOY_SHUTDOWN_PORT),
-    envoyPath: (path) => volumes.pathIn(envoy, path),
-    async destroy() {
-      await pod.destroy();
-      await cleanup();
-    },
+    ...run,
+    managerPort: undefined,
+    readyFile: '',
+    envoyEnv: run.env.get(envoy.name) ?? {},
+    hookCommand: hook !== undefined && 'exec' in hook ? hook.exec.command : [],
+    installPrinted: run.pod.container(install.name).lines.at(-1),
   };
 }

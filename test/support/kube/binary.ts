@@ -21,7 +21,7 @@ export function kubeVersion(): string {
 }
 
 /** Where a version's component lives: a new pin builds anew. */
-export function kubeBinaryPath(component: KubeComponent, version = kubeVersion()): string {
+function kubeBinaryPath(component: KubeComponent, version = kubeVersion()): string {
   return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'esm-kube', version, component);
 }
 

@@ -6,7 +6,7 @@
 // kubelet: pods stay Pending, so a rollout never finishes.
 
 /** Controller names as kube-controller-manager 1.33 knows them. */
-export const CONTROLLERS = [
+const CONTROLLERS = [
   'deployment-controller',
   'replicaset-controller',
   'daemonset-controller',

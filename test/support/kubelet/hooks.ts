@@ -17,7 +17,7 @@ export interface HttpGetAction {
 
 export type PreStopHook = { readonly exec: { readonly command: readonly string[] } } | { readonly httpGet: HttpGetAction };
 
-export interface HookResult {
+interface HookResult {
   readonly ok: boolean;
   /** `exit 0`, `HTTP 200`, `error ECONNRESET`, `error failed to find networking container: …`, `killed with its container` … */
   readonly detail: string;
@@ -39,7 +39,7 @@ export function describeHook(hook: PreStopHook): string {
 }
 
 /** `ResolveContainerPort` (probe/util.go): a port named among the container's own, else its number. */
-export function resolveContainerPort(c: IContainer, port: number | string): number {
+function resolveContainerPort(c: IContainer, port: number | string): number {
   if (typeof port === 'number') return port;
   const found = c.ports?.find((p) => p.name === port)?.containerPort ?? (/^\d+$/.test(port) ? Number(port) : undefined);
   if (found === undefined) throw new Error(`${c.name}: no port named ${port}`);
@@ -47,7 +47,7 @@ export function resolveContainerPort(c: IContainer, port: number | string): numb
 }
 
 /** A rendered httpGet, a hook's or a probe's, as the stand-ins run it: its port moved to where `reach` says this machine reaches it. */
-export function httpGetAction(c: IContainer, get: IHTTPGetAction, reach: (port: number) => number): HttpGetAction {
+function httpGetAction(c: IContainer, get: IHTTPGetAction, reach: (port: number) => number): HttpGetAction {
   const { path, port, host, httpHeaders } = get;
   return {
     path: path ?? '/',
@@ -55,6 +55,26 @@ export function httpGetAction(c: IContainer, get: IHTTPGetAction, reach: (port: 
     ...(host === undefined ? {} : { host }),
     ...(httpHeaders === undefined ? {} : { httpHeaders }),
   };
+}
+
+/** A rendered container's preStop hook as a stand-in runs it: an httpGet's port through `reach`, an exec's command through `exec`. */
+export function renderedHook(
+  c: IContainer,
+  reach: (port: number) => number,
+  exec: (command: readonly string[]) => readonly string[] = (command) => command,
+): PreStopHook | undefined {
+  const preStop = c.lifecycle?.preStop;
+  if (preStop === undefined) return undefined;
+  if (preStop.httpGet !== undefined) return { httpGet: httpGetAction(c, preStop.httpGet, reach) };
+  if (preStop.exec?.command !== undefined) return { exec: { command: exec(preStop.exec.command) } };
+  throw new Error(`${c.name}: a preStop hook the stand-ins cannot run: ${JSON.stringify(preStop)}`);
+}
+
+/** A rendered container's startup (else readiness) httpGet probe, which gates the next container; its port through `reach`. */
+export function renderedProbe(c: IContainer, reach: (port: number) => number): (HttpGetAction & { readonly timeoutSeconds: number }) | undefined {
+  const probe = c.startupProbe ?? c.readinessProbe;
+  if (probe?.httpGet === undefined) return undefined;
+  return { ...httpGetAction(c, probe.httpGet, reach), timeoutSeconds: probe.timeoutSeconds ?? 1 };
 }
 
 export function runHook(hook: PreStopHook, env: Readonly<Record<string, string>>, pod: HookPod): RunningHook {

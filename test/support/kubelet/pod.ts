@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pollUntil, within } from '../poll.js';
 import { Container, type ContainerCommand, type ContainerExit } from './container.js';
 import { describeHook, type HttpGetAction, type PreStopHook, type RunningHook, runHook, runProbe } from './hooks.js';
-import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, graceLeft, stopTimeoutSeconds, terminationPrerequisites } from './rules.js';
+import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, killContainer, killPod } from './rules.js';
 import { Timeline } from './timeline.js';
 
 export interface ContainerSpec extends ContainerCommand {
@@ -80,32 +80,21 @@ export class Pod {
   /** Deletes the pod and resolves when every container has exited. */
   async terminate(): Promise<Timeline> {
     // Times count from the deletion; each container's clock starts with its kill, here the same moment.
-    const timeline = (this.timeline = new Timeline());
+    this.timeline = new Timeline();
+    const timeline = this.timeline;
     timeline.record('pod-terminating');
     for (const container of this.#containers.values()) {
       if (container.running) void container.exited.then((exit) => timeline.record('container-exit', container.name, describeExit(exit)));
     }
     const graceS = effectiveGraceSeconds(this.#spec.terminationGracePeriodSeconds);
-    const regular = this.#spec.containers;
     const sidecars = (this.#spec.initContainers ?? []).filter((c) => c.runToCompletion !== true);
-    const prerequisites =
-      sidecars.length === 0
-        ? undefined
-        : terminationPrerequisites(
-            regular.map((c) => c.name),
-            sidecars.map((c) => c.name),
-          );
-    const all = [...regular, ...sidecars];
-    const stopped = new Map(all.map((c) => [c.name, deferred()]));
-    await Promise.all(
-      all.map(async (spec) => {
+    await killPod(
+      this.#spec.containers.map((c) => c.name),
+      sidecars.map((c) => c.name),
+      async (name, turn) => {
         // A container that is not running counts as terminated already, as in newTerminationOrdering.
-        if (this.container(spec.name).running) {
-          const turn = prerequisites?.get(spec.name)?.map((name) => stopped.get(name)?.promise);
-          await this.#kill(spec, graceS, turn === undefined ? undefined : Promise.all(turn));
-        }
-        stopped.get(spec.name)?.resolve();
-      }),
+        if (this.container(name).running) await this.#kill(this.#specOf(name), graceS, turn);
+      },
     );
     timeline.record('pod-gone');
     // kubelet never cancels an httpGet hook; the pod is gone, so the test stops it.
@@ -119,8 +108,7 @@ export class Pod {
    * stopped and started again. No other container is touched, and no pod termination begins.
    */
   async restartContainer(name: string): Promise<void> {
-    const spec = [...(this.#spec.initContainers ?? []), ...this.#spec.containers].find((c) => c.name === name);
-    if (spec === undefined) throw new Error(`no container named ${name}`);
+    const spec = this.#specOf(name);
     // No grace override and no termination ordering: killContainer with the pod's grace period.
     await this.#kill(spec, effectiveGraceSeconds(this.#spec.terminationGracePeriodSeconds), undefined);
     this.timeline.record('container-restart', name, 'liveness probe failed');
@@ -133,6 +121,12 @@ export class Pod {
     for (const container of this.#containers.values()) container.signal('SIGKILL');
     await Promise.all([...this.#containers.values()].map((c) => c.exited));
     rmSync(this.logDir, { recursive: true, force: true });
+  }
+
+  #specOf(name: string): ContainerSpec {
+    const spec = [...(this.#spec.initContainers ?? []), ...this.#spec.containers].find((c) => c.name === name);
+    if (spec === undefined) throw new Error(`no container named ${name}`);
+    return spec;
   }
 
   async #startContainer(spec: ContainerSpec): Promise<void> {
@@ -159,37 +153,29 @@ export class Pod {
     return { name: this.#spec.name ?? 'pod', hostNetwork: this.#spec.hostNetwork === true };
   }
 
-  /**
-   * `killContainer`: the preStop hook, waited for at most the grace period; then, for a native
-   * sidecar, its turn, waited for at most what is left; then StopContainer with the rest.
-   */
+  /** `killContainer` (rules.ts) on this container: its hook, its turn, then StopContainer. */
   async #kill(spec: ContainerSpec, graceS: number, turn: Promise<unknown> | undefined): Promise<void> {
     const container = this.container(spec.name);
-    let left = graceS;
     let hookEnded: Promise<void> | undefined;
-    if (spec.preStop !== undefined && container.running) {
-      const hook = await this.#preStop(spec, container, graceS);
-      left = graceLeft(left, hook.waitedMs);
-      hookEnded = hook.ended;
-    }
-    if (turn !== undefined && left > 0) {
-      const waiting = Date.now();
-      await within(turn, left * 1_000);
-      left = graceLeft(left, Date.now() - waiting);
-    }
-    await this.#stopContainer(container, stopTimeoutSeconds(left));
+    const preStop = async (): Promise<void> => {
+      hookEnded = (await this.#preStop(spec, container, graceS)).ended;
+    };
+    await killContainer(graceS, {
+      ...(spec.preStop !== undefined && container.running ? { preStop } : {}),
+      ...(turn === undefined ? {} : { turn }),
+      stop: (timeoutS) => this.#stopContainer(container, timeoutS),
+    });
     await hookEnded;
   }
 
   /**
-   * `executePreStopHook`: runs the hook and says how long kubelet waited for it. A failure, however
+   * `executePreStopHook`: runs the hook, waited for at most the grace period. A failure, however
    * late, is an event. `ended`: an exec hook's end, which comes with its container's at the latest.
    */
-  async #preStop(spec: ContainerSpec, container: Container, graceS: number): Promise<{ waitedMs: number; ended: Promise<void> | undefined }> {
+  async #preStop(spec: ContainerSpec, container: Container, graceS: number): Promise<{ ended: Promise<void> | undefined }> {
     const hook = typeof spec.preStop === 'function' ? spec.preStop(this) : (spec.preStop as PreStopHook);
     const timeline = this.timeline;
     timeline.record('prestop-start', spec.name, describeHook(hook));
-    const started = Date.now();
     const running = runHook(hook, container.env, this.#network);
     this.#hooks.add(running);
     // An exec hook is a process inside the container: it ends with it.
@@ -201,7 +187,7 @@ export class Pod {
     });
     if (!(await within(ended, graceS * 1_000)))
       timeline.record('prestop-timeout', spec.name, `still running after the ${graceS} s grace period: kubelet stops waiting`);
-    return { waitedMs: Date.now() - started, ended: 'exec' in hook ? ended : undefined };
+    return { ended: 'exec' in hook ? ended : undefined };
   }
 
   /** StopContainer: SIGTERM, and SIGKILL if the container is still running `timeoutS` later. */
@@ -215,12 +201,6 @@ export class Pod {
     }
     await container.exited;
   }
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve = (): void => undefined;
-  const promise = new Promise<void>((done) => (resolve = done));
-  return { promise, resolve };
 }
 
 function describeExit(exit: ContainerExit): string {

@@ -1,16 +1,18 @@
-// kubelet v1.33's rules for terminating a pod, as pure functions, each named after the kubelet
-// function it follows (module k8s.io/kubernetes v1.33.13). Both kubelet stand-ins, the process one
-// (pod.ts) and the podman one, take their decisions here, so they cannot drift apart.
+// kubelet v1.33's rules for terminating a pod, each named after the kubelet function it follows
+// (module k8s.io/kubernetes v1.33.13): pure functions, and the two that sequence a termination
+// (killPod, killContainer), which take the runtime's actions as callbacks. Both kubelet stand-ins,
+// the process one (pod.ts) and the podman one, take their decisions here, so they cannot drift apart.
+import { within } from '../poll.js';
 
 /** `minimumGracePeriodInSeconds` (kuberuntime/kuberuntime_manager.go): StopContainer never gets less. */
-export const MINIMUM_GRACE_PERIOD_S = 2;
+const MINIMUM_GRACE_PERIOD_S = 2;
 
 /**
  * Where the stand-ins' pods live: every pod's ports are on this machine's loopback, so the pod IP a
  * runtime reports and the node's own IP are both 127.0.0.1 here.
  */
-export const POD_IP = '127.0.0.1';
-export const NODE_IP = '127.0.0.1';
+const POD_IP = '127.0.0.1';
+const NODE_IP = '127.0.0.1';
 
 export interface PodNetwork {
   readonly hostNetwork: boolean;
@@ -52,7 +54,7 @@ export function probeHost(host: string | undefined, pod: PodNetwork): string {
 }
 
 /** `executePreStopHook` and `waitForTurn` hand back the time waited, truncated to whole seconds (`int64(…Seconds())`). */
-export function wholeSeconds(ms: number): number {
+function wholeSeconds(ms: number): number {
   return Math.trunc(ms / 1_000);
 }
 
@@ -61,12 +63,12 @@ export function wholeSeconds(ms: number): number {
  * wait took `waitedMs`: first the preStop hook's (at most the whole grace period), then, for a
  * native sidecar, its turn (at most what the hook left); each in whole seconds.
  */
-export function graceLeft(graceS: number, waitedMs: number): number {
+function graceLeft(graceS: number, waitedMs: number): number {
   return graceS - wholeSeconds(waitedMs);
 }
 
 /** `killContainer`: StopContainer's timeout, what the waits left but never under the minimum. The runtime sends SIGTERM, then SIGKILL when it has passed. */
-export function stopTimeoutSeconds(graceLeftS: number): number {
+function stopTimeoutSeconds(graceLeftS: number): number {
   return Math.max(graceLeftS, MINIMUM_GRACE_PERIOD_S);
 }
 
@@ -86,7 +88,7 @@ export function effectiveGraceSeconds(terminationGracePeriodSeconds: number): nu
  * sidecar: each sidecar waits for every regular container, then for the sidecar declared after it,
  * so sidecars stop last, in reverse order. Regular containers wait for nothing.
  */
-export function terminationPrerequisites(regular: readonly string[], sidecars: readonly string[]): ReadonlyMap<string, readonly string[]> {
+function terminationPrerequisites(regular: readonly string[], sidecars: readonly string[]): ReadonlyMap<string, readonly string[]> {
   const prerequisites = new Map<string, readonly string[]>(regular.map((name) => [name, []]));
   sidecars.forEach((name, index) => {
     const later = sidecars[index + 1];
@@ -97,4 +99,51 @@ export function terminationPrerequisites(regular: readonly string[], sidecars: r
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+}
+
+/**
+ * `killContainersWithSyncResult` (kuberuntime/kuberuntime_container.go): every container is killed
+ * at once, each on its own clock; with native sidecars, each waits its turn
+ * (`terminationPrerequisites`), and `kill` gets the turn to wait for (undefined without sidecars).
+ * Resolves with what each kill resolved with, regular containers first, each in pod order.
+ */
+export async function killPod<T>(
+  regular: readonly string[],
+  sidecars: readonly string[],
+  kill: (name: string, turn: Promise<unknown> | undefined) => Promise<T>,
+): Promise<T[]> {
+  const prerequisites = sidecars.length === 0 ? undefined : terminationPrerequisites(regular, sidecars);
+  const stopped = new Map<string, Promise<T>>();
+  // Every container's promise is registered before any kill starts: a sidecar's turn waits on the others'.
+  for (const name of [...regular, ...sidecars]) {
+    const killed = Promise.resolve().then(() => {
+      const turn = prerequisites?.get(name)?.map((before) => stopped.get(before));
+      return kill(name, turn === undefined ? undefined : Promise.all(turn));
+    });
+    stopped.set(name, killed);
+  }
+  return Promise.all(stopped.values());
+}
+
+/**
+ * `killContainer`: the preStop hook (when the container has one), which `preStop` waits for at
+ * most the grace period; then the turn, waited for at most what is left; then StopContainer with
+ * the rest, never under the minimum (`stopTimeoutSeconds`).
+ */
+export async function killContainer(
+  graceS: number,
+  steps: { readonly preStop?: () => Promise<unknown>; readonly turn?: Promise<unknown>; readonly stop: (timeoutS: number) => Promise<unknown> },
+): Promise<void> {
+  let left = graceS;
+  if (steps.preStop !== undefined) {
+    const started = Date.now();
+    await steps.preStop();
+    left = graceLeft(left, Date.now() - started);
+  }
+  if (steps.turn !== undefined && left > 0) {
+    const waiting = Date.now();
+    await within(steps.turn, left * 1_000);
+    left = graceLeft(left, Date.now() - waiting);
+  }
+  await steps.stop(stopTimeoutSeconds(left));
 }

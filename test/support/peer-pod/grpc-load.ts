@@ -2,52 +2,21 @@
 // calls back to back on one HTTP/2 connection (a new one after a GOAWAY while the pod is still
 // programmed), a streaming call open across the deletion that the backend feeds a reply every
 // 100 ms until the client ends its side HOLD_AFTER_DELETION_MS after time zero, and an idle channel.
-import { once } from 'node:events';
-import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import http2 from 'node:http2';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { grpcMessage, grpcReader } from '../protocols/grpc.js';
-import { GRPC_STREAM_PATH, GRPC_UNARY_PATH } from './protocol-backend.js';
+import { type Http2Connection, http2Connection, REQUEST_TIMEOUT_MS } from '../protocols/clients.js';
+import { GRPC_STREAM_PATH, GRPC_UNARY_PATH, grpcCall, grpcMessage } from '../protocols/grpc.js';
+import { runLoop } from '../traffic/request-loop.js';
 import { Departure, HOLD_AFTER_DELETION_MS, type SideContext, type SideLoad, type SideReport, THINK_MS } from './side-load.js';
 
-const CALL_TIMEOUT_MS = 10_000;
+/** The channel was told to leave (GOAWAY) or is gone. */
+const leaving = (channel: Http2Connection): boolean => channel.goaways.length > 0 || channel.closed();
 
-interface Channel {
-  readonly session: ClientHttp2Session;
-  goaway(): boolean;
-}
-
-async function channel(port: number): Promise<Channel> {
-  const session = http2.connect(`http://127.0.0.1:${port}`, { settings: { enablePush: false } });
-  let goaway = false;
-  session.on('goaway', () => (goaway = true));
-  session.on('error', () => undefined);
-  await once(session, 'connect');
-  return { session, goaway: () => goaway || session.closed || session.destroyed };
-}
-
-/** Opens a call; `onReply` sees each reply; resolves with grpc-status, rejects on a reset or a close without trailers. */
-function call(
-  session: ClientHttp2Session,
-  authority: string,
-  path: string,
-  onReply: (payload: string) => void,
-): { stream: ClientHttp2Stream; status: Promise<string> } {
-  const stream = session.request({ ':method': 'POST', ':path': path, ':authority': authority, 'content-type': 'application/grpc', te: 'trailers' });
-  stream.on('data', grpcReader(onReply));
-  const status = new Promise<string>((resolve, reject) => {
-    stream.on('trailers', (trailers) => resolve(String(trailers['grpc-status'])));
-    stream.on('close', () => reject(new Error(`closed without trailers (RST code ${stream.rstCode})`)));
-    stream.on('error', reject);
-  });
-  status.catch(() => undefined);
-  return { stream, status };
-}
-
-async function unary(session: ClientHttp2Session, authority: string, n: number): Promise<void> {
+async function unary(channel: Http2Connection, authority: string, n: number): Promise<void> {
   let reply = '';
-  const { stream, status } = call(session, authority, GRPC_UNARY_PATH, (payload) => (reply = payload));
+  const { stream, status } = grpcCall(channel.session, GRPC_UNARY_PATH, (payload) => (reply = payload), authority);
   stream.end(grpcMessage(String(n)));
-  const timer = setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), CALL_TIMEOUT_MS);
+  const timer = setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), REQUEST_TIMEOUT_MS);
   try {
     const code = await status;
     if (code !== '0' || reply !== `hello ${n}`) throw new Error(`grpc-status ${code}, reply ${JSON.stringify(reply)}`);
@@ -62,19 +31,23 @@ export function grpcLoad(target: { readonly name: string; readonly inPod: number
     const failures: string[] = [];
     const departure = new Departure();
 
-    const idle = await channel(port);
-    await unary(idle.session, target.authority, 0);
-    const idleChannel = { closed: () => idle.session.closed || idle.session.destroyed, close: async () => void idle.session.destroy() };
+    const idleChannel = await http2Connection(port);
+    await unary(idleChannel, target.authority, 0);
 
-    const watching = await channel(port);
+    const watching = await http2Connection(port);
     const replies: string[] = [];
     let replied: () => void = () => undefined;
     const firstReply = new Promise<void>((resolve) => (replied = resolve));
-    const watch = call(watching.session, target.authority, GRPC_STREAM_PATH, (payload) => {
-      replies.push(payload);
-      departure.answered();
-      replied();
-    });
+    const watch = grpcCall(
+      watching.session,
+      GRPC_STREAM_PATH,
+      (payload) => {
+        replies.push(payload);
+        departure.answered();
+        replied();
+      },
+      target.authority,
+    );
     watch.stream.write(grpcMessage('watch'));
     let heldUntil: number | undefined;
     let started: (zero: number) => void = () => undefined;
@@ -94,27 +67,28 @@ export function grpcLoad(target: { readonly name: string; readonly inPod: number
 
     let first: () => void = () => undefined;
     const unaryOnce = new Promise<void>((resolve) => (first = resolve));
-    const loop = (async () => {
-      let current: Channel | undefined;
-      for (let n = 1; departure.goOn(current !== undefined && !current.goaway()); n += 1) {
+    let current: Http2Connection | undefined;
+    const loop = runLoop(
+      async (n) => {
         try {
-          if (current === undefined || current.goaway()) {
+          if (current === undefined || leaving(current)) {
             if (current !== undefined) departure.told();
             current?.session.close();
-            current = await channel(port);
+            current = await http2Connection(port);
           }
-          await unary(current.session, target.authority, n);
+          await unary(current, target.authority, n + 1);
           departure.answered();
           first();
+          if (leaving(current)) departure.told();
+          return true;
         } catch (error) {
           failures.push(`${target.name} unary call: ${(error as Error).message}`);
           current = undefined;
+          return false;
         }
-        if (current?.goaway() === true) departure.told();
-        await sleep(THINK_MS);
-      }
-      current?.session.close();
-    })();
+      },
+      { thinkTimeMs: THINK_MS, goOn: () => departure.goOn(current !== undefined && !leaving(current)) },
+    ).finally(() => current?.session.close());
     return {
       name: target.name,
       slowRequests: 0,

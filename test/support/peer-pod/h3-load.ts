@@ -2,25 +2,10 @@
 // TCP only; the client still talks to the pod's loopback): requests back to back on one connection
 // (a new one after a GOAWAY while the pod is still programmed), a long request in flight at time
 // zero on a connection of its own, and a connection left idle after one answer.
-import { setTimeout as sleep } from 'node:timers/promises';
-import { connectH3, type H3Client, type H3Event } from '../protocols/h3.js';
+import { REQUEST_TIMEOUT_MS } from '../protocols/clients.js';
+import { connectH3, type H3Client } from '../protocols/h3.js';
+import { runLoop } from '../traffic/request-loop.js';
 import { Departure, LONG_REQUEST_MS, type SideContext, type SideLoad, type SideReport, THINK_MS } from './side-load.js';
-
-const REQUEST_TIMEOUT_MS = 10_000;
-
-/** One GET on the connection; resolves with its status once the body ended, rejects on a reset or a close. */
-async function h3Get(client: H3Client, path: string, timeoutMs = REQUEST_TIMEOUT_MS): Promise<number> {
-  const before = new Set<H3Event>(client.events);
-  client.get(path);
-  const sent = await client.waitFor((e) => !before.has(e) && e.event === 'sent', timeoutMs);
-  const end = await client.waitFor(
-    (e) =>
-      (e.stream === sent.stream && (e.event === 'body_end' || e.event === 'stream_reset')) || (!before.has(e) && (e.event === 'closed' || e.event === 'error')),
-    timeoutMs,
-  );
-  if (end.event !== 'body_end') throw new Error(`${path}: ${JSON.stringify(end)}`);
-  return client.events.find((e) => e.event === 'response' && e.stream === sent.stream)?.status ?? 0;
-}
 
 const goneOrLeaving = (client: H3Client): boolean => client.events.some((e) => e.event === 'goaway' || e.event === 'closed');
 
@@ -37,28 +22,30 @@ export function h3Load(target: { readonly name: string; readonly inPod: number; 
     };
 
     const idle = await opened();
-    const idleStatus = await h3Get(idle, '/');
+    const idleStatus = await idle.request('/');
     if (idleStatus !== 200) throw new Error(`${target.name}: the idle connection's request got ${idleStatus}`);
 
     let first: () => void = () => undefined;
     const answeredOnce = new Promise<void>((resolve) => (first = resolve));
-    const loop = (async () => {
-      let current: H3Client | undefined;
-      for (let n = 0; departure.goOn(current !== undefined && !goneOrLeaving(current)); n += 1) {
+    let current: H3Client | undefined;
+    const loop = runLoop(
+      async () => {
         try {
           if (current === undefined || goneOrLeaving(current)) current = await opened();
-          const status = await h3Get(current, '/');
+          const status = await current.request('/', REQUEST_TIMEOUT_MS);
           if (goneOrLeaving(current)) departure.told();
           if (status !== 200) throw new Error(`status ${status}`);
           departure.answered();
           first();
+          return true;
         } catch (error) {
           failures.push(`${target.name} request: ${(error as Error).message}`);
           current = undefined;
+          return false;
         }
-        await sleep(THINK_MS);
-      }
-    })();
+      },
+      { thinkTimeMs: THINK_MS, goOn: () => departure.goOn(current !== undefined && !goneOrLeaving(current)) },
+    );
 
     let longAnswered = 0;
     const longClient = await opened();
@@ -69,8 +56,11 @@ export function h3Load(target: { readonly name: string; readonly inPod: number; 
       idle: [{ closed: () => idle.events.some((e) => e.event === 'closed'), close: () => idle.close() }],
       ready: () => answeredOnce,
       startLong() {
-        long = h3Get(longClient, `/slow/${LONG_REQUEST_MS}`, REQUEST_TIMEOUT_MS + LONG_REQUEST_MS).then(
-          (status) => void (status === 200 ? (longAnswered = Date.now()) : failures.push(`${target.name} long request: status ${status}`)),
+        long = longClient.request(`/slow/${LONG_REQUEST_MS}`, REQUEST_TIMEOUT_MS + LONG_REQUEST_MS).then(
+          (status) => {
+            if (status === 200) longAnswered = Date.now();
+            else failures.push(`${target.name} long request: status ${status}`);
+          },
           (error: Error) => void failures.push(`${target.name} long request: ${error.message}`),
         );
       },

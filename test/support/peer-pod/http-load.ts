@@ -2,10 +2,10 @@
 // listeners pick their filter chain by SNI and their virtual host by Host): a keep-alive client
 // sending requests back to back, a long request in flight at time zero on a connection of its own,
 // and a pooled connection left idle after one answer.
-import { Agent, type ClientRequest, type IncomingMessage, request } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { http1Request, idleHttp1, problem, REQUEST_TIMEOUT_MS } from '../protocols/clients.js';
+import { runLoop } from '../traffic/request-loop.js';
 import { Departure, LONG_REQUEST_MS, type SideContext, type SideLoad, type SideReport, THINK_MS } from './side-load.js';
 
 export interface HttpTarget {
@@ -18,71 +18,38 @@ export interface HttpTarget {
   readonly servername?: string;
 }
 
-const REQUEST_TIMEOUT_MS = 10_000;
-
 export function httpLoad(target: HttpTarget): (context: SideContext) => Promise<SideLoad> {
   return async (context) => {
     const port = context.port(target.inPod);
-    const agentOf = (): Agent =>
-      target.servername === undefined
-        ? new Agent({ keepAlive: true, maxSockets: 1 })
-        : new HttpsAgent({ keepAlive: true, maxSockets: 1, servername: target.servername, rejectUnauthorized: false });
-    const get = (path: string, agent: Agent | false): Promise<IncomingMessage & { body: string; socket: Socket }> =>
-      new Promise((resolve, reject) => {
-        const options = {
-          host: '127.0.0.1',
-          port,
-          path,
-          agent,
-          headers: { host: target.host },
-          timeout: REQUEST_TIMEOUT_MS,
-          servername: target.servername,
-          rejectUnauthorized: false,
-        };
-        const req: ClientRequest = (target.servername === undefined ? request : httpsRequest)(options, (res) => {
-          let body = '';
-          res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => resolve(Object.assign(res, { body, socket: req.socket as Socket })));
-          res.on('error', reject);
-        });
-        req.on('timeout', () => req.destroy(new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms`)));
-        req.on('error', reject);
-        req.end();
-      });
+    const tls = target.servername === undefined ? {} : { servername: target.servername };
+    const get = (path: string, agent: Agent | false, timeoutMs = REQUEST_TIMEOUT_MS) =>
+      http1Request({ port, path, agent, headers: { host: target.host }, timeoutMs, ...tls });
     const failures: string[] = [];
-    const answered = (res: IncomingMessage & { body: string }, what: string): boolean => {
-      if (res.statusCode === 200 && res.body === 'ok\n') return true;
-      failures.push(`${target.name} ${what}: status ${res.statusCode}, body ${JSON.stringify(res.body.slice(0, 80))}`);
-      return false;
-    };
 
-    const idleAgent = agentOf();
-    const idleSocket = (await get('/', idleAgent)).socket;
-    const idle = { closed: () => idleSocket.destroyed, close: async () => void idleAgent.destroy() };
+    const idle = await idleHttp1(port, '/', { ...tls, host: target.host });
 
     const departure = new Departure();
     let firstAnswer: () => void = () => undefined;
     const answeredOnce = new Promise<void>((resolve) => (firstAnswer = resolve));
-    const loopAgent = agentOf();
-    const loop = (async () => {
-      let open = false;
-      while (departure.goOn(open)) {
-        try {
-          const res = await get('/', loopAgent);
-          open = res.headers.connection !== 'close';
-          if (!open) departure.told();
-          if (answered(res, 'request')) {
-            departure.answered();
-            firstAnswer();
-          }
-        } catch (error) {
-          failures.push(`${target.name} request: ${(error as Error).message}`);
-          open = false;
+    const pool = { keepAlive: true, maxSockets: 1 };
+    const loopAgent = target.servername === undefined ? new Agent(pool) : new HttpsAgent({ ...pool, servername: target.servername, rejectUnauthorized: false });
+    let open = false;
+    const loop = runLoop(
+      async () => {
+        const answer = await get('/', loopAgent);
+        open = answer.status !== 0 && answer.connection !== 'close';
+        if (answer.status !== 0 && !open) departure.told();
+        const wrong = problem(answer);
+        if (wrong !== undefined) {
+          failures.push(`${target.name} request: ${wrong}`);
+          return false;
         }
-        await sleep(THINK_MS);
-      }
-      loopAgent.destroy();
-    })();
+        departure.answered();
+        firstAnswer();
+        return true;
+      },
+      { thinkTimeMs: THINK_MS, goOn: () => departure.goOn(open) },
+    ).finally(() => loopAgent.destroy());
 
     let longAnswered = 0;
     let long: Promise<void> = Promise.resolve();
@@ -92,10 +59,11 @@ export function httpLoad(target: HttpTarget): (context: SideContext) => Promise<
       idle: [idle],
       ready: () => answeredOnce,
       startLong() {
-        long = get(`/slow/${LONG_REQUEST_MS}`, false).then(
-          (res) => void (answered(res, 'long request') ? (longAnswered = Date.now()) : undefined),
-          (error: Error) => void failures.push(`${target.name} long request: ${error.message}`),
-        );
+        long = get(`/slow/${LONG_REQUEST_MS}`, false, REQUEST_TIMEOUT_MS + LONG_REQUEST_MS).then((answer) => {
+          const wrong = problem(answer);
+          if (wrong === undefined) longAnswered = Date.now();
+          else failures.push(`${target.name} long request: ${wrong}`);
+        });
       },
       terminationStarted: (zero, deprogrammedAt) => departure.start(zero, deprogrammedAt),
       async finish(): Promise<SideReport> {

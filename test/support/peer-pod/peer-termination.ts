@@ -11,12 +11,13 @@ import { type PodTermination, terminatePod } from '../../image/support/podman-ku
 import { logs, untilLogged } from '../../image/support/wait.js';
 import { testCertificate } from '../peer-fixtures/certificate.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
+import { bounded } from '../poll.js';
+import { startBackends } from '../protocols/backends.js';
+import { type Connection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../protocols/clients.js';
 import { startHealthyEnvoy } from '../real-envoy/healthy-envoy.js';
 import { waitFor } from '../traffic/pod-conditions.js';
-import { type IdleConnection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../traffic/side-clients.js';
 import { Traffic, type TrafficStats } from '../traffic/traffic.js';
 import { startPeerPod } from './peer-podman-pod.js';
-import { startProtocolBackend } from './protocol-backend.js';
 import { HOLD_AFTER_DELETION_MS, LONG_REQUEST_MS, type SideLoadFactory, type SideReport } from './side-load.js';
 import { SideLoads } from './side-loads-run.js';
 
@@ -83,11 +84,12 @@ export async function terminatePeer(
   objects: PodmanObjects,
   options: PeerTerminationOptions,
 ): Promise<Omit<PeerTermination, 'traffic'> & { readonly traffic: TrafficStats | undefined }> {
-  const backend = await startProtocolBackend(testCertificate());
+  const certificate = testCertificate();
+  const backend = await startBackends(certificate.certFile, certificate.keyFile);
   const upstream = backend.upstream;
   const listenerPort = options.listenerPort;
   const healthy = listenerPort === undefined ? undefined : await startHealthyEnvoy();
-  const idle: IdleConnection[] = [];
+  const idle: Connection[] = [];
   let traffic: Traffic | undefined;
   let sides: SideLoads | undefined;
   try {
@@ -114,7 +116,7 @@ export async function terminatePeer(
     sides.startLong();
     const longRequests = Promise.all(long).then((results) => ({ results, at: Date.now() }));
     const inFlight = long.length + sides.slowRequests;
-    await waitUntil(`${inFlight} long requests in flight at once, past Envoy`, upstream.slowInFlight(inFlight), LONG_IN_FLIGHT_WITHIN_MS);
+    await bounded(upstream.slowInFlight(inFlight), `${inFlight} long requests in flight at once, past Envoy`, LONG_IN_FLIGHT_WITHIN_MS);
     const requestsBeforeTermination = traffic?.stats.requests.terminating ?? 0;
     traffic?.terminationStarted(DEPROGRAMMING_DELAY_MS);
     const zero = Date.now();
@@ -152,17 +154,6 @@ export async function terminatePeer(
     for (const connection of idle) await connection.close();
     await healthy?.stop();
     await backend.close();
-  }
-}
-
-/** `promise`, or an error naming `what` after `timeoutMs`. */
-async function waitUntil(what: string, promise: Promise<void>, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${timeoutMs} ms`)), timeoutMs)));
-  try {
-    await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -2,12 +2,12 @@
 // one listener's own protocol. Each behaves as a client behind a load balancer does: it keeps its
 // connection while the pod answers on it, takes new connections to the pod until the balancer
 // deprograms it, and goes elsewhere (stops) once the pod closed its connection after that.
-import type { ProtocolBackend } from './protocol-backend.js';
+import type { Backends } from '../protocols/backends.js';
 
 /** Where a load connects: the bridged port of a pod port, the backend behind the pod, the pod's network namespace. */
 export interface SideContext {
   port(inPod: number): number;
-  readonly backend: ProtocolBackend;
+  readonly backend: Backends;
   /** A process in the pod's network namespace (for a UDP client run inside it). */
   readonly podPid: string;
 }
@@ -49,9 +49,6 @@ export type SideLoadFactory = (context: SideContext) => Promise<SideLoad>;
 export const HOLD_AFTER_DELETION_MS = 4_500;
 /** The long HTTP requests: in flight at time zero, answered during the drain. */
 export const LONG_REQUEST_MS = 1_500;
-/** Every loop stops after this many requests or this long, whatever the pod does. */
-export const LOOP_MAX_REQUESTS = 20_000;
-export const LOOP_MAX_MS = 60_000;
 /** A client's pause between requests: load, not a busy loop. */
 export const THINK_MS = 5;
 
@@ -60,8 +57,6 @@ export class Departure {
   zero: number | undefined;
   deprogrammedAt: number | undefined;
   toldToLeaveAt: number | undefined;
-  readonly startedAt = Date.now();
-  requests = 0;
   /** Answers the pod gave after time zero. */
   served = 0;
   /** Date.now() of the pod's last answer (or of the end of a stream it held). */
@@ -84,10 +79,8 @@ export class Departure {
     if (this.zero !== undefined && this.toldToLeaveAt === undefined && at >= this.zero) this.toldToLeaveAt = at;
   }
 
-  /** Whether to send another request; `open`: the client's connection is still usable. */
+  /** Whether to send another request (the loop bounds itself too); `open`: the client's connection is still usable. */
   goOn(open: boolean): boolean {
-    this.requests += 1;
-    if (this.requests > LOOP_MAX_REQUESTS || Date.now() - this.startedAt > LOOP_MAX_MS) return false;
     return this.deprogrammedAt === undefined || Date.now() < this.deprogrammedAt || open;
   }
 

@@ -5,6 +5,7 @@
 // busy one, so no idle stream is kept: it would hold any drain to its end.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type StreamConnection, tcpStream, tlsStream } from '../protocols/clients.js';
+import { runLoop } from '../traffic/request-loop.js';
 import { Departure, HOLD_AFTER_DELETION_MS, type SideContext, type SideLoad, type SideReport, THINK_MS } from './side-load.js';
 
 export interface StreamTarget {
@@ -48,19 +49,21 @@ export function streamLoad(target: StreamTarget): (context: SideContext) => Prom
 
     let first: () => void = () => undefined;
     const exchanged = new Promise<void>((resolve) => (first = resolve));
-    const loop = (async () => {
-      for (let n = 0; departure.goOn(false); n += 1) {
+    const loop = runLoop(
+      async (n) => {
         try {
           const stream = await open();
           await exchange(stream, `short ${n}\n`);
           await stream.close();
           first();
+          return true;
         } catch (error) {
           failures.push(`${target.name} exchange: ${(error as Error).message}`);
+          return false;
         }
-        await sleep(THINK_MS);
-      }
-    })();
+      },
+      { thinkTimeMs: THINK_MS, goOn: () => departure.goOn(false) },
+    );
     return {
       name: target.name,
       slowRequests: 0,

@@ -24,7 +24,7 @@ const HTTP_OPTIONS = 'type.googleapis.com/envoy.extensions.upstreams.http.v3.Htt
 export const SNI = { passthrough: 'passthrough.test', terminated: 'terminated.test', quic: 'h3.test' } as const;
 
 /** How long the connection managers give a draining connection (Envoy's default is 5 s): short, so the tests see its end. */
-export const HCM_DRAIN_TIMEOUT_S = 1;
+const HCM_DRAIN_TIMEOUT_S = 1;
 
 export interface ProtocolCertificates {
   readonly passthrough: Certificate;
@@ -137,10 +137,10 @@ export function protocolsBootstrap(backends: Backends, certificates: ProtocolCer
         },
       ],
       clusters: [
-        cluster('http_backend', backends.httpPort),
-        cluster('grpc_backend', backends.grpcPort, true),
-        cluster('tcp_backend', backends.tcpPort),
-        cluster('tls_backend', backends.tlsPort),
+        cluster('http_backend', backends.port),
+        cluster('grpc_backend', backends.port, true),
+        cluster('tcp_backend', backends.port),
+        cluster('tls_backend', backends.port),
       ],
     },
   };

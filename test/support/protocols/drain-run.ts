@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { cleanEnv, type RunningCli, startCli, tempDir } from '../cli.js';
 import type { ProtocolsEnvoy } from './protocols-envoy.js';
 
-export const MIN_DRAIN_S = 1;
-export const QUIET_PERIOD_S = 1;
+const MIN_DRAIN_S = 1;
+const QUIET_PERIOD_S = 1;
 /** Far beyond what any row needs: a drain that reaches it failed the row. */
-export const DRAIN_TIMEOUT_S = 15;
-/** The bound for a drain with only idle connections left: minimum drain + quiet period + 1 s. */
+const DRAIN_TIMEOUT_S = 15;
+/** The bound for a drain with only idle connections left: minimum drain + quiet period + 1 s. */
 export const IDLE_DRAIN_BOUND_MS = (MIN_DRAIN_S + QUIET_PERIOD_S + 1) * 1_000;
 
 export function startShutdown(envoy: ProtocolsEnvoy, defer: (cleanup: () => unknown) => void): RunningCli & { exited(): boolean } {

@@ -3,9 +3,14 @@
 // grpc-status). Messages carry gRPC's framing (a compressed flag and a 4-byte big-endian length);
 // their bytes are opaque here, as a protobuf message would be to the proxy.
 import { once } from 'node:events';
-import http2, { type ClientHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import type http2 from 'node:http2';
+import type { ClientHttp2Session, ClientHttp2Stream, ServerHttp2Stream } from 'node:http2';
+import { type Http2Connection, http2Connection } from './clients.js';
 
 export const GRPC_PATH = '/esm.test.Feed/Watch';
+/** The Greeter service the Envoy Gateway fixture routes (`pathSeparatedPrefix: /helloworld.Greeter`). */
+export const GRPC_UNARY_PATH = '/helloworld.Greeter/SayHello';
+export const GRPC_STREAM_PATH = '/helloworld.Greeter/SayHelloStream';
 
 export function grpcMessage(payload: string): Buffer {
   const body = Buffer.from(payload);
@@ -42,46 +47,47 @@ export function answerGrpc(stream: ServerHttp2Stream, onCall: (call: GrpcCall) =
   onCall({ send: (payload) => void stream.write(grpcMessage(payload)), finish: () => void stream.end() });
 }
 
-export interface GrpcStreamClient {
-  readonly session: ClientHttp2Session;
-  /** Resolves with the next response message. */
-  next(): Promise<string>;
+export interface GrpcCallClient {
+  readonly stream: ClientHttp2Stream;
   /** Resolves with the call's grpc-status once its trailers came; rejects if the stream was reset or closed without them. */
   readonly status: Promise<string>;
-  /** GOAWAYs the session received: their error code and last stream id. */
-  readonly goaways: ReadonlyArray<{ code: number; lastStreamId: number; at: number }>;
-  close(): Promise<void>;
 }
 
-/** Starts a server-streaming call over h2c to `port` on loopback. */
-export async function startGrpcStream(port: number): Promise<GrpcStreamClient> {
-  const session = http2.connect(`http://127.0.0.1:${port}`);
-  const goaways: Array<{ code: number; lastStreamId: number; at: number }> = [];
-  session.on('goaway', (code, lastStreamId) => goaways.push({ code, lastStreamId, at: Date.now() }));
-  session.on('error', () => undefined);
-  const stream = session.request({ ':method': 'POST', ':path': GRPC_PATH, 'content-type': 'application/grpc', te: 'trailers' });
-  stream.end(grpcMessage('watch'));
-  const messages: string[] = [];
-  const waiting: Array<(payload: string) => void> = [];
-  stream.on(
-    'data',
-    grpcReader((payload) => {
-      const next = waiting.shift();
-      if (next === undefined) messages.push(payload);
-      else next(payload);
-    }),
-  );
+/** Opens a call on `session`; `onMessage` sees each response message. The caller writes (and ends) the request side. */
+export function grpcCall(session: ClientHttp2Session, path: string, onMessage: (payload: string) => void, authority?: string): GrpcCallClient {
+  const headers = { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' };
+  const stream = session.request(authority === undefined ? headers : { ...headers, ':authority': authority });
+  stream.on('data', grpcReader(onMessage));
   const status = new Promise<string>((resolve, reject) => {
     stream.on('trailers', (trailers) => resolve(String(trailers['grpc-status'])));
-    stream.on('close', () => reject(new Error(`the gRPC stream closed without trailers (RST code ${stream.rstCode})`)));
+    stream.on('close', () => reject(new Error(`the gRPC call closed without trailers (RST code ${stream.rstCode})`)));
     stream.on('error', reject);
   });
   status.catch(() => undefined);
+  return { stream, status };
+}
+
+export interface GrpcStreamClient extends Http2Connection {
+  /** Resolves with the next response message. */
+  next(): Promise<string>;
+  readonly status: Promise<string>;
+}
+
+/** Starts a server-streaming call (GRPC_PATH) over h2c to `port` on loopback. */
+export async function startGrpcStream(port: number): Promise<GrpcStreamClient> {
+  const channel = await http2Connection(port);
+  const messages: string[] = [];
+  const waiting: Array<(payload: string) => void> = [];
+  const { stream, status } = grpcCall(channel.session, GRPC_PATH, (payload) => {
+    const next = waiting.shift();
+    if (next === undefined) messages.push(payload);
+    else next(payload);
+  });
+  stream.end(grpcMessage('watch'));
   const [headers] = (await once(stream, 'response')) as [http2.IncomingHttpHeaders];
   if (Number(headers[':status']) !== 200 || headers['content-type'] !== 'application/grpc') throw new Error(`not a gRPC answer: ${JSON.stringify(headers)}`);
   return {
-    session,
-    goaways,
+    ...channel,
     status,
     next: () =>
       new Promise((resolve) => {
@@ -89,11 +95,5 @@ export async function startGrpcStream(port: number): Promise<GrpcStreamClient> {
         if (queued !== undefined) resolve(queued);
         else waiting.push(resolve);
       }),
-    async close() {
-      if (session.destroyed) return;
-      const closed = once(session, 'close');
-      session.destroy();
-      await closed;
-    },
   };
 }

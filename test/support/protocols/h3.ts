@@ -3,10 +3,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { REQUEST_TIMEOUT_MS } from './clients.js';
 
 const CLIENT = resolve('test/support/protocols/h3_client.py');
 
-export interface H3Event {
+interface H3Event {
   readonly event: 'connected' | 'sent' | 'response' | 'body_end' | 'goaway' | 'stream_reset' | 'closed' | 'error';
   readonly stream?: number;
   readonly status?: number;
@@ -22,6 +23,8 @@ export interface H3Client {
   readonly events: readonly H3Event[];
   /** Sends `GET path` on a new stream. */
   get(path: string): void;
+  /** One GET: resolves with its status once the body ended; rejects on a reset, a close or after `timeoutMs`. */
+  request(path: string, timeoutMs?: number): Promise<number>;
   /** Resolves with the first event so far or to come matching `predicate`; rejects if the client exits first or after `timeoutMs`. */
   waitFor(predicate: (event: H3Event) => boolean, timeoutMs?: number): Promise<H3Event>;
   /** Closes the connection and waits for the client to exit. */
@@ -51,8 +54,7 @@ export async function connectH3(port: number, serverName: string, netnsPid?: str
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     pending += chunk;
-    let newline;
-    while ((newline = pending.indexOf('\n')) >= 0) {
+    for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
       events.push({ ...(JSON.parse(pending.slice(0, newline)) as Omit<H3Event, 'at'>), at: Date.now() });
       pending = pending.slice(newline + 1);
     }
@@ -82,11 +84,23 @@ export async function connectH3(port: number, serverName: string, netnsPid?: str
       wakers.add(check);
       check();
     });
+  const get = (path: string): void => void child.stdin?.write(`get ${path}\n`);
   const client: H3Client = {
     child,
     events,
-    get: (path) => void child.stdin?.write(`get ${path}\n`),
+    get,
     waitFor,
+    async request(path, timeoutMs = REQUEST_TIMEOUT_MS) {
+      const before = new Set<H3Event>(events);
+      get(path);
+      const sent = await waitFor((e) => !before.has(e) && e.event === 'sent', timeoutMs);
+      const ends = (e: H3Event): boolean =>
+        (e.stream === sent.stream && (e.event === 'body_end' || e.event === 'stream_reset')) ||
+        (!before.has(e) && (e.event === 'closed' || e.event === 'error'));
+      const end = await waitFor(ends, timeoutMs);
+      if (end.event !== 'body_end') throw new Error(`${path}: ${JSON.stringify(end)}`);
+      return events.find((e) => e.event === 'response' && e.stream === sent.stream)?.status ?? 0;
+    },
     async close() {
       if (!exited) child.stdin?.end('close\n');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);

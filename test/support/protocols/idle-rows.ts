@@ -29,9 +29,9 @@ export async function drainIdle(envoy: ProtocolsEnvoy, defer: (cleanup: () => un
 }
 
 /** A fresh connection's first response carries Envoy's drain signal. */
-export async function expectDrainSignal(probe: Probe, defer: (cleanup: () => unknown) => void): Promise<void> {
+async function expectDrainSignal(probe: Probe, defer: (cleanup: () => unknown) => void): Promise<void> {
   if (probe.kind === 'http1') {
-    const fresh = await idleHttp1(probe.port, probe.servername);
+    const fresh = await idleHttp1(probe.port, '/', probe.servername === undefined ? {} : { servername: probe.servername });
     defer(() => fresh.close());
     expect(fresh.first).toEqual({ status: 200, connection: 'close' });
   } else if (probe.kind === 'http2') {

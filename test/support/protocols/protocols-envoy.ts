@@ -10,7 +10,7 @@ import { protocolsBootstrap, SNI } from './bootstrap.js';
 import { makeCertificate } from './certs.js';
 
 /** Envoy's drain time: longer than any drain here, so no test meets Envoy's own drain deadline by chance. */
-export const ENVOY_DRAIN_TIME_S = 30;
+const ENVOY_DRAIN_TIME_S = 30;
 
 export interface ProtocolsEnvoy {
   readonly target: DrainTarget<RealEnvoy>;
@@ -36,7 +36,7 @@ export async function startProtocolsEnvoy(defer: (cleanup: () => unknown) => voi
     terminated: makeCertificate(dir.path, SNI.terminated),
     quic: makeCertificate(dir.path, SNI.quic),
   };
-  const backends = await startBackends(certificates.passthrough);
+  const backends = await startBackends(certificates.passthrough.certPath, certificates.passthrough.keyPath);
   defer(() => backends.close());
   const envoy = await startRealEnvoy({
     bootstrap: protocolsBootstrap(backends, certificates),

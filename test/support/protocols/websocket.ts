@@ -10,11 +10,11 @@ const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const TEXT = 0x1;
 const CLOSE = 0x8;
 
-export function acceptKey(key: string): string {
+function acceptKey(key: string): string {
   return createHash('sha1').update(`${key}${GUID}`).digest('base64');
 }
 
-export function encodeFrame(opcode: number, payload: Buffer, masked: boolean): Buffer {
+function encodeFrame(opcode: number, payload: Buffer, masked: boolean): Buffer {
   const length = payload.length;
   const header = length < 126 ? Buffer.from([0x80 | opcode, length]) : Buffer.from([0x80 | opcode, 126, length >> 8, length & 0xff]);
   if (length >= 65_536) throw new Error('frames here stay under 64 KiB');
@@ -24,13 +24,13 @@ export function encodeFrame(opcode: number, payload: Buffer, masked: boolean): B
   return Buffer.concat([header, mask, Buffer.from(payload.map((byte, i) => byte ^ (mask[i % 4] as number)))]);
 }
 
-export interface Frame {
+interface Frame {
   readonly opcode: number;
   readonly payload: Buffer;
 }
 
 /** Feeds bytes in, calls `onFrame` for each complete frame (masked or not). */
-export function frameReader(onFrame: (frame: Frame) => void): (chunk: Buffer) => void {
+function frameReader(onFrame: (frame: Frame) => void): (chunk: Buffer) => void {
   let buffered = Buffer.alloc(0);
   return (chunk) => {
     buffered = Buffer.concat([buffered, chunk]);

@@ -1,10 +1,11 @@
 // The application behind the pod's Envoy: a plain HTTP/1.1 server. `GET /slow/<ms>` answers after
 // that many milliseconds (a long request), `GET /held` only once the test calls release(); anything
-// else after 5 ms. With `tagHeader`, it also notes when each request arrived, by that header's
-// value (which balancer server sent it).
+// else after 5 ms; a WebSocket upgrade is accepted and echoed. With `tagHeader`, it also notes when
+// each request arrived, by that header's value (which balancer server sent it).
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import { listenOnLoopback } from '../ports.js';
+import { acceptWebSocket } from '../protocols/websocket.js';
 
 export interface Upstream {
   readonly port: number;
@@ -68,6 +69,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     timers.add(timer);
   });
   server.keepAliveTimeout = 60_000;
+  server.on('upgrade', (req, socket) => acceptWebSocket(req, socket));
   const port = await listenOnLoopback(server);
   return {
     port,

@@ -1,6 +1,14 @@
 // Counts what the clients saw: successes and connections per pod, and every failure in order.
-import type { Failure } from './failures.js';
+import type { FailureKind, Protocol } from '../protocols/failures.js';
 import type { Pod } from './load-balancer.js';
+
+export interface Failure {
+  readonly at: number;
+  readonly protocol: Protocol;
+  readonly pod: Pod;
+  readonly kind: FailureKind;
+  readonly detail: string;
+}
 
 export interface TrafficStats {
   /** Successful requests per pod. */

@@ -1,59 +1,39 @@
-// What the HTTP/1.1 and HTTP/2 clients share: their dependencies, their surface, and the loop
-// that keeps one of them sending requests back to back.
+// The one request loop of every load (the load balancer's clients, the peer pods' protocol loads):
+// requests back to back with a pause between them, until told to stop, and bounded in count and
+// time whatever happens, so a load always ends by itself.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Protocol } from './failures.js';
-import type { LoadBalancer } from './load-balancer.js';
-import type { TrafficRecorder } from './recorder.js';
 
 /** After a failure a loop waits at least this long, as a backing-off client would; the failure is still recorded. */
-export const FAILURE_PAUSE_MS = 50;
-
-export interface ClientContext {
-  readonly lb: LoadBalancer;
-  readonly recorder: TrafficRecorder;
-  readonly path: string;
-  readonly requestTimeoutMs: number;
-}
-
-export interface TrafficClient {
-  readonly protocol: Protocol;
-  /** Sends one request on the client's connection. Never rejects: a failure is recorded and gives false. */
-  request(): Promise<boolean>;
-  /** Ends the connection politely before the next request, which then connects through the LB. */
-  reconnectWhenIdle(): void;
-  /** Closes the connection politely; call once no request is in flight. */
-  close(): Promise<void>;
-}
+const FAILURE_PAUSE_MS = 50;
+/** A loop's bounds unless it names its own. */
+const LOOP_MAX_REQUESTS = 20_000;
+const LOOP_MAX_MS = 60_000;
 
 export interface LoopOptions {
+  /** The pause after each request. */
   readonly thinkTimeMs: number;
-  readonly signal: AbortSignal;
-  /** Called once, after the loop's first request ended (either way) or when the loop ends. */
-  readonly onFirstDone: () => void;
+  /** Ends the loop: a pause ends at once, a request in flight is always awaited, never abandoned. */
+  readonly signal?: AbortSignal;
+  /** Asked before each request after the first: false ends the loop. */
+  readonly goOn?: () => boolean;
+  readonly maxRequests?: number;
+  readonly maxMs?: number;
   /** Called after each request ended (either way), with Date.now() from just before it was sent. */
   readonly onRequestDone?: (sentAt: number) => void;
 }
 
-/** Sends requests until the signal aborts. A request in flight is always awaited, never abandoned. */
-export async function runLoop(client: TrafficClient, options: LoopOptions): Promise<void> {
-  const { signal, thinkTimeMs, onFirstDone, onRequestDone } = options;
-  try {
-    while (!signal.aborted) {
-      const sentAt = Date.now();
-      const ok = await client.request();
-      onRequestDone?.(sentAt);
-      onFirstDone();
-      await pause(ok ? thinkTimeMs : Math.max(thinkTimeMs, FAILURE_PAUSE_MS), signal);
+/** Calls `send` (one request; it never rejects and says whether it succeeded) until the loop ends. */
+export async function runLoop(send: (n: number) => Promise<boolean>, options: LoopOptions): Promise<void> {
+  const { thinkTimeMs, signal, goOn = () => true, maxRequests = LOOP_MAX_REQUESTS, maxMs = LOOP_MAX_MS, onRequestDone } = options;
+  const deadline = Date.now() + maxMs;
+  for (let n = 0; n < maxRequests && Date.now() < deadline && signal?.aborted !== true && (n === 0 || goOn()); n += 1) {
+    const sentAt = Date.now();
+    const ok = await send(n);
+    onRequestDone?.(sentAt);
+    try {
+      await sleep(ok ? thinkTimeMs : Math.max(thinkTimeMs, FAILURE_PAUSE_MS), undefined, signal === undefined ? {} : { signal });
+    } catch {
+      // Aborted: the loop condition sees it and stops.
     }
-  } finally {
-    onFirstDone();
-  }
-}
-
-async function pause(ms: number, signal: AbortSignal): Promise<void> {
-  try {
-    await sleep(ms, undefined, { signal });
-  } catch {
-    // Aborted: the loop condition sees it and stops.
   }
 }

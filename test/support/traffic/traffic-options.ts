@@ -23,7 +23,7 @@ export interface TrafficOptions {
 
 export type ResolvedTrafficOptions = Required<TrafficOptions>;
 
-export const TRAFFIC_DEFAULTS = {
+const TRAFFIC_DEFAULTS = {
   http1Clients: 4,
   http2Clients: 2,
   streamsPerSession: 2,

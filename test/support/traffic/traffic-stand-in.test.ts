@@ -3,12 +3,13 @@
 import http2 from 'node:http2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Bootstrap } from '../chart/bootstrap.js';
+import type { FailureKind, Protocol } from '../protocols/failures.js';
 import { get, type RealEnvoy, startRealEnvoy } from '../real-envoy/process.js';
 import { startUpstream, type Upstream } from '../real-envoy/upstream.js';
 import { LoadBalancer } from './load-balancer.js';
 import { type PlainServer, startPlainH2c, startPlainHttp1 } from './plain-servers.js';
 import { activeConnections, stat, untilDeprogrammedAndIdle, waitFor } from './pod-conditions.js';
-import { type Endpoint, type FailureKind, type Protocol, Traffic, type TrafficOptions, type TrafficStats } from './traffic.js';
+import { type Endpoint, Traffic, type TrafficOptions, type TrafficStats } from './traffic.js';
 
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const ROUTER = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';

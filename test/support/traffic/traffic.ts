@@ -1,17 +1,18 @@
 // The traffic stand-in: well-behaved HTTP/1.1 and HTTP/2 clients behind a load balancer, in front
 // of a pod that Kubernetes terminates. A correct drain shows zero failures; a broken one shows them.
 import { pollUntil } from '../poll.js';
-import { Http1Client } from './http1-client.js';
-import { Http2Client } from './http2-client.js';
 import { LoadBalancer } from './load-balancer.js';
 import { TrafficRecorder, type TrafficStats } from './recorder.js';
-import { type ClientContext, runLoop, type TrafficClient } from './request-loop.js';
+import { runLoop } from './request-loop.js';
+import { type ClientContext, Http1Client, Http2Client, type TrafficClient } from './routed-clients.js';
 import { type ResolvedTrafficOptions, resolveTrafficOptions, type TrafficOptions } from './traffic-options.js';
 
-export type { Failure, FailureKind, Protocol } from './failures.js';
-export type { Endpoint, Pod } from './load-balancer.js';
+export type { Endpoint } from './load-balancer.js';
 export type { TrafficStats } from './recorder.js';
-export { TRAFFIC_DEFAULTS, type TrafficOptions } from './traffic-options.js';
+export type { TrafficOptions } from './traffic-options.js';
+
+/** Bounds each loop of a run the test never stopped: longer than any termination here lasts. */
+const LOOP_BOUNDS = { maxRequests: 1_000_000, maxMs: 15 * 60_000 };
 
 export class Traffic {
   private readonly controller = new AbortController();
@@ -100,9 +101,10 @@ export class Traffic {
         const loop = this.lastSent.push(Number.NEGATIVE_INFINITY) - 1;
         const onRequestDone = (sentAt: number): void => {
           this.lastSent[loop] = sentAt;
+          onFirstDone();
         };
-        const options = { thinkTimeMs: this.options.thinkTimeMs, signal: this.controller.signal, onFirstDone, onRequestDone };
-        this.loops.push(runLoop(client, options));
+        const options = { ...LOOP_BOUNDS, thinkTimeMs: this.options.thinkTimeMs, signal: this.controller.signal, onRequestDone };
+        this.loops.push(runLoop(() => client.request(), options).finally(onFirstDone));
       }
     }
     if (this.options.reconnectEveryMs > 0) {

@@ -36,7 +36,7 @@ afterEach(() => {
 
 const counting: ConnectionCounting = {
   source: 'listeners',
-  ignore: { listeners: new Set(), connectionManagers: new Set() },
+  ignore: { ignoreListener: new Set(), ignoreConnectionManagers: new Set() },
   countAccepted: 'no',
   countRequests: true,
 };
@@ -156,7 +156,7 @@ describe('readConnections', () => {
 
   it('leaves out the listeners served only by the ignored connection managers', async () => {
     const stats = [added(), ...listener('stats', 1), paired('stats', 'eg-stats-http', 9), ...listener('ingress', 2), paired('ingress', 'user', 1)];
-    const ignore = { listeners: new Set<string>(), connectionManagers: new Set(['eg-stats-http']) };
+    const ignore = { ignoreListener: new Set<string>(), ignoreConnectionManagers: new Set(['eg-stats-http']) };
     const reading = await createEnvoyControl(
       fakeAdmin(() => stats),
       { ...counting, ignore, countRequests: false },

@@ -75,15 +75,13 @@ describe('createEvent', () => {
 
   it("words a refusal with the API server's Status reason, never the token", async () => {
     handler = (_request, response) =>
-      response
-        .writeHead(403)
-        .end(
-          JSON.stringify({
-            kind: 'Status',
-            reason: 'Forbidden',
-            message: 'events is forbidden: User "system:serviceaccount:edge:gw" cannot create resource "events"',
-          }),
-        );
+      response.writeHead(403).end(
+        JSON.stringify({
+          kind: 'Status',
+          reason: 'Forbidden',
+          message: 'events is forbidden: User "system:serviceaccount:edge:gw" cannot create resource "events"',
+        }),
+      );
     const outcome = await createEvent(target, event());
     expect(outcome).toMatchObject({ ok: false, status: 403, why: expect.stringMatching(/^Forbidden: events is forbidden/) });
     expect(JSON.stringify(outcome)).not.toContain(TOKEN);
@@ -219,7 +217,13 @@ describe('DrainEvents', () => {
     const { create } = answers();
     const sent: KubeEvent[] = [];
     const log = recordingLog();
-    const events = new DrainEvents(target, log, { create: async (t, e) => (sent.push(e), create(t, e)), readDisruption: async () => 'EvictionByEvictionAPI' });
+    const events = new DrainEvents(target, log, {
+      create: async (t, e) => {
+        sent.push(e);
+        return create(t, e);
+      },
+      readDisruption: async () => 'EvictionByEvictionAPI',
+    });
     events.report({ result: 'drained', connections: 0, elapsedMs: 4_100, exitCode: 0, finishedAt: new Date().toISOString() });
     await events.settled();
     expect(sent[0]?.message).toMatch(
@@ -232,7 +236,11 @@ describe('DrainEvents', () => {
     let answer: (outcome: CreateOutcome) => void = () => undefined;
     let asked: () => void = () => undefined;
     const creating = new Promise<void>((resolve) => (asked = resolve));
-    const create = (): Promise<CreateOutcome> => new Promise((resolve) => ((answer = resolve), asked()));
+    const create = (): Promise<CreateOutcome> =>
+      new Promise((resolve) => {
+        answer = resolve;
+        asked();
+      });
     const events = new DrainEvents(target, recordingLog(), { create, readDisruption: noDisruption });
     events.report('unreadable');
     await creating;

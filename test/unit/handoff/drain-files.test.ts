@@ -3,11 +3,11 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type DrainInProgress, readDrainState, writeDrainState } from '../../../src/handoff/drain-state.js';
 import { envoyPrestopRecordPath, readEnvoyPrestop } from '../../../src/handoff/envoy-prestop.js';
 import { MAX_READY_FILE_BYTES, readReadyReport } from '../../../src/handoff/ready-file.js';
-import { DrainWatchdog } from '../../../src/manager/drain-watchdog.js';
+import { DrainWatchdog, type NoDrain } from '../../../src/manager/drain-watchdog.js';
 import { LogSummary } from '../../../src/manager/log-summary.js';
 import type { Logger } from '../../../src/shared/log.js';
 import { ownIdentity, parseStartTime } from '../../../src/shared/process-identity.js';
@@ -115,13 +115,27 @@ describe('readDrainState trusts a pid only with its start time', () => {
 });
 
 describe('a waiter that leaves leaves nothing behind', () => {
-  it('the watchdog forgets each watcher that stops watching', () => {
-    const watchdog = new DrainWatchdog(path('ready'), 60_000);
-    const held = watchdog.watch(() => undefined);
-    for (let i = 0; i < 1_000; i += 1) watchdog.watch(() => undefined)();
-    expect(watchdog.watching).toBe(1);
-    held();
-    expect(watchdog.watching).toBe(0);
+  it('the watchdog gives up on behalf of the watchers still there, never of one that left', async () => {
+    const watchdog = new DrainWatchdog(path('ready'), 1);
+    const left = vi.fn();
+    for (let i = 0; i < 1_000; i += 1) watchdog.watch(left)();
+    const gaveUp = new Promise<NoDrain>((resolve) => watchdog.watch(resolve));
+    expect(await gaveUp).toEqual({ kind: 'never-started' });
+    expect(left).not.toHaveBeenCalled();
+  });
+
+  it('the watchdog holds no timer once its last watcher has left', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const watchdog = new DrainWatchdog(path('ready'), 60_000);
+      const held = watchdog.watch(() => undefined);
+      for (let i = 0; i < 1_000; i += 1) watchdog.watch(() => undefined)();
+      expect(vi.getTimerCount()).toBe(1);
+      held();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -55,7 +55,8 @@ describe('envoy-prestop record file', () => {
     // The record is made once the wait has looked and found none: it arrives during the wait.
     const look = async (file: string): Promise<number | undefined> => {
       const at = await readEnvoyPrestop(file);
-      if ((looks += 1) === 1) await recordEnvoyPrestop(path);
+      looks += 1;
+      if (looks === 1) await recordEnvoyPrestop(path);
       return at;
     };
     const at = await waitForEnvoyPrestop(path, started, 5_000, new AbortController().signal, look);

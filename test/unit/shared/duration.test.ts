@@ -38,7 +38,7 @@ describe('parseDuration (Go syntax)', () => {
     ['5s-', /not a duration/],
     ['1e3s', /not a duration/],
     ['abc', /not a duration/],
-    ['9'.repeat(400) + 'h', /too large/],
+    [`${'9'.repeat(400)}h`, /too large/],
   ])('%j is rejected', (text, message) => {
     expect(() => parseDuration(text)).toThrow(UsageError);
     expect(() => parseDuration(text)).toThrow(message);

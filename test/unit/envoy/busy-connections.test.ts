@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { describePairing, ignoredListeners, type ListenerServes, type ListenerTopology, type Pairing, pairedCounts } from '../../../src/envoy/pairing.js';
+import {
+  describePairing,
+  ignoredListeners,
+  type ListenerServes,
+  type ListenerTopology,
+  type Pairing,
+  pairedCounts,
+} from '../../../src/envoy/busy-connections.js';
 
 const serves = (managers: string[], extra: Partial<ListenerServes> = {}): ListenerServes => ({ connectionManagers: new Set(managers), ...extra });
 const paired = (entries: Record<string, ListenerServes>): Pairing => ({ topology: { byStatName: new Map(Object.entries(entries)) }, key: 'k' });
@@ -55,14 +62,18 @@ describe('ignoredListeners', () => {
     ]),
   };
   it('matches stats names exactly, and listeners served only by the given managers', () => {
-    const rules = { listeners: new Set(['tenant-1']), connectionManagers: new Set(['eg-stats-http']) };
+    const rules = { ignoreListener: new Set(['tenant-1']), ignoreConnectionManagers: new Set(['eg-stats-http']) };
     expect([...ignoredListeners(['0.0.0.0_19001', 'both', 'unsure', 'tcp', 'tenant-1', 'tenant-19001'], rules, topology)]).toEqual([
       '0.0.0.0_19001',
       'tenant-1',
     ]);
     // Never by the listener's name in the configuration: that is not what --ignore-listener names.
     expect([
-      ...ignoredListeners(['0.0.0.0_19001'], { listeners: new Set(['envoy-gateway-proxy-stats-0.0.0.0-19001']), connectionManagers: new Set() }, topology),
+      ...ignoredListeners(
+        ['0.0.0.0_19001'],
+        { ignoreListener: new Set(['envoy-gateway-proxy-stats-0.0.0.0-19001']), ignoreConnectionManagers: new Set() },
+        topology,
+      ),
     ]).toEqual([]);
   });
 });

@@ -1,17 +1,11 @@
-// What a request failure looks like to a client, and how socket and protocol errors map onto it.
-import type { Pod } from './load-balancer.js';
-
+// How every client of the family says a request failed: one kind per way a user's client sees it
+// fail, mapped from socket and protocol errors, and a short detail.
 export type Protocol = 'http1' | 'http2';
 
 export type FailureKind = 'refused' | 'reset' | 'status' | 'truncated' | 'timeout' | 'refused-stream' | 'other';
 
-export interface Failure {
-  readonly at: number;
-  readonly protocol: Protocol;
-  readonly pod: Pod;
-  readonly kind: FailureKind;
-  readonly detail: string;
-}
+/** Undefined: a complete 2xx answer. */
+export type Verdict = { readonly kind: FailureKind; readonly detail: string } | undefined;
 
 /**
  * The connection or stream went away under the request: the peer reset or closed it, a write hit a
@@ -58,7 +52,7 @@ export function describeError(error: unknown): string {
 }
 
 /** A response's verdict once it ended: undefined when it is a success. */
-export function checkResponse(status: number, contentLength: number | undefined, received: number): { kind: FailureKind; detail: string } | undefined {
+export function checkResponse(status: number, contentLength: number | undefined, received: number): Verdict {
   if (contentLength !== undefined && received !== contentLength) {
     return { kind: 'truncated', detail: `body ${received} of ${contentLength} bytes (status ${status})` };
   }

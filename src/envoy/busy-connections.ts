@@ -1,5 +1,5 @@
-// What one reading's gauges mean once the listeners are paired with their HTTP connection
-// managers (connections.ts). Pure. A listener's connections are its HTTP connection managers'
+// Which connections are busy, once connections.ts has paired the listeners with their HTTP
+// connection managers, and which listeners the ignore rules leave out. Pure. A listener's connections are its HTTP connection managers'
 // connections plus anything else (a TCP proxy's, a connection still in its listener filters); an
 // HTTP connection is busy while it has a request in flight. Listeners that share a connection
 // manager are judged together, since its gauges are their sum. Whatever cannot be told for certain
@@ -43,10 +43,10 @@ export interface Pairing {
 
 /** Listeners never counted: by stats name, or by the connection managers that serve them. */
 export interface IgnoreRules {
-  /** Stats names (`listener.<name>.*`), matched exactly. */
-  readonly listeners: ReadonlySet<string>;
+  /** --ignore-listener: stats names (`listener.<name>.*`), matched exactly. */
+  readonly ignoreListener: ReadonlySet<string>;
   /** A listener whose every chain ends in one of these connection managers is not counted. */
-  readonly connectionManagers: ReadonlySet<string>;
+  readonly ignoreConnectionManagers: ReadonlySet<string>;
 }
 
 /** The stats scope names of the listeners the rules leave out, among `seen` (the ones /stats reports). */
@@ -54,12 +54,12 @@ export function ignoredListeners(seen: Iterable<string>, rules: IgnoreRules, top
   const ignored = new Set<string>();
   for (const statName of seen) {
     const serves = topology?.byStatName.get(statName);
-    const byName = rules.listeners.has(statName);
+    const byName = rules.ignoreListener.has(statName);
     const byManager =
       serves !== undefined &&
       serves.unreadable === undefined &&
       serves.connectionManagers.size > 0 &&
-      [...serves.connectionManagers].every((prefix) => rules.connectionManagers.has(prefix));
+      [...serves.connectionManagers].every((prefix) => rules.ignoreConnectionManagers.has(prefix));
     if (byName || byManager) ignored.add(statName);
   }
   return ignored;
