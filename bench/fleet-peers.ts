@@ -1,6 +1,6 @@
 // 14. One rolling update of 8 pods behind HAProxy, under the same load, for five fleets: Envoy
 // Gateway's rendered pod with its own manager and with ours in its place, Contour's rendered pod
-// likewise, and the chart's pod. The fleet rig of the tests (test/fleet/support/fleet-run.ts: real
+// likewise, and the chart's pod. The fleet rig of the tests (test/support/fleet/fleet-run.ts: real
 // Envoy 1.40 in podman pods, terminated as a 1.33 kubelet does, HAProxy health-checking each pod's
 // readiness listener with retries off, hey, HTTP/1.1 and HTTP/2 clients, long requests at each
 // deletion, idle pooled connections, a scraper on each pod's stats listener) runs each fleet in a
@@ -9,14 +9,14 @@
 
 import { resolve } from 'node:path';
 import { build } from 'esbuild';
-import { errorCount } from '../test/fleet/support/error-count.js';
-import type { FleetInput, FleetOutput } from '../test/fleet/support/fleet-run.js';
-import { TEST_CHECK } from '../test/fleet/support/fleet-settings.js';
-import { ensureHey } from '../test/fleet/support/hey.js';
-import { runInPrivateNetns } from '../test/fleet/support/netns.js';
-import { fleetPodSpec, type PeerPodChoice } from '../test/fleet/support/peer-fleet-pod.js';
-import { buildAmd64Images } from '../test/image/support/images.js';
-import { removeRun } from '../test/image/support/podman-run.js';
+import { errorCount } from '../test/support/fleet/error-count.js';
+import type { FleetInput, FleetOutput } from '../test/support/fleet/fleet-run.js';
+import { TEST_CHECK } from '../test/support/fleet/fleet-settings.js';
+import { ensureHey } from '../test/support/fleet/hey.js';
+import { runInPrivateNetns } from '../test/support/fleet/netns.js';
+import { fleetPodSpec, type PeerPodChoice } from '../test/support/fleet/peer-fleet-pod.js';
+import { buildAmd64Images } from '../test/support/podman/images.js';
+import { removeRun } from '../test/support/podman/podman-run.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
 import { formatMs, progress, type Scenario, summarize, table } from './support/harness.js';
 import { type PeerBinary, peerBinary, peerManagerImage } from './support/peer-images.js';

@@ -4,7 +4,7 @@
 // namespace, rounds interleaved.
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { PodObservation, PodScenario } from '../test/dropin/support/pod.js';
+import type { PodObservation, PodScenario } from '../test/support/dropin/pod.js';
 import { ensureEnvoyBinary, envoyVersion } from '../test/support/real-envoy/binary.js';
 import { runSandboxed } from '../test/support/sandbox.js';
 import { buildDropInRunner, DROPIN_RUNNER } from './support/drop-ins-at-size.js';
@@ -54,7 +54,7 @@ interface Contender {
   run(envoyBinary: string): PodScenario;
 }
 
-/** One pod run in the sandbox (test/dropin/support/pod.ts): Envoy drains at once in both shapes, the idle manager and the hook's CPU measured. */
+/** One pod run in the sandbox (test/support/dropin/pod.ts): Envoy drains at once in both shapes, the idle manager and the hook's CPU measured. */
 const common = { closeIdleAfterMs: CLOSE_AT_MS, managerIdle: { settleMs: SETTLE_MS, idleMs: IDLE_MS }, hookCpu: true, drainImmediately: true };
 
 /** Each contender's pod: ours as the peers' pods run it, then the peers' own, their binary's path in `env`. */

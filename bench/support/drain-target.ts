@@ -11,7 +11,7 @@ import { get, type RealEnvoy, startRealEnvoy } from '../../test/support/real-env
 import { isStatsRead } from '../../test/support/stats-reads.js';
 import { sleep } from './processes.js';
 
-export const TARGET_LISTENER = 'ingress';
+const TARGET_LISTENER = 'ingress';
 const ACTIVE_GAUGE = `listener.${TARGET_LISTENER}.downstream_cx_active`;
 /** The bench's own reads of Envoy's gauges go straight to the admin API, this often while waiting. */
 const POLL_MS = 5;

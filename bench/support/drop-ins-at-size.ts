@@ -1,12 +1,12 @@
 // The large-config scenario's drop-in drains: at one size, one drain through one hook (our
 // `shutdown`, or the single executable called as Envoy Gateway's or Contour's own hook) in the
-// sandboxed pod the drop-in test runs (test/dropin/support/large-config-pod.ts): what the hook
+// sandboxed pod the drop-in test runs (test/support/dropin/large-config-pod.ts): what the hook
 // logged at its end, whether the idle pool outlived it, the scraper's answers, the admin reads the
 // hook made, and what one of them cost Envoy (replayed inside the pod once the hook exited).
 
 import { resolve } from 'node:path';
 import { build } from 'esbuild';
-import { drainLargePod, type Hook, logged } from '../../test/dropin/support/large-config-pod.js';
+import { drainLargePod, type Hook, logged } from '../../test/support/dropin/large-config-pod.js';
 import type { LargeConfigSize } from '../../test/support/large-config/expand.js';
 import type { ReadCost } from '../../test/support/real-envoy/read-cost.js';
 import { isStatsRead } from '../../test/support/stats-reads.js';

@@ -17,12 +17,12 @@ import { cpuTimeMs, readMemory } from './procfs.js';
 import { summarize } from './stats.js';
 
 /** The drain's one /stats read: per-listener connections, per-connection-manager requests, and the per-listener HTTP names that pair them. */
-export const DRAIN_FILTER = String.raw`^(listener\..*\.downstream_cx_(active|total)|http\..*\.downstream_(cx_active|rq_active|rq_total)|listener\..*\.http\..*\.downstream_rq_completed)$`;
+const DRAIN_FILTER = String.raw`^(listener\..*\.downstream_cx_(active|total)|http\..*\.downstream_(cx_active|rq_active|rq_total)|listener\..*\.http\..*\.downstream_rq_completed)$`;
 const LISTENER_ACTIVE = String.raw`^listener\..*\.downstream_cx_active$`;
 const q = encodeURIComponent;
 
 /** Each admin call measured, by a short label. */
-export const ENDPOINTS: ReadonlyArray<readonly [string, string]> = [
+const ENDPOINTS: ReadonlyArray<readonly [string, string]> = [
   ['drain filter, json', `/stats?filter=${q(DRAIN_FILTER)}&format=json`],
   ['listener cx_active', `/stats?filter=${q(LISTENER_ACTIVE)}`],
   ['drain filter, type=Gauges', `/stats?filter=${q(DRAIN_FILTER)}&format=json&type=Gauges`],
@@ -43,7 +43,7 @@ export const ENDPOINTS: ReadonlyArray<readonly [string, string]> = [
   ['config_dump listeners', '/config_dump?mask=static_listeners,dynamic_listeners'],
 ];
 
-export interface EndpointCost {
+interface EndpointCost {
   readonly label: string;
   readonly bytes: number;
   /** Median latency of one call on an idle Envoy. */
@@ -75,9 +75,16 @@ async function withEnvoy<T>(bootstrap: object, use: (pid: number, admin: string,
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4_000)));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4_000);
+  });
   let exited = false;
-  const exit = new Promise<void>((done) => child.once('exit', () => ((exited = true), done())));
+  const exit = new Promise<void>((done) =>
+    child.once('exit', () => {
+      exited = true;
+      done();
+    }),
+  );
   try {
     const deadline = startedAt + 180_000;
     let admin = '';

@@ -29,7 +29,7 @@ require('node:http').request({ host, port, method: 'POST', path: '/healthcheck/f
   httpListen: "require('node:http').createServer((req, res) => res.end()).listen(Number(process.argv[process.argv.length - 1]));",
 } as const;
 
-export type Variant = keyof typeof PROBES | 'noCodeCache' | 'snapshot';
+type Variant = keyof typeof PROBES | 'noCodeCache' | 'snapshot';
 
 export interface Variants {
   readonly paths: Readonly<Record<Variant, string>>;

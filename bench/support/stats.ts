@@ -11,7 +11,7 @@ export interface Summary {
 }
 
 /** Linear interpolation between closest ranks (the common "type 7" quantile). */
-export function quantile(sorted: readonly number[], q: number): number {
+function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const position = (sorted.length - 1) * q;
   const below = Math.floor(position);

@@ -4,14 +4,14 @@
 // namespace; then the same rollout without the preStop hooks. Prints each rollout's timeline,
 // every pod's drain, and what hey, the clients and HAProxy counted.
 
-import { errorCount } from '../fleet/support/error-count.js';
-import type { FleetOutput } from '../fleet/support/fleet-run.js';
-import { MIN_DRAIN_S, REMOVE_LAG_MS, REPLICAS, runFleetCase, TEST_CHECK } from '../fleet/support/fleet-settings.js';
-import { ensureHey, HEY_VERSION } from '../fleet/support/hey.js';
 import { fleetTimeline, rolloutFloor } from '../fleet/support/rollout-physics.js';
-import { buildTestImages } from '../image/support/images.js';
-import { removeRun } from '../image/support/podman-run.js';
 import { buildFixtures, packageIfStale } from '../setup/product.js';
+import { errorCount } from '../support/fleet/error-count.js';
+import type { FleetOutput } from '../support/fleet/fleet-run.js';
+import { MIN_DRAIN_S, REMOVE_LAG_MS, REPLICAS, runFleetCase, TEST_CHECK } from '../support/fleet/fleet-settings.js';
+import { ensureHey, HEY_VERSION } from '../support/fleet/hey.js';
+import { buildTestImages } from '../support/podman/images.js';
+import { removeRun } from '../support/podman/podman-run.js';
 import { ensureSystemPackages } from '../support/system-packages.js';
 
 export async function fleetDemo(): Promise<void> {

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { contour } from '../../src/dropin/contour.js';
 import { envoyGateway } from '../../src/dropin/envoy-gateway.js';
+import type { HttpSeen, PodObservation } from '../support/dropin/pod.js';
 import { runInSandbox, type Scenario } from './sandbox.js';
-import type { HttpSeen, PodObservation } from './support/pod.js';
 
 const EG_MANAGER = ['envoy-gateway', 'envoy', 'shutdown-manager'];
 const EG_HOOK = ['envoy-gateway', 'envoy', 'shutdown'];

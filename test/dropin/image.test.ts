@@ -4,8 +4,8 @@
 // manager on the peer's fixed port; the exec preStop (`podman exec`, as kubelet runs it) drains the
 // real Envoy beside it; SIGTERM ends the manager with 0.
 import { afterEach, describe, expect, it } from 'vitest';
-import { PodmanObjects, podman, podmanRun, testImages } from '../image/support/podman.js';
-import { logs, mainProcessIds, waitFor } from '../image/support/wait.js';
+import { PodmanObjects, podman, podmanRun, testImages } from '../support/podman/podman.js';
+import { logs, mainProcessIds, waitFor } from '../support/podman/wait.js';
 import { inPod, startContourPod, startEgPod } from './peer-pod.js';
 
 const images = testImages();

@@ -1,15 +1,15 @@
 // A large gateway drains early with idle pooled connections open: the peers' HTTPS listener grown
 // to 1,000 TLS filter chains, or to 100 listeners, beside an HTTP listener holding an idle HTTP/1.1
 // and an idle HTTP/2 connection, and the peer's stats listener with a scraper calling it
-// throughout (./support/large-config-pod.ts). Real Envoy 1.40 runs in a sandbox on the peer's own
-// ports and admin address; the drain is our `shutdown` command, or the single executable called as
-// the peer's own hook (`envoy-gateway envoy shutdown`, `/bin/contour envoy shutdown`). Each ends by
-// itself, not at a timeout, while the idle connections are still open, and every request the
-// clients sent was answered.
+// throughout (../support/dropin/large-config-pod.ts). Real Envoy 1.40 runs in a sandbox on the
+// peer's own ports and admin address; the drain is our `shutdown` command, or the single executable
+// called as the peer's own hook (`envoy-gateway envoy shutdown`, `/bin/contour envoy shutdown`).
+// Each ends by itself, not at a timeout, while the idle connections are still open, and every
+// request the clients sent was answered.
 import { describe, expect, it } from 'vitest';
+import { drainLargePod, type Hook, IDLE_ONLY_MSG, logged } from '../support/dropin/large-config-pod.js';
+import type { PodObservation } from '../support/dropin/pod.js';
 import type { LargeConfigSize } from '../support/large-config/expand.js';
-import { drainLargePod, type Hook, IDLE_ONLY_MSG, logged } from './support/large-config-pod.js';
-import type { PodObservation } from './support/pod.js';
 
 function check(seen: PodObservation, context: string): void {
   const stdout = seen.hook?.stdout ?? '';

@@ -5,12 +5,12 @@
 // user, capabilities and volumes and the arguments a test gives. The pod has its own network
 // namespace; kubelet's probes and Envoy's httpGet preStop are sent from inside it (nsenter).
 import { spawn } from 'node:child_process';
-import type { PodmanObjects } from '../image/support/podman.js';
 import type { PeerName } from '../support/peer-fixtures/fixtures.js';
 import { contourBootstrap, egBootstrap } from '../support/peer-fixtures/pod-bootstraps.js';
 import type { JsonObject } from '../support/peer-fixtures/proto-json.js';
 import { peerPodSpec } from '../support/peer-pod/peer-cases.js';
 import { startPeerPod } from '../support/peer-pod/peer-podman-pod.js';
+import type { PodmanObjects } from '../support/podman/podman.js';
 
 export interface PeerPod {
   readonly manager: string;

@@ -4,9 +4,9 @@
 // marked terminating, as kube-proxy or a gateway does. Under hey, HTTP/1.1 and HTTP/2 clients and
 // long requests, retries off: zero errors with the chart's hooks; the control loses requests.
 import { describe, expect, inject, it } from 'vitest';
-import { testImages } from '../image/support/podman.js';
+import { RUN_TIMEOUT_MS, runFleetCase } from '../support/fleet/fleet-settings.js';
+import { testImages } from '../support/podman/podman.js';
 import { expectLosses, expectZeroErrors, summary } from './support/fleet-assertions.js';
-import { RUN_TIMEOUT_MS, runFleetCase } from './support/fleet-settings.js';
 
 const { manager, managerTag, envoy, runId } = testImages();
 const context = { images: { manager, managerTag, envoy }, runId, heyBinary: inject('heyBinary') };

@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseShowStat } from './support/haproxy.js';
-import { haproxyConfig } from './support/haproxy-config.js';
-import { parseHeyReport } from './support/hey.js';
+import { parseShowStat } from '../support/fleet/haproxy.js';
+import { haproxyConfig } from '../support/fleet/haproxy-config.js';
+import { parseHeyReport } from '../support/fleet/hey.js';
 
 const CHECK = { intervalMs: 250, timeoutMs: 1_000, rise: 2, fall: 2 };
 

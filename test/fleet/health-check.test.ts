@@ -4,9 +4,9 @@
 // HTTP/2 clients and long requests, all through HAProxy with retries off: zero errors with the
 // chart's hooks; the same rollout without them (the control) loses requests.
 import { describe, expect, inject, it } from 'vitest';
-import { testImages } from '../image/support/podman.js';
+import { RUN_TIMEOUT_MS, runFleetCase } from '../support/fleet/fleet-settings.js';
+import { testImages } from '../support/podman/podman.js';
 import { expectLosses, expectZeroErrors, summary } from './support/fleet-assertions.js';
-import { RUN_TIMEOUT_MS, runFleetCase } from './support/fleet-settings.js';
 
 const { manager, managerTag, envoy, runId } = testImages();
 const context = { images: { manager, managerTag, envoy }, runId, heyBinary: inject('heyBinary') };

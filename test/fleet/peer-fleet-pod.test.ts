@@ -1,7 +1,7 @@
 // The peers' rendered workloads as the fleet rolls them: the strategy each controller computes for
 // the fleet's size, and the pod spec with a user's flags after the manager's preStop command.
 import { describe, expect, it } from 'vitest';
-import { fleetPodSpec, newPodAfterExit, peerStrategy, scaledStrategy } from './support/peer-fleet-pod.js';
+import { fleetPodSpec, newPodAfterExit, peerStrategy, scaledStrategy } from '../support/fleet/peer-fleet-pod.js';
 
 describe('scaledStrategy', () => {
   it('a Deployment: 25 % each by default, maxSurge rounded up, maxUnavailable down', () => {

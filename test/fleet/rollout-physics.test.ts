@@ -2,10 +2,10 @@
 // pass (the timeline a fast machine gives), a sequential bound is demanded only in place, and each
 // broken ordering is named.
 import { describe, expect, it } from 'vitest';
-import { podTraffic } from './support/pod-traffic.js';
-import type { RolloutEvent } from './support/rollout.js';
+import { podTraffic } from '../support/fleet/pod-traffic.js';
+import type { RolloutEvent } from '../support/fleet/rollout.js';
+import { CHART_STRATEGIES } from '../support/fleet/rollout-plan.js';
 import { type RolloutTimeline, rolloutFloor, rolloutViolations } from './support/rollout-physics.js';
-import { CHART_STRATEGIES } from './support/rollout-plan.js';
 
 const event = (t: number, pod: string, kind: RolloutEvent['kind']): RolloutEvent => ({ t, pod, kind });
 

@@ -1,7 +1,7 @@
 // The Deployment controller's rolling-update decision, table by table, and whole rollouts simulated
 // with it: never more pods than replicas + maxSurge, never fewer ready than replicas - maxUnavailable.
 import { describe, expect, it } from 'vitest';
-import { CHART_STRATEGIES, nextStep, type RolloutState, type Strategy } from './support/rollout-plan.js';
+import { CHART_STRATEGIES, nextStep, type RolloutState, type Strategy } from '../support/fleet/rollout-plan.js';
 
 const state = (oldTotal: number, oldReady: number, freshTotal: number, freshReady: number): RolloutState => ({
   replicas: 4,

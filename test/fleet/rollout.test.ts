@@ -1,9 +1,9 @@
 // The rollout driver with stand-in pods (no podman): where each new pod goes, and what it waits for,
 // by the order of the timeline's events.
 import { describe, expect, it } from 'vitest';
-import type { PodTermination } from '../image/support/podman-kubelet.js';
-import type { PodmanPod } from '../image/support/podman-pod.js';
-import { type FleetPod, type RolloutOptions, type RolloutReport, rollout } from './support/rollout.js';
+import { type FleetPod, type RolloutOptions, type RolloutReport, rollout } from '../support/fleet/rollout.js';
+import type { PodTermination } from '../support/podman/podman-kubelet.js';
+import type { PodmanPod } from '../support/podman/podman-pod.js';
 
 const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { execForm, type Instruction, parseCopy, parseStages, type Stage } from '../support/package/dockerfile.js';
 import { inContext, parseDockerignore } from '../support/package/dockerignore.js';
 import { packagePaths } from '../support/package/paths.js';
-import { imageScripts } from './support/scripts.js';
+import { imageScripts } from '../support/podman/scripts.js';
 
 const { EXECUTABLE } = await packagePaths();
 const scripts = await imageScripts();

@@ -5,9 +5,9 @@ import type { IPod } from 'kubernetes-models/v1';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type K8sObject, renderChart } from '../support/chart/helm.js';
 import { findObjects, readPod, validateAgainstKubernetes } from '../support/chart/manifests.js';
-import { PodmanObjects, podman, testImages } from './support/podman.js';
-import { startPodmanPod } from './support/podman-pod.js';
-import { logs } from './support/wait.js';
+import { PodmanObjects, podman, testImages } from '../support/podman/podman.js';
+import { startPodmanPod } from '../support/podman/podman-pod.js';
+import { logs } from '../support/podman/wait.js';
 
 const images = testImages();
 const objects = new PodmanObjects();

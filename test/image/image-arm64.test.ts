@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/cli.js';
 import { arm64Sysroot, inArm64Namespace } from '../support/package/emulated.js';
+import { PodmanObjects, podman, testImages } from '../support/podman/podman.js';
+import { imageScripts } from '../support/podman/scripts.js';
 import { expectedFiles, imageFiles } from './support/image-files.js';
-import { PodmanObjects, podman, testImages } from './support/podman.js';
-import { imageScripts } from './support/scripts.js';
 
 const { manager: AMD64, managerArm64: ARM64 } = testImages();
 const { rootfs } = await imageScripts();

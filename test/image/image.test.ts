@@ -8,12 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PortMap } from '../support/chart/chart-pod.js';
 import { renderChart } from '../support/chart/helm.js';
 import { readPod } from '../support/chart/manifests.js';
+import { PodmanObjects, podman, podmanRun, testImages } from '../support/podman/podman.js';
+import { imageScripts } from '../support/podman/scripts.js';
+import { jsonLines, mainProcessIds, waitFor, waitForHttp } from '../support/podman/wait.js';
 import { request } from '../support/protocols/clients.js';
 import { type RealEnvoy, startRealEnvoy } from '../support/real-envoy/process.js';
 import { expectedFiles, imageFiles } from './support/image-files.js';
-import { PodmanObjects, podman, podmanRun, testImages } from './support/podman.js';
-import { imageScripts } from './support/scripts.js';
-import { jsonLines, mainProcessIds, waitFor, waitForHttp } from './support/wait.js';
 
 const { manager: IMAGE, managerTag } = testImages();
 const { rootfs } = await imageScripts();

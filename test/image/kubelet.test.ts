@@ -3,9 +3,9 @@
 // minimum of 2 s, then SIGKILL; the pod is gone within grace + 2 s (plus podman's own overhead).
 import { afterEach, describe, expect, it } from 'vitest';
 import { PortMap } from '../support/chart/chart-pod.js';
-import { PodmanObjects, podman, testImages } from './support/podman.js';
-import { terminatePod } from './support/podman-kubelet.js';
-import { waitForHttp } from './support/wait.js';
+import { PodmanObjects, podman, testImages } from '../support/podman/podman.js';
+import { terminatePod } from '../support/podman/podman-kubelet.js';
+import { waitForHttp } from '../support/podman/wait.js';
 
 const images = testImages();
 const objects = new PodmanObjects();

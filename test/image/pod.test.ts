@@ -4,8 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderChart } from '../support/chart/helm.js';
 import { readPod } from '../support/chart/manifests.js';
+import { PodmanObjects, testImages } from '../support/podman/podman.js';
 import { DEPROGRAMMING_DELAY_MS, type LoadedTermination, terminateUnderLoad } from './support/loaded-termination.js';
-import { PodmanObjects, testImages } from './support/podman.js';
 
 const images = testImages();
 const TOKEN = 'pod-test-hook-token-0123456789';

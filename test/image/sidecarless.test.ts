@@ -5,9 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderChart } from '../support/chart/helm.js';
 import { readSidecarlessPod } from '../support/chart/manifests.js';
+import { PodmanObjects, testImages } from '../support/podman/podman.js';
+import { jsonLines } from '../support/podman/wait.js';
 import { DEPROGRAMMING_DELAY_MS, terminateUnderLoad } from './support/loaded-termination.js';
-import { PodmanObjects, testImages } from './support/podman.js';
-import { jsonLines } from './support/wait.js';
 
 const images = testImages();
 const objects = new PodmanObjects();

@@ -8,8 +8,8 @@
 // its quiet period once only idle connections are left, and the busy client is told to leave before
 // that. Each case prints what it measured (docs/migrating.md quotes it).
 import { afterEach, describe, expect, it } from 'vitest';
-import { PodmanObjects, testImages } from '../image/support/podman.js';
 import { CONTOUR_CASES } from '../support/peer-pod/protocol-cases.js';
+import { PodmanObjects, testImages } from '../support/podman/podman.js';
 import { expectProtocolCase, PROTOCOL_CASE_TIMEOUT_MS } from './terminate-protocol-case.js';
 
 const images = testImages();

@@ -4,8 +4,8 @@
 // across the deletion holds the drain, and the drain ends within its minimum drain (2 s) + quiet
 // period + two of its reads + 1 s once only idle connections (pooled, the scraper's) are left.
 import { afterEach, describe, it } from 'vitest';
-import { PodmanObjects, testImages } from '../image/support/podman.js';
 import { EG_STREAM_CASES } from '../support/peer-pod/protocol-cases.js';
+import { PodmanObjects, testImages } from '../support/podman/podman.js';
 import { expectProtocolCase, PROTOCOL_CASE_TIMEOUT_MS } from './terminate-protocol-case.js';
 
 const images = testImages();

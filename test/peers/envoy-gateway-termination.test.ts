@@ -4,8 +4,8 @@
 // listener: no request lost, and the drain ends within its minimum drain (2 s, from the
 // EnvoyProxy) + quiet period + two of its reads + 1 s once only idle connections are left.
 import { afterEach, describe, it } from 'vitest';
-import { PodmanObjects, testImages } from '../image/support/podman.js';
 import { PEER_CASES } from '../support/peer-pod/peer-cases.js';
+import { PodmanObjects, testImages } from '../support/podman/podman.js';
 import { expectZeroLossAndEarlyEnd } from './terminate-peer-case.js';
 
 const images = testImages();

@@ -2,11 +2,11 @@
 // run side by side): the peer's generated pod with the drop-in, under load, judged the same way.
 import { dirname } from 'node:path';
 import { expect } from 'vitest';
-import type { PodmanObjects } from '../image/support/podman.js';
 import { testCertificate } from '../support/peer-fixtures/certificate.js';
 import { drainEnd } from '../support/peer-pod/drain-end.js';
 import { type PeerCase, peerBootstrap, peerPodSpec } from '../support/peer-pod/peer-cases.js';
 import { terminatePeerUnderLoad } from '../support/peer-pod/peer-termination.js';
+import type { PodmanObjects } from '../support/podman/podman.js';
 
 /** No request lost; both hooks succeeded; the drain ended on its count within its bound (drain-end.ts), idle connections still open. */
 export async function expectZeroLossAndEarlyEnd(objects: PodmanObjects, images: { manager: string; envoy: string }, c: PeerCase): Promise<void> {

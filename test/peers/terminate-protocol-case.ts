@@ -4,12 +4,12 @@
 // deletion held the drain until its client ended it.
 import { dirname } from 'node:path';
 import { expect } from 'vitest';
-import type { PodmanObjects } from '../image/support/podman.js';
 import { testCertificate } from '../support/peer-fixtures/certificate.js';
 import { drainEnd } from '../support/peer-pod/drain-end.js';
 import { peerBootstrap, peerPodSpec } from '../support/peer-pod/peer-cases.js';
 import { terminatePeer } from '../support/peer-pod/peer-termination.js';
 import type { ProtocolCase } from '../support/peer-pod/protocol-cases.js';
+import type { PodmanObjects } from '../support/podman/podman.js';
 
 /** Test timeout for one case: the pod's readiness alone may take 90 s on a busy machine, the drain well under 30 s. */
 export const PROTOCOL_CASE_TIMEOUT_MS = 180_000;

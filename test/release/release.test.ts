@@ -10,8 +10,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { podman } from '../image/support/podman.js';
 import { tempDir } from '../support/cli.js';
+import { podman } from '../support/podman/podman.js';
 
 interface Release {
   files: string[];

@@ -3,9 +3,9 @@
 // `provide`; whatever containers, pods and volumes this run labelled are removed when it ends.
 // No podman, no run: those tests fail here with one reason, never skip.
 import type { TestProject } from 'vitest/node';
-import { ensureHey } from '../fleet/support/hey.js';
-import { buildTestImages } from '../image/support/images.js';
-import { removeRun } from '../image/support/podman-run.js';
+import { ensureHey } from '../support/fleet/hey.js';
+import { buildTestImages } from '../support/podman/images.js';
+import { removeRun } from '../support/podman/podman-run.js';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const images = await buildTestImages((line) => console.log(line));

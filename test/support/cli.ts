@@ -56,8 +56,7 @@ export function startCli(
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
     pending += chunk;
-    let newline;
-    while ((newline = pending.indexOf('\n')) >= 0) {
+    for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
       const line = pending.slice(0, newline);
       pending = pending.slice(newline + 1);
       try {

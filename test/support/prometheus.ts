@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-export interface ParsedSample {
+interface ParsedSample {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
   /** NaN as the string 'NaN': JSON has no NaN. */

@@ -4,9 +4,9 @@
 // guarantee (rollout-physics.ts), and traffic that reached each pod, never a total that depends on
 // how long the rollout happened to take.
 import { expect } from 'vitest';
-import { errorCount } from './error-count.js';
-import type { FleetOutput } from './fleet-run.js';
-import { LONG_REQUEST_MS, MIN_DRAIN_S, REPLICAS } from './fleet-settings.js';
+import { errorCount } from '../../support/fleet/error-count.js';
+import type { FleetOutput } from '../../support/fleet/fleet-run.js';
+import { LONG_REQUEST_MS, MIN_DRAIN_S, REPLICAS } from '../../support/fleet/fleet-settings.js';
 import { fleetTimeline, rolloutFloor, rolloutViolations } from './rollout-physics.js';
 
 /** One line for the test log and the README's numbers. */

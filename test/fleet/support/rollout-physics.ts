@@ -7,9 +7,9 @@
 // is bounded only by its last deletion plus one minimum drain. In place (hostNetwork: each new pod
 // needs the node ports an old pod frees when it exits) at most maxUnavailable pods terminate at
 // once, so the terminations come in waves and each wave lasts at least the minimum drain.
-import type { FleetOutput } from './fleet-run.js';
-import type { RolloutEvent } from './rollout.js';
-import type { Strategy } from './rollout-plan.js';
+import type { FleetOutput } from '../../support/fleet/fleet-run.js';
+import type { RolloutEvent } from '../../support/fleet/rollout.js';
+import type { Strategy } from '../../support/fleet/rollout-plan.js';
 
 export interface RolloutTimeline {
   readonly replicas: number;

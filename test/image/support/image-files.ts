@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type PodmanObjects, podman } from './podman.js';
+import { type PodmanObjects, podman } from '../../support/podman/podman.js';
 
 export interface ImageListing {
   /** Regular files and links (`path -> target`), without the mount points podman adds to every container. */

@@ -3,11 +3,11 @@
 // bootstrap) behind the same load balancer; at time zero kubelet starts terminating the pod and the
 // load balancer starts its deprogramming delay, both at once, as when a pod is deleted.
 import type { RenderedEnvoyPod } from '../../support/chart/manifests.js';
+import type { PodmanObjects } from '../../support/podman/podman.js';
+import { type PodTermination, terminatePod } from '../../support/podman/podman-kubelet.js';
+import { type PodImages, startPodmanPod } from '../../support/podman/podman-pod.js';
 import { startRealEnvoy } from '../../support/real-envoy/process.js';
 import { Traffic, type TrafficStats } from '../../support/traffic/traffic.js';
-import type { PodmanObjects } from './podman.js';
-import { type PodTermination, terminatePod } from './podman-kubelet.js';
-import { type PodImages, startPodmanPod } from './podman-pod.js';
 
 /** How long the load balancer keeps sending new connections to the pod after its deletion. */
 export const DEPROGRAMMING_DELAY_MS = 1_500;

@@ -2,7 +2,7 @@
 // from their filter chain, health check path) and admin address. `Remap` is how a test pod moves
 // fixed ports and absolute paths onto this machine, so tests can run side by side.
 
-export interface SocketAddress {
+interface SocketAddress {
   readonly address: string;
   readonly port_value: number;
 }
@@ -65,7 +65,7 @@ export function listeners(bootstrap: Bootstrap): readonly Listener[] {
 }
 
 /** Every network filter of a listener, whichever filter chain holds it. */
-export function networkFilters(listener: Listener): Filter[] {
+function networkFilters(listener: Listener): Filter[] {
   return (listener.filter_chains ?? []).flatMap((chain) => [...(chain.filters ?? [])]);
 }
 

@@ -17,7 +17,7 @@ export interface ChartCase extends RenderOptions {
 export const USER_HOOK_TOKEN = `user-chosen:"token"#with\\back'slash~!42`;
 
 /** A backend behind an HTTP listener, and a TCP listener: what a user's values typically add. */
-export const USER_LISTENERS = [
+const USER_LISTENERS = [
   {
     name: 'public',
     address: { socket_address: { address: '0.0.0.0', port_value: 8443 } },
@@ -58,7 +58,7 @@ export const USER_LISTENERS = [
   },
 ] as const;
 
-export const USER_CLUSTERS = [
+const USER_CLUSTERS = [
   {
     name: 'backend',
     type: 'STRICT_DNS',

@@ -15,7 +15,7 @@ interface Meta {
   readonly [field: string]: unknown;
 }
 
-export interface Owned extends KubeObject {
+interface Owned extends KubeObject {
   readonly metadata: Meta;
 }
 
@@ -31,7 +31,7 @@ export interface PodSpec {
   readonly imagePullSecrets?: readonly { readonly name: string }[];
 }
 
-export interface Container {
+interface Container {
   readonly name: string;
   readonly ports?: readonly { readonly name?: string; readonly containerPort: number; readonly hostPort?: number }[];
   readonly env?: readonly {
@@ -40,7 +40,7 @@ export interface Container {
   }[];
 }
 
-export interface Volume {
+interface Volume {
   readonly name: string;
   readonly configMap?: { readonly name: string };
   readonly secret?: { readonly secretName: string };

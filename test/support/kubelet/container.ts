@@ -44,8 +44,11 @@ export class Container {
     this.#log = createWriteStream(this.logFile, { flags: 'a' });
     const [file, ...args] = spec.command as [string, ...string[]];
     this.child = spawn(file, args, { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.#stderr += chunk));
-    createInterface({ input: this.child.stdout! }).on('line', (line) => {
+    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.#stderr += chunk;
+    });
+    if (this.child.stdout === null) throw new Error(`container ${spec.name}: spawned without a stdout pipe`);
+    createInterface({ input: this.child.stdout }).on('line', (line) => {
       this.#log.write(`${line}\n`);
       try {
         this.lines.push(JSON.parse(line) as JsonLine);

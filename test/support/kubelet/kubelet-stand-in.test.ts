@@ -5,11 +5,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../ports.js';
 import { Pod, type PodSpec } from './pod.js';
 import { FAILED_PRESTOP_HOOK } from './rules.js';
+import type { Timeline, TimelineEvent, TimelineEventKind } from './timeline.js';
 
 const pods: Pod[] = [];
 afterEach(async () => {
   for (const pod of pods.splice(0)) await pod.destroy();
 });
+
+/** The first event of this kind for this container, which the test needs to have happened. */
+function found(timeline: Timeline, kind: TimelineEventKind, container: string): TimelineEvent {
+  const event = timeline.find(kind, container);
+  if (event === undefined) throw new Error(`no ${kind} event for container ${container} in the timeline`);
+  return event;
+}
 
 const NODE = process.execPath;
 /** A container that prints "up", then lives until signalled; on SIGTERM it exits after `termDelayMs` (Infinity: never). */
@@ -49,13 +57,13 @@ describe('kubelet stand-in', () => {
       ],
     });
     const timeline = await pod.terminate();
-    const slowStart = timeline.find('prestop-start', 'slow')!;
-    const fastStart = timeline.find('prestop-start', 'fast')!;
+    const slowStart = found(timeline, 'prestop-start', 'slow');
+    const fastStart = found(timeline, 'prestop-start', 'fast');
     // Concurrent, not one after the other: each started before the other one ended.
-    expect(slowStart.t).toBeLessThanOrEqual(timeline.find('prestop-end', 'fast')!.t);
-    expect(fastStart.t).toBeLessThanOrEqual(timeline.find('prestop-end', 'slow')!.t);
-    expect(timeline.find('sigterm', 'fast')!.t).toBeLessThan(timeline.find('prestop-end', 'slow')!.t);
-    expect(timeline.find('sigterm', 'slow')!.t).toBeGreaterThanOrEqual(timeline.find('prestop-end', 'slow')!.t);
+    expect(slowStart.t).toBeLessThanOrEqual(found(timeline, 'prestop-end', 'fast').t);
+    expect(fastStart.t).toBeLessThanOrEqual(found(timeline, 'prestop-end', 'slow').t);
+    expect(found(timeline, 'sigterm', 'fast').t).toBeLessThan(found(timeline, 'prestop-end', 'slow').t);
+    expect(found(timeline, 'sigterm', 'slow').t).toBeGreaterThanOrEqual(found(timeline, 'prestop-end', 'slow').t);
     expect(timeline.find('sigkill')).toBeUndefined();
     expect(timeline.events.at(-1)?.kind).toBe('pod-gone');
   });
@@ -74,17 +82,17 @@ describe('kubelet stand-in', () => {
   it('SIGKILLs a container that ignores SIGTERM once the grace period has passed, never under 2 s', async () => {
     const pod = await start({ terminationGracePeriodSeconds: 1, containers: [{ name: 'stubborn', command: program(Infinity) }] });
     const timeline = await pod.terminate();
-    expect(timeline.find('sigkill', 'stubborn')!.t).toBeGreaterThanOrEqual(timeline.find('sigterm', 'stubborn')!.t + 2_000);
+    expect(found(timeline, 'sigkill', 'stubborn').t).toBeGreaterThanOrEqual(found(timeline, 'sigterm', 'stubborn').t + 2_000);
     expect(timeline.find('container-exit', 'stubborn')?.detail).toBe('killed by SIGKILL');
   });
 
   it('stops waiting for a hook at the grace period: SIGTERM then, SIGKILL 2 s later, the hook dies with its container', async () => {
     const pod = await start({ terminationGracePeriodSeconds: 1, containers: [{ name: 'c', command: program(Infinity), preStop: hook(60_000) }] });
     const timeline = await pod.terminate();
-    const sigterm = timeline.find('sigterm', 'c')!;
-    expect(timeline.find('prestop-timeout', 'c')!.t).toBeGreaterThanOrEqual(1_000);
+    const sigterm = found(timeline, 'sigterm', 'c');
+    expect(found(timeline, 'prestop-timeout', 'c').t).toBeGreaterThanOrEqual(1_000);
     expect(sigterm.t).toBeGreaterThanOrEqual(1_000);
-    expect(timeline.find('sigkill', 'c')!.t).toBeGreaterThanOrEqual(sigterm.t + 2_000);
+    expect(found(timeline, 'sigkill', 'c').t).toBeGreaterThanOrEqual(sigterm.t + 2_000);
     expect(timeline.find('prestop-end', 'c')?.detail).toBe('killed with its container');
     expect(timeline.find('event', 'c')?.detail).toBe(FAILED_PRESTOP_HOOK);
   });
@@ -92,11 +100,11 @@ describe('kubelet stand-in', () => {
   it('gives each container what its own hook left of the grace period, in whole seconds, at least 2 s', async () => {
     const pod = await start({ terminationGracePeriodSeconds: 4, containers: [{ name: 'c', command: program(Infinity), preStop: hook(1_200) }] });
     const timeline = await pod.terminate();
-    const hookMs = timeline.find('prestop-end', 'c')!.t - timeline.find('prestop-start', 'c')!.t;
+    const hookMs = found(timeline, 'prestop-end', 'c').t - found(timeline, 'prestop-start', 'c').t;
     const leftMs = Math.max(4 - Math.trunc(hookMs / 1_000), 2) * 1_000;
-    const sigterm = timeline.find('sigterm', 'c')!;
-    expect(sigterm.t).toBeGreaterThanOrEqual(timeline.find('prestop-end', 'c')!.t);
-    expect(timeline.find('sigkill', 'c')!.t).toBeGreaterThanOrEqual(sigterm.t + leftMs);
+    const sigterm = found(timeline, 'sigterm', 'c');
+    expect(sigterm.t).toBeGreaterThanOrEqual(found(timeline, 'prestop-end', 'c').t);
+    expect(found(timeline, 'sigkill', 'c').t).toBeGreaterThanOrEqual(sigterm.t + leftMs);
   });
 
   it('ends an httpGet hook well on any status, and fails it only on a broken connection', async () => {
@@ -132,7 +140,7 @@ describe('kubelet stand-in', () => {
     const timeline = await pod.terminate();
     expect(timeline.find('prestop-end', 'c')?.detail).toMatch(/^error failed to find networking container: &\{envoy-abc \[\]/);
     expect(timeline.find('event', 'c')?.detail).toBe(FAILED_PRESTOP_HOOK);
-    expect(timeline.find('sigterm', 'c')!.t).toBeGreaterThanOrEqual(timeline.find('prestop-end', 'c')!.t);
+    expect(found(timeline, 'sigterm', 'c').t).toBeGreaterThanOrEqual(found(timeline, 'prestop-end', 'c').t);
     expect(pod.container('c').lines.some((line) => line.path === '/hook')).toBe(false);
   });
 
@@ -168,11 +176,11 @@ describe('kubelet stand-in', () => {
       containers: [{ name: 'main', command: program(300), preStop: hook(200) }],
     });
     const timeline = await pod.terminate();
-    const mainExit = timeline.find('container-exit', 'main')!;
+    const mainExit = found(timeline, 'container-exit', 'main');
     // killContainer runs the hook before waiting its turn: both hooks run side by side.
-    expect(timeline.find('prestop-start', 'sidecar-b')!.t).toBeLessThanOrEqual(timeline.find('prestop-end', 'main')!.t);
-    expect(timeline.find('sigterm', 'sidecar-b')!.t).toBeGreaterThanOrEqual(mainExit.t);
-    expect(timeline.find('sigterm', 'sidecar-a')!.t).toBeGreaterThanOrEqual(timeline.find('container-exit', 'sidecar-b')!.t);
+    expect(found(timeline, 'prestop-start', 'sidecar-b').t).toBeLessThanOrEqual(found(timeline, 'prestop-end', 'main').t);
+    expect(found(timeline, 'sigterm', 'sidecar-b').t).toBeGreaterThanOrEqual(mainExit.t);
+    expect(found(timeline, 'sigterm', 'sidecar-a').t).toBeGreaterThanOrEqual(found(timeline, 'container-exit', 'sidecar-b').t);
   });
 
   it('restarts one container after a liveness failure, running only its own hook', async () => {

@@ -25,7 +25,7 @@ export interface Copy {
   readonly destination: string;
 }
 
-export function parseInstructions(text: string): Instruction[] {
+function parseInstructions(text: string): Instruction[] {
   const instructions: Instruction[] = [];
   let pending = '';
   let startLine = 0;

@@ -5,7 +5,7 @@ import { basename, join, resolve } from 'node:path';
 import { tempDir } from '../cli.js';
 
 /** The image's user and group (distroless `nonroot`). */
-export const NONROOT_ID = 65532;
+const NONROOT_ID = 65532;
 
 /**
  * Who the non-root tests run as: 65532 when the tests run as root (CI), through setpriv;

@@ -3,7 +3,7 @@
 // connection manager and its stat prefix, `http.<prefix>.*`; a TCP proxy and its `tcp.<prefix>.*`).
 import { arrayField, field, isObject, type JsonObject, objectField, stringField } from './proto-json.js';
 
-export interface ChainSummary {
+interface ChainSummary {
   readonly kind: 'http' | 'tcp' | 'other';
   readonly statPrefix?: string;
   readonly serverNames?: readonly string[];

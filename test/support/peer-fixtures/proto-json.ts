@@ -53,10 +53,11 @@ export function deleteField(object: JsonObject, snake: string): void {
 
 /** Every object in the tree, parents before children (each visited once, mutations allowed). */
 export function eachObject(value: Json, visit: (object: JsonObject) => void): void {
-  if (Array.isArray(value)) value.forEach((item) => eachObject(item, visit));
-  else if (isObject(value)) {
+  if (Array.isArray(value)) {
+    for (const item of value) eachObject(item, visit);
+  } else if (isObject(value)) {
     visit(value);
-    Object.values(value).forEach((item) => eachObject(item, visit));
+    for (const item of Object.values(value)) eachObject(item, visit);
   }
 }
 

@@ -11,11 +11,11 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
-import { type PodmanObjects, podman } from '../../image/support/podman.js';
-import { type PodContainer, type PodmanPod, runPodmanPod } from '../../image/support/podman-pod.js';
 import { PortMap } from '../chart/chart-pod.js';
 import { envOf } from '../chart/manifests.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
+import { type PodmanObjects, podman } from '../podman/podman.js';
+import { type PodContainer, type PodmanPod, runPodmanPod } from '../podman/podman-pod.js';
 import type { End } from './forward.js';
 import { bridgePod, type PodBridge } from './netns-bridge.js';
 

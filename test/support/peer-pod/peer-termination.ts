@@ -6,11 +6,11 @@
 // balancer its deprogramming delay. Everything seen is returned.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IPodSpec } from 'kubernetes-models/v1';
-import type { PodmanObjects } from '../../image/support/podman.js';
-import { type PodTermination, terminatePod } from '../../image/support/podman-kubelet.js';
-import { logs, untilLogged } from '../../image/support/wait.js';
 import { testCertificate } from '../peer-fixtures/certificate.js';
 import type { JsonObject } from '../peer-fixtures/proto-json.js';
+import type { PodmanObjects } from '../podman/podman.js';
+import { type PodTermination, terminatePod } from '../podman/podman-kubelet.js';
+import { logs, untilLogged } from '../podman/wait.js';
 import { bounded } from '../poll.js';
 import { startBackends } from '../protocols/backends.js';
 import { type Connection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../protocols/clients.js';

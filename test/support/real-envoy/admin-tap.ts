@@ -171,7 +171,8 @@ export async function startAdminTap(target: string, listen?: string): Promise<Ad
     if (now?.kind === 'flood') {
       req.resume();
       call.status = 200;
-      return flood(res, call, now);
+      flood(res, call, now);
+      return;
     }
     if (now?.kind === 'status' || now?.kind === 'garbage') {
       req.resume();

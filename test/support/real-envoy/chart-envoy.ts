@@ -36,7 +36,10 @@ const renders = new Map<string, Promise<RenderedPod>>();
 export function renderedPod(render: RenderOptions = {}): Promise<RenderedPod> {
   const key = JSON.stringify(render);
   let pod = renders.get(key);
-  if (pod === undefined) renders.set(key, (pod = renderChart(render).then(readPod)));
+  if (pod === undefined) {
+    pod = renderChart(render).then(readPod);
+    renders.set(key, pod);
+  }
   return pod;
 }
 
@@ -44,7 +47,7 @@ export function renderedPod(render: RenderOptions = {}): Promise<RenderedPod> {
 const SWITCHES = new Set(['--disable-hot-restart']);
 
 /** Envoy's rendered arguments without `--config-path` and `--log-level`, which the starter sets. */
-export function chartEnvoyArgs(rendered: RenderedPod, drainTimeS?: number): string[] {
+function chartEnvoyArgs(rendered: RenderedPod, drainTimeS?: number): string[] {
   const args = [...(rendered.envoy.args ?? [])];
   const out: string[] = [];
   let i = 0;

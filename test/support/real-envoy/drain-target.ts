@@ -67,7 +67,14 @@ export async function drainTargetOf<E extends RealEnvoy>(envoy: E): Promise<Drai
     stat,
     async waitForStat(name, predicate, timeoutMs = 10_000) {
       let value: number | undefined;
-      await pollUntil(`${name} as expected`, async () => predicate((value = await stat(name))), { timeoutMs, everyMs: 10, lastSeen: () => `still ${value}` });
+      await pollUntil(
+        `${name} as expected`,
+        async () => {
+          value = await stat(name);
+          return predicate(value);
+        },
+        { timeoutMs, everyMs: 10, lastSeen: () => `still ${value}` },
+      );
     },
     async state() {
       return (JSON.parse((await get(envoy.adminAddress, '/server_info')).body) as { state: string }).state;

@@ -206,7 +206,7 @@ function onLoopback(host: string): string {
 }
 
 /** A copy of the bootstrap whose listeners bind kernel-chosen loopback ports. */
-export function onEphemeralPorts(bootstrap: Bootstrap): Bootstrap {
+function onEphemeralPorts(bootstrap: Bootstrap): Bootstrap {
   const loopback = (address: Address): Address => {
     if (address.socket_address === undefined) return address;
     return { ...address, socket_address: { ...address.socket_address, address: onLoopback(address.socket_address.address), port_value: 0 } };

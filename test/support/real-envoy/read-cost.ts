@@ -46,7 +46,7 @@ function median(values: readonly number[]): number {
 }
 
 /** Envoy's CPU (all threads) and the median round trip of one read, replayed one call after another. */
-export async function readCost(pid: number, admin: string, path: string): Promise<ReadCost> {
+async function readCost(pid: number, admin: string, path: string): Promise<ReadCost> {
   const first = await adminGet(admin, path);
   if (first.status !== 200) throw new Error(`${path}: status ${first.status}`);
   const walls: number[] = [];

@@ -7,17 +7,17 @@
 // and idle pooled connections. Returns what every client and HAProxy counted, and the rollout's
 // timeline.
 
-import { terminatePod } from '../../image/support/podman-kubelet.js';
-import { RunObjects } from '../../image/support/podman-objects.js';
-import type { PodmanPod } from '../../image/support/podman-pod.js';
-import { startPodmanPod } from '../../image/support/podman-pod.js';
-import { helmTemplate, parseManifests } from '../../support/chart/helm.js';
-import { type RenderedPod, readPod } from '../../support/chart/manifests.js';
-import { pollUntil } from '../../support/poll.js';
-import { freePort } from '../../support/ports.js';
-import { type Connection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../../support/protocols/clients.js';
-import { startUpstream } from '../../support/real-envoy/upstream.js';
-import { Traffic } from '../../support/traffic/traffic.js';
+import { helmTemplate, parseManifests } from '../chart/helm.js';
+import { type RenderedPod, readPod } from '../chart/manifests.js';
+import { terminatePod } from '../podman/podman-kubelet.js';
+import { RunObjects } from '../podman/podman-objects.js';
+import type { PodmanPod } from '../podman/podman-pod.js';
+import { startPodmanPod } from '../podman/podman-pod.js';
+import { pollUntil } from '../poll.js';
+import { freePort } from '../ports.js';
+import { type Connection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../protocols/clients.js';
+import { startUpstream } from '../real-envoy/upstream.js';
+import { Traffic } from '../traffic/traffic.js';
 import { Haproxy, haproxyVersion, type ServerStats } from './haproxy.js';
 import { type BalancerMode, type HealthCheck, HTTP1_BACKEND, SERVER_HEADER, slotName } from './haproxy-config.js';
 import { HEY_VERSION, type HeyReport, startHey } from './hey.js';
@@ -82,13 +82,13 @@ export interface FleetOutput {
   readonly haproxy: { readonly totals: HaproxyTotals; readonly servers: readonly ServerStats[] };
 }
 
-export interface ClientCount {
+interface ClientCount {
   readonly succeeded: number;
   readonly failures: readonly string[];
 }
 
 /** HAProxy's error and retry counters, summed over every server of both backends, and the 5xx its frontends sent. */
-export interface HaproxyTotals {
+interface HaproxyTotals {
   readonly econ: number;
   readonly eresp: number;
   readonly wretr: number;

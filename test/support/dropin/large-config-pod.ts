@@ -7,13 +7,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { type LargeConfigSize, largeBootstrap } from '../../support/large-config/expand.js';
-import { testCertificate } from '../../support/peer-fixtures/certificate.js';
-import { type PeerName, peerFixture } from '../../support/peer-fixtures/fixtures.js';
-import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT } from '../../support/peer-fixtures/pod-bootstraps.js';
-import { arrayField, eachObject, field, isObject, type JsonObject, objectField, setField, stringField } from '../../support/peer-fixtures/proto-json.js';
-import { ensureEnvoyBinary } from '../../support/real-envoy/binary.js';
-import { runSandboxed } from '../../support/sandbox.js';
+import { type LargeConfigSize, largeBootstrap } from '../large-config/expand.js';
+import { testCertificate } from '../peer-fixtures/certificate.js';
+import { type PeerName, peerFixture } from '../peer-fixtures/fixtures.js';
+import { CONTOUR_REAL_ADMIN_SOCKET, EG_REAL_ADMIN_PORT } from '../peer-fixtures/pod-bootstraps.js';
+import { arrayField, eachObject, field, isObject, type JsonObject, objectField, setField, stringField } from '../peer-fixtures/proto-json.js';
+import { ensureEnvoyBinary } from '../real-envoy/binary.js';
+import { runSandboxed } from '../sandbox.js';
 import type { PodObservation, PodScenario } from './pod.js';
 
 /** The pod runner the tests' global setup bundles (test/support/dropin-pod-main.ts). */

@@ -5,16 +5,12 @@ import type { HealthCheck } from './haproxy-config.js';
 import { runInPrivateNetns } from './netns.js';
 
 /**
- * Google Cloud's default health check (Cloud Load Balancing, "Health checks overview"): a check
- * every 5 s, 5 s timeout, healthy after 2 good checks, unhealthy after 2 failed ones. AWS's
- * Application Load Balancer target groups default to 30 s, 5 s timeout, healthy 5, unhealthy 2.
- */
-export const CLOUD_DEFAULT_CHECK: HealthCheck = { intervalMs: 5_000, timeoutMs: 5_000, rise: 2, fall: 2 };
-
-/**
- * The test's checks: Google Cloud's thresholds and its interval divided by 20, so a rollout takes
- * seconds. The timeout is 1 s, not 250 ms: a healthy pod on a busy two-core machine must not fail a
- * check by being slow (a draining one answers 503 at once, so it changes nothing there).
+ * The test's checks: Google Cloud's default health check (Cloud Load Balancing, "Health checks
+ * overview": every 5 s, 5 s timeout, healthy after 2 good checks, unhealthy after 2 failed ones)
+ * with its interval divided by 20, so a rollout takes seconds. AWS's Application Load Balancer
+ * target groups default to 30 s, 5 s timeout, healthy 5, unhealthy 2. The timeout is 1 s, not
+ * 250 ms: a healthy pod on a busy two-core machine must not fail a check by being slow (a draining
+ * one answers 503 at once, so it changes nothing there).
  */
 export const TEST_CHECK: HealthCheck = { intervalMs: 250, timeoutMs: 1_000, rise: 2, fall: 2 };
 
@@ -28,7 +24,7 @@ export const LONG_REQUEST_MS = 1_000;
 /** Bounds one fleet run, pods' start-up included. */
 export const RUN_TIMEOUT_MS = 170_000;
 
-export const FLEET_RUNNER = resolve('test/.build/fleet-main.cjs');
+const FLEET_RUNNER = resolve('test/.build/fleet-main.cjs');
 
 export type FleetCase = Pick<FleetInput, 'mode' | 'network' | 'hooks'>;
 

@@ -2,8 +2,8 @@
 // shared poll.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { pollFor } from '../../support/poll.js';
-import { request } from '../../support/protocols/clients.js';
+import { pollFor } from '../poll.js';
+import { request } from '../protocols/clients.js';
 import { podman, podmanEnv, podmanRun } from './podman-run.js';
 
 /** Polls `probe`; an error it throws counts as not yet (podman may fail while a container starts), and is named at the deadline. */

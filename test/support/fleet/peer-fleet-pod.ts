@@ -7,13 +7,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { IPodSpec } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
-import type { PodmanObjects } from '../../image/support/podman.js';
-import type { PodmanPod } from '../../image/support/podman-pod.js';
-import { testCertificate } from '../../support/peer-fixtures/certificate.js';
-import { FIXTURES_DIR, type PeerName } from '../../support/peer-fixtures/fixtures.js';
-import { peerBootstrap, peerPodSpec } from '../../support/peer-pod/peer-cases.js';
-import { startPeerPod } from '../../support/peer-pod/peer-podman-pod.js';
-import { BACKEND_PORT } from '../../support/peer-pod/peer-termination.js';
+import { testCertificate } from '../peer-fixtures/certificate.js';
+import { FIXTURES_DIR, type PeerName } from '../peer-fixtures/fixtures.js';
+import { peerBootstrap, peerPodSpec } from '../peer-pod/peer-cases.js';
+import { startPeerPod } from '../peer-pod/peer-podman-pod.js';
+import { BACKEND_PORT } from '../peer-pod/peer-termination.js';
+import type { PodmanObjects } from '../podman/podman.js';
+import type { PodmanPod } from '../podman/podman-pod.js';
 import type { Strategy } from './rollout-plan.js';
 
 export interface PeerPodChoice {

@@ -8,11 +8,11 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-export const HEY_MODULE = 'github.com/rakyll/hey';
+const HEY_MODULE = 'github.com/rakyll/hey';
 export const HEY_VERSION = 'v0.1.4';
 /** Outside the repository, by version: a new pin builds anew. */
-export const HEY_DIR = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'esm-hey', HEY_VERSION);
-export const HEY_BIN = join(HEY_DIR, 'hey');
+const HEY_DIR = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'esm-hey', HEY_VERSION);
+const HEY_BIN = join(HEY_DIR, 'hey');
 
 /** Builds hey when the cache has none; throws one clear line when Go is missing or the build fails. */
 export function ensureHey(): string {

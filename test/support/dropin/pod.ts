@@ -8,11 +8,11 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } fr
 import { Agent, createServer, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CONTOUR_REAL_ADMIN_SOCKET, contourBootstrap, EG_REAL_ADMIN_PORT, egBootstrap } from '../../support/peer-fixtures/pod-bootstraps.js';
-import { bounded, pollUntil } from '../../support/poll.js';
-import { type Connection, idleHttp1, idleHttp2 } from '../../support/protocols/clients.js';
-import { startAdminTap } from '../../support/real-envoy/admin-tap.js';
-import { type ReadCost, replayCost } from '../../support/real-envoy/read-cost.js';
+import { CONTOUR_REAL_ADMIN_SOCKET, contourBootstrap, EG_REAL_ADMIN_PORT, egBootstrap } from '../peer-fixtures/pod-bootstraps.js';
+import { bounded, pollUntil } from '../poll.js';
+import { type Connection, idleHttp1, idleHttp2 } from '../protocols/clients.js';
+import { startAdminTap } from '../real-envoy/admin-tap.js';
+import { type ReadCost, replayCost } from '../real-envoy/read-cost.js';
 
 export interface PodScenario {
   readonly peer: 'envoy-gateway' | 'contour';

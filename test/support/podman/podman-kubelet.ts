@@ -5,9 +5,9 @@
 // is waited for at most the grace period; a native sidecar then waits for every regular container
 // and the sidecar declared after it; then `podman stop -t <what is left, at least 2 s>`: SIGTERM,
 // SIGKILL when that runs out. A failed hook is a FailedPreStopHook event and SIGTERM follows.
-import { type PreStopHook, runHook as runHttpGet } from '../../support/kubelet/hooks.js';
-import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, killContainer, killPod } from '../../support/kubelet/rules.js';
-import { within } from '../../support/poll.js';
+import { type PreStopHook, runHook as runHttpGet } from '../kubelet/hooks.js';
+import { effectiveGraceSeconds, FAILED_PRESTOP_HOOK, killContainer, killPod } from '../kubelet/rules.js';
+import { within } from '../poll.js';
 import type { PodContainer, PodmanPod } from './podman-pod.js';
 import { podman, podmanRun } from './podman-run.js';
 

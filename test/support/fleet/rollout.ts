@@ -5,8 +5,8 @@
 // following balancer (the pod out of HAProxy `lagMs` after it is marked terminating) and kubelet
 // (podman-kubelet.ts terminates each deleted pod as a 1.33 kubelet does). A new pod counts as
 // available once its readiness probe passes; it is put in the balancer then.
-import type { PodTermination } from '../../image/support/podman-kubelet.js';
-import type { PodmanPod } from '../../image/support/podman-pod.js';
+import type { PodTermination } from '../podman/podman-kubelet.js';
+import type { PodmanPod } from '../podman/podman-pod.js';
 import { nextStep, type Strategy } from './rollout-plan.js';
 
 export interface FleetPod {
@@ -48,7 +48,7 @@ export interface RolloutOptions {
  * `scheduled`: a new pod placed on its node ports (in place, once the old pod holding them exited);
  * `terminating`: kubelet starts the deleted pod's preStop hooks.
  */
-export type RolloutEventKind = 'created' | 'scheduled' | 'ready' | 'deleted' | 'terminating' | 'balancer-removed' | 'envoy-hook-returned' | 'exited';
+type RolloutEventKind = 'created' | 'scheduled' | 'ready' | 'deleted' | 'terminating' | 'balancer-removed' | 'envoy-hook-returned' | 'exited';
 
 export interface RolloutEvent {
   /** Milliseconds since the rollout began. */
@@ -57,7 +57,7 @@ export interface RolloutEvent {
   readonly kind: RolloutEventKind;
 }
 
-export interface PodDrain {
+interface PodDrain {
   readonly pod: string;
   /** From deletion to the return of Envoy's preStop hook (the drain), when it had one. */
   readonly hookMs: number | undefined;

@@ -3,7 +3,7 @@
 import { inject } from 'vitest';
 import { RunObjects } from './podman-objects.js';
 
-export { type PodmanResult, podman, podmanRun } from './podman-run.js';
+export { podman, podmanRun } from './podman-run.js';
 
 /** The images the global setup built, by id: a rebuild of the tag elsewhere cannot change them under a test. */
 export function testImages(): { manager: string; managerTag: string; managerArm64: string; envoy: string; runId: string } {
@@ -30,7 +30,7 @@ declare module 'vitest' {
     managerImageArm64: string;
     envoyImage: string;
     podmanRunId: string;
-    /** hey, built by the global setup (test/fleet/support/hey.ts). */
+    /** hey, built by the global setup (test/support/fleet/hey.ts). */
     heyBinary: string;
   }
 }

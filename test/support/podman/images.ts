@@ -6,13 +6,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { findRuntimeFiles } from '../../../src/install/libraries.js';
-import { ensureEnvoyBinary, envoyVersion } from '../../support/real-envoy/binary.js';
+import { ensureEnvoyBinary, envoyVersion } from '../real-envoy/binary.js';
 import { podman } from './podman-run.js';
 import { imageScripts } from './scripts.js';
 
-export const ENVOY_IMAGE_NAME = 'localhost/envoy-shutdown-manager-test-envoy';
+const ENVOY_IMAGE_NAME = 'localhost/envoy-shutdown-manager-test-envoy';
 /** Where the Envoy image keeps its binary, as the chart's Envoy command names it. */
-export const ENVOY_IN_IMAGE = '/usr/local/bin/envoy';
+const ENVOY_IN_IMAGE = '/usr/local/bin/envoy';
 const CONTEXT = resolve('test/.build/envoy-image');
 
 export interface BuiltImages {

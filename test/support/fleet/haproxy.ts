@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pollFor } from '../../support/poll.js';
+import { pollFor } from '../poll.js';
 import { type HaproxyOptions, HTTP1_BACKEND, HTTP2_BACKEND, haproxyConfig, slotName } from './haproxy-config.js';
 
 const MAX_ANSWER_BYTES = 1024 * 1024;
