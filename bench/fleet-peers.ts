@@ -7,11 +7,10 @@
 // network namespace of its own; the peers' managers run from images FROM scratch holding their own
 // binaries, built from the pinned commits (support/peer-images.ts). Rounds interleaved.
 
-import { resolve } from 'node:path';
-import { build } from 'esbuild';
+import { buildFixtures } from '../test/support/fixtures.js';
 import { errorCount } from '../test/support/fleet/error-count.js';
 import type { FleetInput, FleetOutput } from '../test/support/fleet/fleet-run.js';
-import { TEST_CHECK } from '../test/support/fleet/fleet-settings.js';
+import { FLEET_RUNNER, TEST_CHECK } from '../test/support/fleet/fleet-settings.js';
 import { ensureHey } from '../test/support/fleet/hey.js';
 import { runInPrivateNetns } from '../test/support/fleet/netns.js';
 import { fleetPodSpec, type PeerPodChoice } from '../test/support/fleet/peer-fleet-pod.js';
@@ -34,8 +33,6 @@ const DRAIN_TIMEOUT_S = 15;
 const LONG_REQUEST_MS = 4_000;
 /** Bounds a rollout (a fleet whose every drain runs to its timeout takes a few minutes). */
 const ROLLOUT_TIMEOUT_MS = 10 * 60_000;
-/** The fleet runner's bundle; the peers' pods also need the bridge's (test/.build/netns-bridge-main.cjs), built beside it. */
-const FLEET_RUNNER = resolve('test/.build/fleet-main.cjs');
 
 type FleetName = 'eg-own' | 'eg-ours' | 'contour-own' | 'contour-ours' | 'chart';
 
@@ -174,16 +171,7 @@ function renderedEgDrain(): { hook: readonly string[]; grace: number } {
 
 async function run(): Promise<string> {
   const log = (line: string): void => progress('fleet-peers', line);
-  await build({
-    entryPoints: ['test/support/fleet-main.ts', 'test/support/netns-bridge-main.ts'],
-    outdir: 'test/.build',
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    logLevel: 'warning',
-  });
+  await buildFixtures();
   const built = await buildAmd64Images(log);
   const binaries: Record<'eg' | 'contour', PeerBinary> = { eg: await peerBinary('envoy-gateway', log), contour: await peerBinary('contour', log) };
   const images = {

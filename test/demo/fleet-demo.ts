@@ -5,7 +5,8 @@
 // every pod's drain, and what hey, the clients and HAProxy counted.
 
 import { fleetTimeline, rolloutFloor } from '../fleet/support/rollout-physics.js';
-import { buildFixtures, packageIfStale } from '../setup/product.js';
+import { packageIfStale } from '../setup/product.js';
+import { buildFixtures } from '../support/fixtures.js';
 import { errorCount } from '../support/fleet/error-count.js';
 import type { FleetOutput } from '../support/fleet/fleet-run.js';
 import { MIN_DRAIN_S, REMOVE_LAG_MS, REPLICAS, runFleetCase, TEST_CHECK } from '../support/fleet/fleet-settings.js';

@@ -5,16 +5,14 @@
 // the Python clients (aioquic for HTTP/3, prometheus_client's parser). Each step is quick once its
 // cache is warm; several projects list this file, and it runs once per test run.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { build } from 'esbuild';
+import { existsSync, statSync } from 'node:fs';
+import { buildFixtures } from '../support/fixtures.js';
 import { packagePaths } from '../support/package/paths.js';
 import { prometheusPython } from '../support/prometheus.js';
 import { aioquicPython } from '../support/protocols/h3.js';
 import { ensureEnvoyBinary } from '../support/real-envoy/binary.js';
 import { ensureSystemPackages } from '../support/system-packages.js';
 
-const SUPPORT = 'test/support';
 const onceKey = Symbol.for('esm.product-setup');
 const globals = globalThis as { [onceKey]?: Promise<void> };
 
@@ -32,24 +30,6 @@ async function prepare(): Promise<void> {
   await ensureEnvoyBinary();
   await aioquicPython();
   await prometheusPython();
-}
-
-/** Bundles every test/support/*-main.ts (processes the tests start, e.g. the drop-in pod) into test/.build/. */
-export async function buildFixtures(): Promise<void> {
-  const entryPoints = readdirSync(SUPPORT)
-    .filter((name) => name.endsWith('-main.ts'))
-    .map((name) => join(SUPPORT, name));
-  if (entryPoints.length === 0) return;
-  await build({
-    entryPoints,
-    outdir: 'test/.build',
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    logLevel: 'warning',
-  });
 }
 
 /** Runs `node scripts/package.mjs` (a few seconds per architecture) for each executable older than the bundle. */

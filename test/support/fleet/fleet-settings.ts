@@ -24,7 +24,8 @@ export const LONG_REQUEST_MS = 1_000;
 /** Bounds one fleet run, pods' start-up included. */
 export const RUN_TIMEOUT_MS = 170_000;
 
-const FLEET_RUNNER = resolve('test/.build/fleet-main.cjs');
+/** The fleet runner's bundle (../fixtures.ts builds it, and the network-namespace bridge beside it). */
+export const FLEET_RUNNER = resolve('test/.build/fleet-main.cjs');
 
 export type FleetCase = Pick<FleetInput, 'mode' | 'network' | 'hooks'>;
 
