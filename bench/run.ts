@@ -10,6 +10,7 @@ import { adminLoad } from './admin-load.js';
 import { arm64Emulated } from './arm64-emulated.js';
 import { dependencies } from './dependencies.js';
 import { executableSize } from './executable-size.js';
+import { fleetFinalScrape } from './fleet-final-scrape.js';
 import { fleetPeers } from './fleet-peers.js';
 import { hostileWaiters } from './hostile-waiters.js';
 import { idleConnections } from './idle-connections.js';
@@ -39,6 +40,7 @@ const SCENARIOS: readonly Scenario[] = [
   largeConfig,
   peers,
   fleetPeers,
+  fleetFinalScrape,
   executableSize,
   arm64Emulated,
   imageSize,

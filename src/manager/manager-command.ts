@@ -7,6 +7,7 @@ import { formatDuration } from '../shared/duration.js';
 import { ExitCode, errorMessage, exitCodeFor, UsageError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { DrainWatchdog } from './drain-watchdog.js';
+import { type FinalScrapeSettings, finalScrapeDeadline } from './final-scrape.js';
 import { hookTokenCheck } from './hook-token.js';
 import type { ManagerConfig } from './manager-config.js';
 import type { ReadyContent } from './ready-watch.js';
@@ -16,6 +17,9 @@ import { createManagerServer, type DrainRunner, type ManagerServer } from './ser
 export async function runManager(config: ManagerConfig, log: Logger, stop: Promise<NodeJS.Signals>): Promise<ExitCode> {
   await checkReadyFileDirectory(config.readyFile);
   const events = await drainEvents(config, log);
+  // When Envoy's preStop hook last reached the manager: the termination's start, as kubelet runs the hooks at once.
+  let hookArrivedAt: number | undefined;
+  const runDrain = config.drain === undefined ? undefined : drainJoiningInFlight(config.drain, config.readyFile, log);
   const manager = createManagerServer({
     ...config,
     readyWatch: new ReadyWatch(config.readyFile),
@@ -25,9 +29,16 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
     // not after Envoy's own liveness restart has come and gone.
     onEnvoyPrestop: (waiting) => {
       if (!waiting) return clearEnvoyPrestop(config.readyFile);
+      hookArrivedAt = Date.now();
       recordEnvoyPrestop(config.readyFile).catch((error: unknown) => log.error({ err: errorMessage(error) }, "could not record envoy's preStop hook"));
     },
-    runDrain: config.drain === undefined ? undefined : drainJoiningInFlight(config.drain, config.readyFile, log),
+    runDrain:
+      runDrain === undefined
+        ? undefined
+        : () => {
+            hookArrivedAt = Date.now();
+            return runDrain();
+          },
     ...(events === undefined ? {} : { onDrain: events }),
     log,
   });
@@ -41,7 +52,10 @@ export async function runManager(config: ManagerConfig, log: Logger, stop: Promi
   }
   clearEnvoyPrestop(config.readyFile);
   log.info(describeManager(config, boundPort(manager.server)), 'shutdown manager listening');
-  await stopManager(manager, config.readyFile, await stop, log);
+  const signal = await stop;
+  const stoppedAt = Date.now();
+  await stopManager(manager, config, signal, log);
+  if (config.finalScrape !== undefined) await stayForFinalScrape(manager, config.finalScrape, { stoppedAt, hookArrivedAt }, log);
   // An Event still on its way gets its bounded time: the pod's grace period has room for it.
   await events?.settled();
   log.info({ exitCode: ExitCode.Success }, 'shutdown manager stopped');
@@ -60,17 +74,26 @@ function describeManager(config: ManagerConfig, port: number | undefined): Recor
     hookToken: config.hookToken === undefined ? 'none' : 'set',
     drainEndpoint: config.drain !== undefined,
     events: config.events === undefined ? 'off' : config.events.kind === 'on' ? 'on' : `none will be sent: ${config.events.why}`,
+    finalScrapeTimeout: formatDuration(config.finalScrape?.timeoutMs ?? 0),
+    ...(config.finalScrape?.gracePeriodMs === undefined ? {} : { terminationGracePeriod: formatDuration(config.finalScrape.gracePeriodMs) }),
   };
 }
 
-/** Stops accepting, answers every held /shutdown/ready (with the drain report if the ready file is there by now), and waits for the answers. */
-async function stopManager(manager: ManagerServer, readyFile: string, signal: NodeJS.Signals, log: Logger): Promise<void> {
-  manager.server.close();
-  manager.server.closeIdleConnections();
-  log.info({ signal, pending: manager.pending }, 'stopping: no longer accepting connections');
+/**
+ * Stops accepting (or, staying for a final scrape, serves /metrics alone), answers every held
+ * /shutdown/ready (with the drain report if the ready file is there by now), and waits for the answers.
+ */
+async function stopManager(manager: ManagerServer, config: ManagerConfig, signal: NodeJS.Signals, log: Logger): Promise<void> {
+  if (config.finalScrape === undefined) {
+    closeServer(manager.server);
+    log.info({ signal, pending: manager.pending }, 'stopping: no longer accepting connections');
+  } else {
+    manager.serveOnlyMetrics();
+    log.info({ signal, pending: manager.pending }, 'stopping: serving /metrics alone');
+  }
   const waiters = manager.waiting;
   // One last look: the drain may have written the file just now.
-  const content = waiters === 0 ? undefined : await readReadyReport(readyFile);
+  const content = waiters === 0 ? undefined : await readReadyReport(config.readyFile);
   if (waiters > 0 && content === undefined) {
     // kubelet stops the sidecar only after its own preStop hook (the drain) returned: with no
     // ready file by now none is coming, and holding Envoy would only burn the grace period.
@@ -80,6 +103,41 @@ async function stopManager(manager: ManagerServer, readyFile: string, signal: No
   }
   manager.releaseWaiters(content);
   await manager.drained();
+}
+
+/**
+ * Envoy is released by now: the counters are final. Stays until every scraper that read them
+ * within the timeout has read them as they are now, or the deadline, then stops accepting.
+ */
+async function stayForFinalScrape(
+  manager: ManagerServer,
+  settings: FinalScrapeSettings,
+  { stoppedAt, hookArrivedAt }: { readonly stoppedAt: number; readonly hookArrivedAt: number | undefined },
+  log: Logger,
+): Promise<void> {
+  const version = manager.metricsVersion;
+  const since = stoppedAt - settings.timeoutMs;
+  const behind = manager.scrapes.behind(version, since);
+  const deadline = finalScrapeDeadline(settings, stoppedAt, hookArrivedAt);
+  if (behind.length > 0 && deadline === undefined) {
+    log.warn(
+      { scrapers: behind.length },
+      "final scrape: not waited for, Envoy's preStop hook never reached the manager, so what is left of the grace period is unknown",
+    );
+  } else if (behind.length > 0 && deadline !== undefined) {
+    const startedAt = Date.now();
+    log.info({ scrapers: behind.length, until: formatDuration(deadline - startedAt) }, 'final scrape: serving /metrics until the final counters are read');
+    const read = await manager.scrapes.caughtUp(version, since, deadline);
+    const fields = { waitedMs: Date.now() - startedAt, scrapers: behind.length };
+    if (read) log.info(fields, 'final scrape: the final counters were read');
+    else log.warn({ ...fields, behind: manager.scrapes.behind(version, since).length }, 'final scrape: not every scraper read the final counters in time');
+  }
+  closeServer(manager.server);
+}
+
+function closeServer(server: Server): void {
+  server.close();
+  server.closeIdleConnections();
 }
 
 /**

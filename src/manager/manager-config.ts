@@ -6,6 +6,7 @@ import { formatDuration, parseDuration } from '../shared/duration.js';
 import { ENVIRONMENT } from '../shared/environment.js';
 import { UsageError } from '../shared/errors.js';
 import { fromEnv } from '../shared/parsers.js';
+import type { FinalScrapeSettings } from './final-scrape.js';
 import { parseHookToken } from './hook-token.js';
 import type { ManagerOptions } from './manager-settings.js';
 import type { Endpoints } from './server.js';
@@ -28,6 +29,8 @@ export interface ManagerConfig {
   readonly endpoints?: Endpoints;
   /** An Event on the pod per drain (--events), or why none is sent. Undefined: not enabled. */
   readonly events?: EventsSetup;
+  /** Stay on SIGTERM for the scrape that reads the final counters. Undefined: off. */
+  readonly finalScrape?: FinalScrapeSettings;
 }
 
 /**
@@ -52,6 +55,12 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv): 
   if (options.drainEndpoint && hookToken === undefined) {
     throw new UsageError(`--drain-endpoint needs ${ENVIRONMENT.hookToken}: without it anyone who can reach the pod could start a drain`);
   }
+  const gracePeriodMs = options.terminationGracePeriod;
+  if (gracePeriodMs !== undefined && options.finalScrapeTimeout >= gracePeriodMs) {
+    throw new UsageError(
+      `--final-scrape-timeout (${formatDuration(options.finalScrapeTimeout)}) must be shorter than --termination-grace-period (${formatDuration(gracePeriodMs)}): kubelet kills the pod then`,
+    );
+  }
   return {
     host: options.host,
     port: options.port,
@@ -63,5 +72,6 @@ export function managerConfig(options: ManagerOptions, env: NodeJS.ProcessEnv): 
     hookToken,
     drain: options.drainEndpoint ? shutdownConfigFromEnv(env, options.readyFile) : undefined,
     ...(options.events ? { events: eventsSetup(env) } : {}),
+    ...(options.finalScrapeTimeout > 0 ? { finalScrape: { timeoutMs: options.finalScrapeTimeout, gracePeriodMs } } : {}),
   };
 }

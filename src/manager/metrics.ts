@@ -44,16 +44,24 @@ export class ManagerMetrics {
   #unknownCountTimeouts = 0;
   #last: LastDrain | undefined;
   #lastKey: string | undefined;
+  #version = 0;
+
+  /** Rises with every change to the counters: a scrape that read the current version read them all. */
+  get version(): number {
+    return this.#version;
+  }
 
   /** A /shutdown/ready or /shutdown/drain request was answered with `status`. */
   answered(endpoint: Handshake, status: number): void {
     const key = `${endpoint} ${status}`;
     this.#handshakes.set(key, (this.#handshakes.get(key) ?? 0) + 1);
+    this.#version += 1;
   }
 
   /** The ready file appeared and released the waiters. */
   readyFileRelease(): void {
     this.#readyFileReleases += 1;
+    this.#version += 1;
   }
 
   /**
@@ -64,6 +72,7 @@ export class ManagerMetrics {
     const key = content === 'unreadable' ? 'unreadable' : `${content.finishedAt} ${content.elapsedMs}`;
     if (key === this.#lastKey) return false;
     this.#lastKey = key;
+    this.#version += 1;
     const result = content === 'unreadable' || !isDrainResult(content.result) ? UNKNOWN_RESULT : content.result;
     this.#drains.set(result, (this.#drains.get(result) ?? 0) + 1);
     if (content !== 'unreadable') {

@@ -6,6 +6,7 @@ import type { Logger } from '../shared/log.js';
 import { reply } from './answers.js';
 import { collectAfterCrowds } from './collect-garbage.js';
 import type { DrainWatchdog } from './drain-watchdog.js';
+import { ScrapeLog } from './final-scrape.js';
 import type { HookTokenCheck } from './hook-token.js';
 import { LogSummary } from './log-summary.js';
 import { ManagerMetrics, METRICS_CONTENT_TYPE } from './metrics.js';
@@ -83,6 +84,11 @@ export interface ManagerServer {
   releaseWaiters(content: ReadyContent | undefined): void;
   /** Resolves when every held request has been answered (immediately when none is). */
   drained(): Promise<void>;
+  /** The counters' version now, and who read which version. */
+  readonly metricsVersion: number;
+  readonly scrapes: ScrapeLog;
+  /** The manager stays only for its final scrape: from now on every endpoint but /metrics answers 503. */
+  serveOnlyMetrics(): void;
 }
 
 export function createManagerServer(options: ManagerServerOptions): ManagerServer {
@@ -109,6 +115,13 @@ export function createManagerServer(options: ManagerServerOptions): ManagerServe
     },
     releaseWaiters: (content) => routes.releaseWaiters(content),
     drained: () => routes.drained(),
+    get metricsVersion() {
+      return routes.metrics.version;
+    },
+    scrapes: routes.scrapes,
+    serveOnlyMetrics: () => {
+      routes.onlyMetrics = true;
+    },
   };
 }
 
@@ -118,7 +131,9 @@ class Routes {
   readonly #options: ManagerServerOptions;
   readonly #endpoints: Endpoints;
   readonly #summary: LogSummary;
-  readonly #metrics = new ManagerMetrics();
+  readonly metrics = new ManagerMetrics();
+  readonly scrapes = new ScrapeLog();
+  onlyMetrics = false;
   #drains = 0;
   #onIdle: (() => void) | undefined;
 
@@ -135,9 +150,9 @@ class Routes {
         collect.ended();
         this.#settled();
       },
-      onAnswer: (status) => this.#metrics.answered('ready', status),
+      onAnswer: (status) => this.metrics.answered('ready', status),
       onRelease: (content) => {
-        this.#metrics.readyFileRelease();
+        this.metrics.readyFileRelease();
         this.#drainSeen(content);
       },
     });
@@ -151,11 +166,13 @@ class Routes {
     request.resume(); // a body, if any, is ignored but must not stall the socket
     const path = requestPath(request.url ?? '');
     const { runDrain } = this.#options;
-    if (path === HEALTHZ_PATH) {
+    if (this.onlyMetrics && path !== METRICS_PATH) {
+      reply(response, 503, 'stopping\n');
+    } else if (path === HEALTHZ_PATH) {
       if (allow(request, response, this.#methods(['GET', 'HEAD']))) reply(response, 200, this.#endpoints.okBody ?? 'ok\n');
     } else if (path === METRICS_PATH) {
       // Read-only whatever the endpoints' style: it only reports.
-      if (allow(request, response, ['GET', 'HEAD'])) reply(response, 200, this.#metrics.render(this.waiters.waiting), METRICS_CONTENT_TYPE);
+      if (allow(request, response, ['GET', 'HEAD'])) this.#scrape(request, response);
     } else if (path === this.#endpoints.readyPath) {
       if (allow(request, response, this.#methods(['GET']))) this.#ready(request, response);
     } else if (path === DRAIN_PATH && runDrain !== undefined) {
@@ -175,12 +192,19 @@ class Routes {
     return this.pending === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.#onIdle = resolve));
   }
 
+  /** A GET counts as a scrape of the version it rendered once the whole answer is handed to the kernel. */
+  #scrape(request: IncomingMessage, response: ServerResponse): void {
+    const version = this.metrics.version;
+    reply(response, 200, this.metrics.render(this.waiters.waiting), METRICS_CONTENT_TYPE);
+    if (request.method === 'GET') response.once('finish', () => this.scrapes.served(request.socket.remoteAddress ?? '', version));
+  }
+
   #ready(request: IncomingMessage, response: ServerResponse): void {
     const { maxWaiters } = this.#options;
     if (this.waiters.waiting >= maxWaiters) {
       this.#summary.event('warn', { waiting: this.waiters.waiting, maxWaiters }, 'too many waiters: refusing /shutdown/ready');
       reply(response, 503, `too many waiters (${maxWaiters})\n`);
-      this.#metrics.answered('ready', 503);
+      this.metrics.answered('ready', 503);
       return;
     }
     this.waiters.add(response, this.#options.carriesHookToken?.(request) ?? true);
@@ -190,12 +214,12 @@ class Routes {
     if (this.#options.carriesHookToken?.(request) !== true) {
       this.#summary.event('warn', { remote: request.socket.remoteAddress }, 'drain request refused: it does not carry the hook token');
       reply(response, 403, 'forbidden\n');
-      this.#metrics.answered('drain', 403);
+      this.metrics.answered('drain', 403);
       return;
     }
     this.#drains += 1;
     void drainFor(response, runDrain, this.#options.log, (status, content) => {
-      this.#metrics.answered('drain', status);
+      this.metrics.answered('drain', status);
       if (content !== undefined) this.#drainSeen(content);
     }).finally(() => {
       this.#drains -= 1;
@@ -209,7 +233,7 @@ class Routes {
   }
 
   #drainSeen(content: ReadyContent): void {
-    if (this.#metrics.drainSeen(content)) this.#options.onDrain?.(content);
+    if (this.metrics.drainSeen(content)) this.#options.onDrain?.(content);
   }
 
   #settled(): void {

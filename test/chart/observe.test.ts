@@ -151,3 +151,35 @@ describe('events.enabled and metrics.podMonitor', () => {
     validateAgainstKubernetes(objects.filter((object) => object.kind !== 'PrometheusRule'));
   });
 });
+
+describe('metrics.finalScrapeTimeout', () => {
+  const finalScrapeEnv = async (set: readonly string[]): Promise<Record<string, string | undefined>> => {
+    const { sidecarEnv } = readPod(await renderChart({ set: [TOKEN, ...set], kubeVersion: KUBE }));
+    return { timeout: sidecarEnv.ENVOY_SHUTDOWN_FINAL_SCRAPE_TIMEOUT, grace: sidecarEnv.ENVOY_SHUTDOWN_TERMINATION_GRACE_PERIOD };
+  };
+
+  it.each([
+    [['metrics.podMonitor.enabled=true'], { timeout: '35s', grace: '90s' }],
+    [['metrics.podMonitor.enabled=true', 'metrics.podMonitor.interval=1m'], { timeout: '65s', grace: '90s' }],
+    [['metrics.podMonitor.enabled=true', 'metrics.podMonitor.interval=500ms', 'nativeSidecar=true'], { timeout: '5500ms', grace: '90s' }],
+    [['metrics.finalScrapeTimeout=12.5', 'shutdown.terminationGracePeriodSeconds=100'], { timeout: '12500ms', grace: '100s' }],
+    [['metrics.podMonitor.enabled=true', 'metrics.finalScrapeTimeout=0'], { timeout: undefined, grace: undefined }],
+    [[], { timeout: undefined, grace: undefined }],
+  ])('%j: the manager stays %j', async (set, expected) => {
+    expect(await finalScrapeEnv(set)).toEqual(expected);
+  });
+
+  it.each([
+    [['metrics.finalScrapeTimeout=90'], 'metrics.finalScrapeTimeout (90 s) must be shorter than shutdown.terminationGracePeriodSeconds (90 s)'],
+    [
+      ['metrics.podMonitor.enabled=true', 'metrics.podMonitor.interval=1m', 'shutdown.drainTimeout=20'],
+      "metrics.finalScrapeTimeout (null: the PodMonitor's interval + 5 = 65 s) must be shorter than shutdown.terminationGracePeriodSeconds (50 s)",
+    ],
+    [['mode=sidecarless', 'metrics.finalScrapeTimeout=10'], 'metrics.finalScrapeTimeout: mode sidecarless has no shutdown-manager to serve /metrics'],
+  ])('refuses %j: %s', async (set, problem) => {
+    const result = await helmTemplate({ set: [TOKEN, ...set] });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('(1 problem)');
+    expect(result.stderr).toContain(problem);
+  });
+});

@@ -1,7 +1,8 @@
 // GET /metrics on the built manager, read by Prometheus' own text-format parser, after real
 // drains of real Envoy released the manager's waiters.
 import { afterEach, describe, expect, it } from 'vitest';
-import { metricsOf, startObservedDrain } from '../support/observed-drain.js';
+import type { LogLine } from '../support/cli.js';
+import { metricsOf, type ObservedDrain, startObservedDrain } from '../support/observed-drain.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus.js';
 import { request } from '../support/protocols/clients.js';
 
@@ -59,5 +60,54 @@ describe('/metrics', () => {
     const stopped = observed.stop();
     expect((await held).status).toBe(500);
     expect((await stopped).code).toBe(0);
+  });
+});
+
+describe('the final scrape (--final-scrape-timeout)', () => {
+  const behind = (observed: ObservedDrain): Promise<LogLine> =>
+    observed.manager.waitForLog((line) => line.msg === 'final scrape: serving /metrics until the final counters are read');
+
+  it('after a pod-ending drain, serves /metrics alone until the scraper read the final counters, then exits', async () => {
+    const observed = await startObservedDrain(defer, { args: ['--final-scrape-timeout', '60s'] });
+    await metricsOf(observed); // a scraper, before the drain
+    const { hook, prestop } = await observed.drain('timeout');
+    expect([hook.code, prestop.status]).toEqual([3, 200]); // Envoy released before the manager's stop
+    observed.manager.child.kill('SIGTERM');
+    expect((await behind(observed)).scrapers).toBe(1);
+    const others = await Promise.all([request({ port: observed.managerPort }, '/healthz'), request({ port: observed.managerPort }, '/shutdown/ready')]);
+    expect(others.map((answer) => answer.status)).toEqual([503, 503]);
+    // Still there: nothing has read the final counters yet.
+    expect(observed.manager.child.exitCode).toBeNull();
+    const final = await parsePrometheusText((await metricsOf(observed)).body);
+    expect(sampleValue(final, 'envoy_shutdown_manager_drains_total', { result: 'timeout' })).toBe(1);
+    const stopped = await observed.manager.result;
+    expect(stopped.code).toBe(0);
+    expect(stopped.logs.map((line) => line.msg)).toContain('final scrape: the final counters were read');
+  });
+
+  it('exits at once when nothing ever scraped it, or its scrapers already read the final counters', async () => {
+    const args = ['--final-scrape-timeout', '60s'];
+    const unscraped = await startObservedDrain(defer, { args });
+    const scraped = await startObservedDrain(defer, { args });
+    await Promise.all([unscraped.drain('drained'), scraped.drain('drained')]);
+    await metricsOf(scraped);
+    for (const observed of [unscraped, scraped]) {
+      const stopped = await observed.stop();
+      expect(stopped.code).toBe(0);
+      expect(stopped.logs.filter((line) => line.msg.startsWith('final scrape'))).toEqual([]);
+    }
+  });
+
+  it('ends the stay at its timeout, with a warning, when the scraper does not come back', async () => {
+    const observed = await startObservedDrain(defer, { args: ['--final-scrape-timeout', '1s'] });
+    await metricsOf(observed);
+    await observed.drain('drained');
+    const stopped = await observed.stop();
+    expect(stopped.code).toBe(0);
+    expect(stopped.logs.find((line) => line.msg === 'final scrape: not every scraper read the final counters in time')).toMatchObject({
+      level: 'warn',
+      scrapers: 1,
+      behind: 1,
+    });
   });
 });

@@ -1,8 +1,8 @@
 // A real Prometheus (Debian's package, unpacked by test/setup/debian.mjs) on loopback: it scrapes
-// the given targets and evaluates the given rules file every SCRAPE_MS, and answers PromQL through
-// its HTTP API. Stopped and its data directory removed by the caller's cleanup.
+// the given targets and evaluates the given rules file at the given interval (FAST_MS unless told),
+// and answers PromQL through its HTTP API. Stopped and its data directory removed by the caller's cleanup.
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { tempDir } from './cli.js';
@@ -11,7 +11,9 @@ import { freePort } from './ports.js';
 import { prometheusBinary } from './system-packages.js';
 
 /** Scrapes and rule evaluations: fast, so an alert fires within a second or two of its drain. */
-const SCRAPE_MS = 250;
+const FAST_MS = 250;
+/** Prometheus' own default scrape timeout; never longer than the interval. */
+const SCRAPE_TIMEOUT_MS = 10_000;
 
 export interface ScrapeTarget {
   readonly port: number;
@@ -26,21 +28,30 @@ export interface PrometheusServer {
   firing(): Promise<Array<Record<string, string>>>;
   /** The values of a label over the series `match` selects (what Grafana's label_values() asks). */
   labelValues(label: string, match: string): Promise<string[]>;
+  /** Replaces the targets, as a PodMonitor's discovery follows pods that come and go (Prometheus watches the file). */
+  setTargets(targets: readonly ScrapeTarget[]): void;
   stop(): Promise<void>;
 }
 
-export async function startPrometheus(targets: readonly ScrapeTarget[], rulesYaml: string): Promise<PrometheusServer> {
+export async function startPrometheus(targets: readonly ScrapeTarget[], rulesYaml: string, intervalMs = FAST_MS): Promise<PrometheusServer> {
   const dir = tempDir('esm-prometheus-');
-  const interval = `${SCRAPE_MS}ms`;
+  const interval = `${intervalMs}ms`;
   writeFileSync(join(dir.path, 'rules.yaml'), rulesYaml);
+  const targetsFile = join(dir.path, 'targets.json');
+  const setTargets = (list: readonly ScrapeTarget[]): void => {
+    // Whole or not at all: Prometheus may read the file at any moment.
+    writeFileSync(`${targetsFile}.new`, JSON.stringify(list.map((t) => ({ targets: [`127.0.0.1:${t.port}`], labels: t.labels }))));
+    renameSync(`${targetsFile}.new`, targetsFile);
+  };
+  setTargets(targets);
   const config = {
-    global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
+    global: { scrape_interval: interval, scrape_timeout: `${Math.min(intervalMs, SCRAPE_TIMEOUT_MS)}ms`, evaluation_interval: interval },
     rule_files: [join(dir.path, 'rules.yaml')],
     scrape_configs: [
       {
         job_name: 'envoy-shutdown-manager',
         metrics_path: '/metrics',
-        static_configs: targets.map((t) => ({ targets: [`127.0.0.1:${t.port}`], labels: t.labels })),
+        file_sd_configs: [{ files: [targetsFile] }],
       },
     ],
   };
@@ -90,6 +101,7 @@ export async function startPrometheus(targets: readonly ScrapeTarget[], rulesYam
         .filter((a) => a.state === 'firing')
         .map((a) => a.labels),
     labelValues: async (label, match) => (await api(`/api/v1/label/${encodeURIComponent(label)}/values?match[]=${encodeURIComponent(match)}`)) as string[],
+    setTargets,
     stop,
   };
 }

@@ -57,6 +57,8 @@ The timeout chain, in seconds, as JSON (read it with `include … | fromJson`):
   grace       = shutdown.terminationGracePeriodSeconds, else ready + 20
   prestopWait = shutdown.envoyPrestopWait (fractions allowed)
   drainStart  = shutdown.drainStartTimeout, else prestopWait + drainStartMargin (fractions allowed)
+  finalScrape = metrics.finalScrapeTimeout, else with the PodMonitor its interval (or the Prometheus
+                Operator's default, 30s) + finalScrapeMargin, else 0 (off)
 */}}
 {{- define "envoy-shutdown-manager.timeouts" -}}
 {{- $s := .Values.shutdown }}
@@ -68,7 +70,28 @@ The timeout chain, in seconds, as JSON (read it with `include … | fromJson`):
 {{- $prestopWait := float64 $s.envoyPrestopWait }}
 {{- $drainStart := addf $prestopWait (include "envoy-shutdown-manager.drainStartMargin" .) }}
 {{- if not (kindIs "invalid" $s.drainStartTimeout) }}{{ $drainStart = float64 $s.drainStartTimeout }}{{ end }}
-{{- dict "drain" $drain "ready" $ready "grace" $grace "prestopWait" $prestopWait "drainStart" $drainStart | toJson }}
+{{- $m := .Values.metrics }}
+{{- $finalScrape := 0.0 }}
+{{- if not (kindIs "invalid" $m.finalScrapeTimeout) }}{{ $finalScrape = float64 $m.finalScrapeTimeout }}
+{{- else if $m.podMonitor.enabled }}{{ $finalScrape = addf (include "envoy-shutdown-manager.seconds" (default "30s" $m.podMonitor.interval)) (include "envoy-shutdown-manager.finalScrapeMargin" .) }}
+{{- end }}
+{{- dict "drain" $drain "ready" $ready "grace" $grace "prestopWait" $prestopWait "drainStart" $drainStart "finalScrape" $finalScrape | toJson }}
+{{- end }}
+
+{{/*
+Seconds the final scrape may come after one scrape interval: Prometheus scrapes each target once
+an interval, at a fixed offset, so the next scrape is due within one; this covers its own delays.
+*/}}
+{{- define "envoy-shutdown-manager.finalScrapeMargin" -}}5{{- end }}
+
+{{/* A Go duration of the PodMonitor's kind ("15s", "1m30s", "500ms") as seconds. */}}
+{{- define "envoy-shutdown-manager.seconds" -}}
+{{- $units := dict "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 }}
+{{- $seconds := 0.0 }}
+{{- range regexFindAll "[0-9]+(ms|s|m|h)" . -1 }}
+{{- $seconds = addf $seconds (mulf (float64 (regexFind "^[0-9]+" .)) (get $units (regexReplaceAll "^[0-9]+" . ""))) }}
+{{- end }}
+{{- $seconds }}
 {{- end }}
 
 {{/*

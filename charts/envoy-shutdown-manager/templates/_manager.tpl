@@ -73,6 +73,12 @@ native server and a manual drain), or in sidecar-less mode in Envoy's (for Envoy
 {{- if .Values.events.enabled }}
 {{ include "envoy-shutdown-manager.eventsEnv" . }}
 {{- end }}
+{{- if gt $t.finalScrape 0.0 }}
+- name: ENVOY_SHUTDOWN_FINAL_SCRAPE_TIMEOUT
+  value: {{ include "envoy-shutdown-manager.duration" $t.finalScrape | quote }}
+- name: ENVOY_SHUTDOWN_TERMINATION_GRACE_PERIOD
+  value: {{ include "envoy-shutdown-manager.duration" $t.grace | quote }}
+{{- end }}
 {{- end }}
 
 {{- define "envoy-shutdown-manager.managerContainer" -}}

@@ -43,6 +43,17 @@ in one pass. Renders nothing when the values are consistent.
 {{- $errors = append $errors (printf "%s must be shorter than the ready timeout (%d s), or Envoy is never released sooner when no drain starts" $drainStart (int64 $ready)) }}
 {{- end }}
 {{- end }}
+{{- if gt $t.finalScrape 0.0 }}
+{{- if $sidecarless }}
+{{- if not (kindIs "invalid" $v.metrics.finalScrapeTimeout) }}
+{{- $errors = append $errors "metrics.finalScrapeTimeout: mode sidecarless has no shutdown-manager to serve /metrics: set mode to sidecar, or metrics.finalScrapeTimeout to 0" }}
+{{- end }}
+{{- else if ge $t.finalScrape $grace }}
+{{- $finalScrape := printf "metrics.finalScrapeTimeout (%v s)" $t.finalScrape }}
+{{- if kindIs "invalid" $v.metrics.finalScrapeTimeout }}{{ $finalScrape = printf "metrics.finalScrapeTimeout (null: the PodMonitor's interval + %s = %v s)" (include "envoy-shutdown-manager.finalScrapeMargin" .) $t.finalScrape }}{{ end }}
+{{- $errors = append $errors (printf "%s must be shorter than shutdown.terminationGracePeriodSeconds (%d s): the stay for the final scrape ends before kubelet's SIGKILL anyway (0: off)" $finalScrape (int64 $grace)) }}
+{{- end }}
+{{- end }}
 {{- if ge (float64 $s.quietPeriod) $drain }}
 {{- $errors = append $errors (printf "shutdown.quietPeriod (%v s) must be shorter than shutdown.drainTimeout (%d s), or the drain could only end at its timeout" $s.quietPeriod (int64 $drain)) }}
 {{- end }}

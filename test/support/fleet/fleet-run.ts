@@ -15,6 +15,7 @@ import type { PodmanPod } from '../podman/podman-pod.js';
 import { startPodmanPod } from '../podman/podman-pod.js';
 import { pollUntil } from '../poll.js';
 import { freePort } from '../ports.js';
+import { type PrometheusServer, type ScrapeTarget, startPrometheus } from '../prometheus-server.js';
 import { type Connection, idleHttp1, idleHttp2, longRequest, type SideResult } from '../protocols/clients.js';
 import { startUpstream } from '../real-envoy/upstream.js';
 import { Traffic } from '../traffic/traffic.js';
@@ -54,6 +55,11 @@ export interface FleetInput {
   readonly podIdle?: boolean;
   /** Bounds the rollout (default 120 s); hey's own bound is 30 s more. */
   readonly rolloutTimeoutMs?: number;
+  /**
+   * A real Prometheus scrapes every chart pod's manager at this interval, following the pods as a
+   * PodMonitor does, and the chart's PodMonitor is set to it (so the managers stay for their final scrape).
+   */
+  readonly scrapeIntervalMs?: number;
 }
 
 export interface FleetOutput {
@@ -143,6 +149,7 @@ async function render(input: FleetInput, upstreamPort: number): Promise<Rendered
     // A short drain for the test; the checks (or the endpoint follower) must let go well before it ends.
     shutdown: input.chartShutdown ?? { minDrainDuration: input.minDrainSeconds, quietPeriod: 0.5, checkInterval: 0.2, drainTimeout: 10 },
     ...(input.network === 'hostNetwork' ? { hostNetwork: true } : {}),
+    ...(input.scrapeIntervalMs === undefined ? {} : { metrics: { podMonitor: { enabled: true, interval: `${input.scrapeIntervalMs / 1_000}s` } } }),
     ...appValues(upstreamPort),
   };
   const result = await helmTemplate({ values });
@@ -182,9 +189,12 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
     cleanups.unshift(() => haproxy.stop());
     const podIdle: Connection[] = [];
     cleanups.unshift(() => Promise.all(podIdle.map((c) => c.close())));
+    const scraper = input.scrapeIntervalMs === undefined ? undefined : await ManagerScraper.start(input.scrapeIntervalMs, pods.managerPort);
+    if (scraper !== undefined) cleanups.unshift(() => scraper.stop());
 
     const startPod = async (name: string, slot: number): Promise<FleetPod> => ({ name, slot, pod: await pods.start() });
     const admit = async (pod: FleetPod): Promise<void> => {
+      scraper?.add(pod);
       await haproxy.admit(pod.slot, { traffic: pod.pod.ports.port(pods.trafficPort), ready: pod.pod.ports.port(pods.readyPort) });
       if (input.podIdle === true) {
         const traffic = pod.pod.ports.port(pods.trafficPort);
@@ -194,6 +204,8 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
     const initial = await Promise.all(Array.from({ length: input.replicas }, (_, slot) => startPod(`old-${slot}`, slot)));
     for (const pod of initial) await admit(pod);
     if (input.mode === 'health-check') for (const pod of initial) await haproxy.waitUp(pod.slot, 10_000);
+    // Scraped before any deletion, as a pod that has lived a scrape interval is: its manager then has a scraper to stay for.
+    await scraper?.scrapedAll(initial);
 
     // The clients, all through HAProxy.
     const hey = startHey(input.heyBinary, {
@@ -230,7 +242,11 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
           startPod,
           admit,
           remove: (pod) => haproxy.remove(pod.slot),
-          terminate: (pod) => terminatePod(pod.pod, { hooks: input.hooks }),
+          terminate: async (pod) => {
+            const termination = await terminatePod(pod.pod, { hooks: input.hooks });
+            scraper?.remove(pod);
+            return termination;
+          },
           beforeDelete: async (pod) => {
             deletedAt.set(pod.name, { slot: pod.slot, at: Date.now() });
             // Enough long requests on each protocol that round robin puts some on every pod.
@@ -293,6 +309,7 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
         healthCheck: input.healthCheck,
         removeLagMs: input.removeLagMs,
         longRequestMs: input.longRequestMs,
+        ...(input.scrapeIntervalMs === undefined ? {} : { scrapeIntervalMs: input.scrapeIntervalMs }),
       },
       versions,
       strategy,
@@ -324,6 +341,8 @@ interface FleetPods {
   readonly trafficPort: number;
   readonly readyPort: number;
   readonly stats: { readonly port: number; readonly path: string };
+  /** The manager's port (its /metrics). */
+  readonly managerPort: number;
   start(): Promise<PodmanPod>;
 }
 
@@ -350,6 +369,7 @@ async function chartPods(input: FleetInput, upstreamPort: number, objects: RunOb
     trafficPort: APP_PORT,
     readyPort: listenerPort('ready'),
     stats: { port: listenerPort('stats'), path: '/stats/prometheus' },
+    managerPort: managerPort(rendered),
     start: () => startPodmanPod(rendered, objects, images, { outsidePorts: [upstreamPort] }),
   };
 }
@@ -364,8 +384,58 @@ function peerPods(choice: PeerPodChoice, input: FleetInput, upstreamPort: number
     trafficPort: shape.listenerPort,
     readyPort: shape.ready.port,
     stats: shape.stats,
+    managerPort: shape.managerPort,
     start: () => startPeerFleetPod(objects, choice, input.images.envoy, upstreamPort),
   };
+}
+
+/** The manager's `shutdown-mgr` port, as the PodMonitor names it. */
+function managerPort(rendered: RenderedPod): number {
+  const port = rendered.sidecar.ports?.find((p) => p.name === 'shutdown-mgr')?.containerPort;
+  if (port === undefined) throw new Error('the rendered manager has no shutdown-mgr port');
+  return port;
+}
+
+/** A real Prometheus scraping each live pod's manager, the pods added as they are admitted and removed as they exit. */
+class ManagerScraper {
+  readonly #targets = new Map<string, ScrapeTarget>();
+
+  private constructor(
+    readonly prometheus: PrometheusServer,
+    readonly port: number,
+    readonly intervalMs: number,
+  ) {}
+
+  static async start(intervalMs: number, port: number): Promise<ManagerScraper> {
+    return new ManagerScraper(await startPrometheus([], '', intervalMs), port, intervalMs);
+  }
+
+  add(pod: FleetPod): void {
+    this.#targets.set(pod.name, { port: pod.pod.ports.port(this.port), labels: { pod: pod.name } });
+    this.prometheus.setTargets([...this.#targets.values()]);
+  }
+
+  remove(pod: FleetPod): void {
+    this.#targets.delete(pod.name);
+    this.prometheus.setTargets([...this.#targets.values()]);
+  }
+
+  /** Resolves once each of `pods` was scraped successfully. */
+  async scrapedAll(pods: readonly FleetPod[]): Promise<void> {
+    const names = pods.map((p) => p.name);
+    await pollUntil(
+      'every pod scraped',
+      async () => {
+        const up = await this.prometheus.query('up == 1');
+        return names.every((name) => up.some((sample) => sample.metric.pod === name));
+      },
+      { timeoutMs: 4 * this.intervalMs + 30_000, everyMs: 500 },
+    );
+  }
+
+  stop(): Promise<void> {
+    return this.prometheus.stop();
+  }
 }
 
 function totals(stats: readonly ServerStats[]): HaproxyTotals {

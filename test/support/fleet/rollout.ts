@@ -63,6 +63,8 @@ interface PodDrain {
   readonly hookMs: number | undefined;
   /** From deletion to the exit of the last container. */
   readonly exitMs: number;
+  /** How long the pod outlived its Envoy: from Envoy's exit to the last container's (the manager's stay for its final scrape). */
+  readonly afterEnvoyMs: number;
   readonly exitCodes: Readonly<Record<string, number>>;
   /** Date.now() when Envoy's container got SIGTERM. */
   readonly envoySigtermAt: number;
@@ -139,6 +141,7 @@ export async function rollout(initial: readonly FleetPod[], hooks: RolloutHooks,
         pod: pod.name,
         hookMs: envoy?.hook === 'none' ? undefined : envoy?.hookEndedMs,
         exitMs: Date.now() - deletedAt,
+        afterEnvoyMs: Math.max(...containers.map((c) => c.exitedMs)) - (envoy?.exitedMs ?? Number.NaN),
         exitCodes: Object.fromEntries(containers.map((c) => [c.name, c.exitCode])),
         envoySigtermAt: termination.startedAt + (envoy?.sigtermMs ?? Number.NaN),
         envoyHook: envoy?.hook ?? 'none',

@@ -134,6 +134,8 @@ describe('managerConfig', () => {
     drainStartTimeout: 15_000,
     drainEndpoint: false,
     events: false,
+    finalScrapeTimeout: 0,
+    terminationGracePeriod: undefined,
   };
 
   it('accepts a ready timeout longer than the drain timeout in the environment', () => {
@@ -148,5 +150,18 @@ describe('managerConfig', () => {
     [{ ENVOY_SHUTDOWN_DRAIN_TIMEOUT: 'soon' }, /ENVOY_SHUTDOWN_DRAIN_TIMEOUT: "soon" is not a duration/],
   ])('refuses %j', (env, message) => {
     expect(() => managerConfig(manager, env)).toThrow(message);
+  });
+  it('stays for the final scrape only when its timeout is set, with the grace period when given', () => {
+    expect(managerConfig(manager, {}).finalScrape).toBeUndefined();
+    expect(managerConfig({ ...manager, finalScrapeTimeout: 20_000 }, {}).finalScrape).toEqual({ timeoutMs: 20_000, gracePeriodMs: undefined });
+    expect(managerConfig({ ...manager, finalScrapeTimeout: 20_000, terminationGracePeriod: 90_000 }, {}).finalScrape).toEqual({
+      timeoutMs: 20_000,
+      gracePeriodMs: 90_000,
+    });
+  });
+  it('refuses a final scrape timeout the grace period does not leave room for', () => {
+    expect(() => managerConfig({ ...manager, terminationGracePeriod: 90_000, finalScrapeTimeout: 90_000 }, {})).toThrow(
+      /--final-scrape-timeout \(1m30s\) must be shorter than --termination-grace-period \(1m30s\)/,
+    );
   });
 });

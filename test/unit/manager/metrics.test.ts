@@ -11,6 +11,19 @@ const report = (result: 'drained' | 'timeout' | 'envoy-unreachable', connections
 });
 
 describe('ManagerMetrics', () => {
+  it('rises its version with every change to the counters, and not for a drain already counted', () => {
+    const metrics = new ManagerMetrics();
+    const start = metrics.version;
+    metrics.answered('ready', 200);
+    metrics.readyFileRelease();
+    metrics.drainSeen(report('drained', 0));
+    const after = metrics.version;
+    expect(after).toBe(start + 3);
+    metrics.drainSeen(report('drained', 0));
+    metrics.render(0);
+    expect(metrics.version).toBe(after);
+  });
+
   it("exports every family from start, each result at 0, and passes Prometheus' parser", async () => {
     const families = await parsePrometheusText(new ManagerMetrics().render(0));
     expect(families.map((family) => `${family.name} ${family.type}`)).toEqual([
