@@ -8,9 +8,8 @@
 import { buildFixtures } from '../test/support/fixtures.js';
 import { errorCount } from '../test/support/fleet/error-count.js';
 import type { FleetInput, FleetOutput } from '../test/support/fleet/fleet-run.js';
-import { FLEET_RUNNER, LONG_REQUEST_MS, MIN_DRAIN_S, REMOVE_LAG_MS, REPLICAS, TEST_CHECK } from '../test/support/fleet/fleet-settings.js';
+import { LONG_REQUEST_MS, MIN_DRAIN_S, REPLICAS, runFleetCase, TEST_CHECK } from '../test/support/fleet/fleet-settings.js';
 import { ensureHey } from '../test/support/fleet/hey.js';
-import { runInPrivateNetns } from '../test/support/fleet/netns.js';
 import { buildAmd64Images } from '../test/support/podman/images.js';
 import { removeRun } from '../test/support/podman/podman-run.js';
 import { envoyVersion } from '../test/support/real-envoy/binary.js';
@@ -20,7 +19,6 @@ import { formatMs, progress, type Scenario, summarize, table } from './support/h
 const ROUNDS = Number(process.env.FLEET_FINAL_SCRAPE_ROUNDS ?? 3);
 /** The scrape interval the issue's alerts are proven at, and a common one. */
 const SCRAPE_INTERVAL_MS = 15_000;
-const ROLLOUT_TIMEOUT_MS = 5 * 60_000;
 
 interface Fleet {
   readonly network: FleetInput['network'];
@@ -71,27 +69,19 @@ async function run(): Promise<string> {
   await buildFixtures();
   const built = await buildAmd64Images(log);
   const runId = `bench${process.pid}${Date.now().toString(36)}`;
-  const base: FleetInput = {
-    mode: 'health-check',
-    network: 'pod',
-    hooks: true,
-    replicas: REPLICAS,
-    minDrainSeconds: MIN_DRAIN_S,
-    healthCheck: TEST_CHECK,
-    removeLagMs: REMOVE_LAG_MS,
-    images: { manager: built.manager, managerTag: built.managerTag, envoy: built.envoy },
-    runId,
-    heyBinary: ensureHey(),
-    longRequestMs: LONG_REQUEST_MS,
-    rolloutTimeoutMs: ROLLOUT_TIMEOUT_MS,
-  };
+  const context = { images: { manager: built.manager, managerTag: built.managerTag, envoy: built.envoy }, runId, heyBinary: ensureHey() };
   const results = new Map<Fleet, Figures[]>(FLEETS.map((f) => [f, []]));
   let versions = '';
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const fleet of round % 2 === 0 ? FLEETS : [...FLEETS].reverse()) {
-        const input: FleetInput = { ...base, network: fleet.network, ...(fleet.finalScrape ? { scrapeIntervalMs: SCRAPE_INTERVAL_MS } : {}) };
-        const out = await runInPrivateNetns<FleetOutput>(FLEET_RUNNER, input, ROLLOUT_TIMEOUT_MS + 3 * 60_000);
+        const fleetCase = {
+          mode: 'health-check',
+          network: fleet.network,
+          hooks: true,
+          ...(fleet.finalScrape ? { scrapeIntervalMs: SCRAPE_INTERVAL_MS } : {}),
+        } as const;
+        const out = await runFleetCase(fleetCase, context);
         const measured = figures(out);
         results.get(fleet)?.push(measured);
         versions = `HAProxy ${out.versions.haproxy}, hey ${out.versions.hey}`;

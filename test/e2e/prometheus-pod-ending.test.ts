@@ -1,12 +1,13 @@
 // Drains that end their pods, on a real Prometheus scraping at a realistic 15 s with the chart's
-// rules. Each manager has the chart's final-scrape settings (a PodMonitor at that interval) and is
-// stopped as kubelet stops the sidecar: SIGTERM once its preStop hook returned, SIGKILL when the
-// grace period left runs out. Ten pods of each alerting kind must raise their alert, each for its
-// own pod, and ten clean drains none: a pod-ending drain is read before its manager is gone.
+// rules, as the chart's PodMonitor has the Prometheus Operator scrape them (its interval, path and
+// target labels). Each manager has the chart's final-scrape settings and is stopped as kubelet
+// stops the sidecar: SIGTERM once its preStop hook returned, SIGKILL when the grace period left
+// runs out. Ten pods of each alerting kind must raise their alert, each for its own pod, and ten
+// clean drains none: a pod-ending drain is read before its manager is gone.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderChart } from '../support/chart/helm.js';
-import { readPod } from '../support/chart/manifests.js';
+import { NAMESPACE, RELEASE, renderChart } from '../support/chart/helm.js';
+import { findObjects, readPod } from '../support/chart/manifests.js';
 import { cleanEnv, type RunningCli, type RunResult, startCli, tempDir } from '../support/cli.js';
 import { killContainer } from '../support/kubelet/rules.js';
 import { type DrainOutcome, startObservedDrain } from '../support/observed-drain.js';
@@ -14,10 +15,9 @@ import { pollFor } from '../support/poll.js';
 import { type PrometheusServer, startPrometheus } from '../support/prometheus-server.js';
 import { request } from '../support/protocols/clients.js';
 
+const SCRAPE_INTERVAL = '15s';
 const SCRAPE_INTERVAL_MS = 15_000;
 const PODS_PER_KIND = 10;
-const NAMESPACE = 'edge-ns';
-const RELEASE = 'edge';
 /** Each kind of pod-ending drain, and the alert its pods must raise (none for a clean drain). */
 const KINDS: ReadonlyArray<{ kind: DrainOutcome | 'ready-timeout'; alert: string | undefined }> = [
   { kind: 'drained', alert: undefined },
@@ -48,7 +48,7 @@ beforeAll(async () => {
   const objects = await renderChart({
     values: {
       metrics: {
-        podMonitor: { enabled: true, interval: `${SCRAPE_INTERVAL_MS / 1000}s` },
+        podMonitor: { enabled: true, interval: SCRAPE_INTERVAL },
         rulesConfigMap: { enabled: true },
         alerts: { window: '3m', for: '0s' },
       },
@@ -74,7 +74,8 @@ beforeAll(async () => {
     }
   }
   const rules = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-rules')) as { data?: Record<string, string> } | undefined;
-  const targets = pods.map((p) => ({ port: p.port, labels: { pod: p.name, namespace: NAMESPACE, app_kubernetes_io_instance: RELEASE } }));
+  const monitor = scrapeOf(findObjects<PodMonitor>(objects, 'PodMonitor')[0], pod.deployment.spec?.template.metadata?.labels ?? {});
+  const targets = pods.map((p) => ({ port: p.port, labels: { ...monitor.labels, namespace: NAMESPACE, pod: p.name } }));
   prometheus = await startPrometheus(targets, rules?.data?.['envoy-shutdown-manager.rules.yaml'] ?? '', SCRAPE_INTERVAL_MS);
   defer(() => prometheus.stop());
   // Every manager scraped before its drain: the counters' rise, not their first sample, is what the rules see.
@@ -120,10 +121,30 @@ describe('pod-ending drains, on a real Prometheus scraping every 15 s', () => {
         { timeoutMs: 4 * SCRAPE_INTERVAL_MS, lastSeen: () => `${seen.length} firing: ${seen.join(', ')}` },
       ).catch(() => undefined);
       expect(seen).toEqual(expected);
+      // Each keeps the labels the PodMonitor gives the pod's series.
+      for (const alert of await prometheus.firing()) expect(alert).toMatchObject({ namespace: NAMESPACE, app_kubernetes_io_instance: RELEASE });
     },
     8 * SCRAPE_INTERVAL_MS,
   );
 });
+
+interface PodMonitor {
+  readonly spec: {
+    readonly podTargetLabels?: readonly string[];
+    readonly podMetricsEndpoints: ReadonlyArray<{ port: string; path: string; interval?: string }>;
+  };
+}
+
+/**
+ * What the Prometheus Operator makes of the chart's PodMonitor, checked against what this test
+ * runs: the manager's port and path at the test's interval, and the target labels it copies from
+ * the pod's labels (podTargetLabels, named as Prometheus sanitizes them).
+ */
+function scrapeOf(monitor: PodMonitor | undefined, podLabels: Readonly<Record<string, string>>): { labels: Record<string, string> } {
+  expect(monitor?.spec.podMetricsEndpoints).toEqual([{ port: 'shutdown-mgr', path: '/metrics', interval: SCRAPE_INTERVAL }]);
+  const labels = (monitor?.spec.podTargetLabels ?? []).map((name) => [name.replace(/[^a-zA-Z0-9_]/g, '_'), podLabels[name] ?? ''] as const);
+  return { labels: Object.fromEntries(labels) };
+}
 
 /** A manager whose waiter gets 500 at its ready timeout: the sidecar's hook outlives it and never writes the ready file. */
 async function heldPod(name: string, alert: string | undefined, env: Record<string, string>): Promise<EndingPod> {

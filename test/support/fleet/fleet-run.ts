@@ -53,7 +53,7 @@ export interface FleetInput {
    * open whatever the pod's health (cloud balancers keep their pools; HAProxy closes its own).
    */
   readonly podIdle?: boolean;
-  /** Bounds the rollout (default 120 s); hey's own bound is 30 s more. */
+  /** Bounds the rollout (DEFAULT_ROLLOUT_TIMEOUT_MS); hey's own bound is 30 s more. */
   readonly rolloutTimeoutMs?: number;
   /**
    * A real Prometheus scrapes every chart pod's manager at this interval, following the pods as a
@@ -104,6 +104,8 @@ interface HaproxyTotals {
 }
 
 const TOKEN = 'fleet-test-hook-token-0123456789';
+/** Bounds a rollout unless the input says otherwise. */
+export const DEFAULT_ROLLOUT_TIMEOUT_MS = 120_000;
 /** The chart's listener port of the application. */
 const APP_PORT = 8080;
 /** Bounds the wait for a request through every new pod after the rollout (a broken last pod shows). */
@@ -175,7 +177,7 @@ export async function runFleet(input: FleetInput): Promise<FleetOutput> {
   try {
     const pods = input.peerPod === undefined ? await chartPods(input, upstream.port, objects) : peerPods(input.peerPod, input, upstream.port, objects);
     const { strategy } = pods;
-    const rolloutTimeoutMs = input.rolloutTimeoutMs ?? 120_000;
+    const rolloutTimeoutMs = input.rolloutTimeoutMs ?? DEFAULT_ROLLOUT_TIMEOUT_MS;
     const inPlace = input.network === 'hostNetwork';
     const http1Port = await freePort();
     const http2Port = await freePort();

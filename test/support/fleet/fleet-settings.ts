@@ -1,6 +1,6 @@
 // The fleet tests' numbers, in one place for the tests, the demo and the README.
 import { resolve } from 'node:path';
-import type { FleetInput, FleetOutput } from './fleet-run.js';
+import { DEFAULT_ROLLOUT_TIMEOUT_MS, type FleetInput, type FleetOutput } from './fleet-run.js';
 import type { HealthCheck } from './haproxy-config.js';
 import { runInPrivateNetns } from './netns.js';
 
@@ -27,9 +27,11 @@ export const RUN_TIMEOUT_MS = 170_000;
 /** The fleet runner's bundle (../fixtures.ts builds it, and the network-namespace bridge beside it). */
 export const FLEET_RUNNER = resolve('test/.build/fleet-main.cjs');
 
-export type FleetCase = Pick<FleetInput, 'mode' | 'network' | 'hooks'>;
+export type FleetCase = Pick<FleetInput, 'mode' | 'network' | 'hooks' | 'scrapeIntervalMs'>;
 
 export function runFleetCase(fleetCase: FleetCase, context: Pick<FleetInput, 'images' | 'runId' | 'heyBinary'>): Promise<FleetOutput> {
+  // A manager staying for its final scrape keeps its pod up to one scrape interval longer; in place, one pod after another.
+  const stays = (fleetCase.scrapeIntervalMs ?? 0) * (REPLICAS + 2);
   const input: FleetInput = {
     ...fleetCase,
     ...context,
@@ -38,6 +40,7 @@ export function runFleetCase(fleetCase: FleetCase, context: Pick<FleetInput, 'im
     healthCheck: TEST_CHECK,
     removeLagMs: REMOVE_LAG_MS,
     longRequestMs: LONG_REQUEST_MS,
+    ...(stays === 0 ? {} : { rolloutTimeoutMs: DEFAULT_ROLLOUT_TIMEOUT_MS + stays }),
   };
-  return runInPrivateNetns<FleetOutput>(FLEET_RUNNER, input, RUN_TIMEOUT_MS);
+  return runInPrivateNetns<FleetOutput>(FLEET_RUNNER, input, RUN_TIMEOUT_MS + stays);
 }
