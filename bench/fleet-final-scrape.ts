@@ -132,14 +132,14 @@ async function run(): Promise<string> {
         'deletion → pod gone, per pod',
         'extra lifetime (median vs. without)',
         'first deletion → last new pod ready',
-        'vs. without',
+        'new pods ready vs. without',
         'first deletion → last old pod gone',
-        'vs. without',
+        'old pods gone vs. without',
       ],
       rows,
     ),
     '',
-    `The stay ends at each pod's next scrape after its drain: Prometheus scrapes a target once per interval at a fixed offset, so it lasts between nothing and one interval, half of one on average, whatever the load. Envoy's release (its SIGTERM) does not move: the stay begins only after it. A Deployment on the pod network creates its new pods without waiting for old ones to be gone: its new pods are ready as soon as without, and only the last old pod's stay is added to the time until every old pod is gone. With hostNetwork each replacement waits for its old pod's exit, so the rollout takes longer by about one stay per pod, one after another (a DaemonSet without surge replaces its pods the same way).`,
+    `The stay ends at each pod's next scrape after its drain: Prometheus scrapes a target once per interval at a fixed offset, so it lasts between nothing and one interval, whatever the load; here each rollout begins right after its old pods' first scrapes, so the first pods' stays are longer than a random phase would give. Envoy's release (its SIGTERM) does not move: the stay begins only after it. A Deployment on the pod network creates its new pods without waiting for old ones to be gone: its new pods are ready as soon as without, and only the last old pod's stay is added to the time until every old pod is gone. With hostNetwork each replacement waits for its old pod's exit, so the rollout takes longer by about one stay per pod, one after another (a DaemonSet without surge replaces its pods the same way).`,
   ].join('\n');
 }
 

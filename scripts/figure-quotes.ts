@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 export const RESULTS_PAGE = 'bench/RESULTS.md';
 /** The pages that quote figures. */
-export const QUOTING_PAGES = ['README.md', 'bench/README.md', 'docs/migrating.md', 'charts/envoy-shutdown-manager/README.md'] as const;
+export const QUOTING_PAGES = ['README.md', 'bench/README.md', 'docs/migrating.md', 'docs/observe.md', 'charts/envoy-shutdown-manager/README.md'] as const;
 
 /** Where a figure sits in RESULTS.md: a table cell (row by its first cell, column by its header's start) or a sentence. */
 type Source =
@@ -65,6 +65,30 @@ export const FIGURES: Readonly<Record<string, Source>> = {
   'fleet-rollout-eg-peer': { section: 'fleet-peers', row: "Envoy Gateway's pod, its own manager", column: 'rollout: first deletion', pick: FIRST_DURATION },
   'fleet-rollout-contour-ours': { section: 'fleet-peers', row: "Contour's pod, ours (drop-in)", column: 'rollout: first deletion', pick: FIRST_DURATION },
   'fleet-rollout-contour-peer': { section: 'fleet-peers', row: "Contour's pod, its own manager", column: 'rollout: first deletion', pick: FIRST_DURATION },
+  'final-scrape-stay': {
+    section: 'fleet-final-scrape',
+    row: 'pod network, final scrape (scraped every 15 s)',
+    column: "Envoy's exit → the pod's",
+    pick: FIRST_DURATION,
+  },
+  'final-scrape-stay-max': {
+    section: 'fleet-final-scrape',
+    row: 'pod network, final scrape (scraped every 15 s)',
+    column: "Envoy's exit → the pod's",
+    pick: /\(max ([\d.]+ m?s)\)/,
+  },
+  'final-scrape-hostnetwork-ratio': {
+    section: 'fleet-final-scrape',
+    row: 'hostNetwork, final scrape (scraped every 15 s)',
+    column: 'old pods gone vs. without',
+    pick: /^([\d.]+)/,
+  },
+  'final-scrape-pod-network-ready-ratio': {
+    section: 'fleet-final-scrape',
+    row: 'pod network, final scrape (scraped every 15 s)',
+    column: 'new pods ready vs. without',
+    pick: /^([\d.]+)/,
+  },
   'waiter-bytes-bare': { section: 'many-waiters', row: 'extra RssAnon per waiter', column: 'baseline: bare Node', pick: /^([\d,]+ B)/ },
   'waiters-1000-rss-anon': { section: 'many-waiters', row: 'with every waiter in: RssAnon', column: 'manager, defaults, **1,000', pick: MEDIAN_MIB },
   'startup-hook': { section: 'startup', row: '**ours**, `shutdown` as a hook runs it (code cache)', column: 'median', pick: FIRST_DURATION },
