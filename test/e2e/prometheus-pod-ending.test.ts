@@ -11,7 +11,7 @@ import { findObjects, readPod } from '../support/chart/manifests.js';
 import { cleanEnv, type RunningCli, type RunResult, startCli, tempDir } from '../support/cli.js';
 import { killContainer } from '../support/kubelet/rules.js';
 import { type DrainOutcome, startObservedDrain } from '../support/observed-drain.js';
-import { pollFor } from '../support/poll.js';
+import { pollFor, within } from '../support/poll.js';
 import { type PrometheusServer, startPrometheus } from '../support/prometheus-server.js';
 import { request } from '../support/protocols/clients.js';
 
@@ -163,12 +163,17 @@ async function heldPod(name: string, alert: string | undefined, env: Record<stri
   return { name, alert, manager, port, preStop };
 }
 
-/** StopContainer: SIGTERM, and SIGKILL if the process still runs `timeoutS` later. */
+/** StopContainer (the kubelet stand-in's rule): SIGTERM, and SIGKILL if the process still runs `timeoutS` later. */
 async function stopContainer(manager: RunningCli, timeoutS: number): Promise<void> {
   manager.child.kill('SIGTERM');
-  const kill = setTimeout(() => manager.child.kill('SIGKILL'), timeoutS * 1_000);
+  if (
+    !(await within(
+      manager.result.catch(() => undefined),
+      timeoutS * 1_000,
+    ))
+  )
+    manager.child.kill('SIGKILL');
   await manager.result.catch(() => undefined);
-  clearTimeout(kill);
 }
 
 /** Runs at most `n` of the tasks given to it at once. */

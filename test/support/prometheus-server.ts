@@ -2,9 +2,10 @@
 // the given targets and evaluates the given rules file at the given interval (FAST_MS unless told),
 // and answers PromQL through its HTTP API. Stopped and its data directory removed by the caller's cleanup.
 import { spawn, spawnSync } from 'node:child_process';
-import { renameSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
+import { writeFileAtomicallySync } from '../../src/handoff/atomic-file.js';
 import { tempDir } from './cli.js';
 import { pollUntil } from './poll.js';
 import { freePort } from './ports.js';
@@ -38,11 +39,9 @@ export async function startPrometheus(targets: readonly ScrapeTarget[], rulesYam
   const interval = `${intervalMs}ms`;
   writeFileSync(join(dir.path, 'rules.yaml'), rulesYaml);
   const targetsFile = join(dir.path, 'targets.json');
-  const setTargets = (list: readonly ScrapeTarget[]): void => {
-    // Whole or not at all: Prometheus may read the file at any moment.
-    writeFileSync(`${targetsFile}.new`, JSON.stringify(list.map((t) => ({ targets: [`127.0.0.1:${t.port}`], labels: t.labels }))));
-    renameSync(`${targetsFile}.new`, targetsFile);
-  };
+  // Whole or not at all: Prometheus may read the file at any moment.
+  const setTargets = (list: readonly ScrapeTarget[]): void =>
+    writeFileAtomicallySync(targetsFile, JSON.stringify(list.map((t) => ({ targets: [`127.0.0.1:${t.port}`], labels: t.labels }))));
   setTargets(targets);
   const config = {
     global: { scrape_interval: interval, scrape_timeout: `${Math.min(intervalMs, SCRAPE_TIMEOUT_MS)}ms`, evaluation_interval: interval },
